@@ -1,0 +1,179 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * core: the error type every fallible function fills, cleanup helpers,
+ * fd and string utilities, and the thin syscall wrappers glibc lacks.
+ *
+ * Convention: a fallible function takes `struct cordon_error *err` last,
+ * returns a negative value on failure after filling *err, and callers pass
+ * the failure up with `if (ret < 0) return ret;`, optionally wrapping the
+ * message with context on the way (cordon_error_wrap).
+ */
+#ifndef CORDON_CORE_H
+#define CORDON_CORE_H
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+/* Exit statuses of cordon itself (the workload's own status passes through). */
+#define CORDON_EXIT_FAILURE 125 /* cordon could not set up or run the sandbox */
+#define CORDON_EXIT_CANNOT_EXEC 126
+#define CORDON_EXIT_NOT_FOUND 127
+#define CORDON_EXIT_TIMEOUT 124
+
+/*
+ * Stable error codes: printed as `cordon: CORDON_E_x: message`, written to
+ * --result-json, and documented in docs/errors.md. Never renumber or
+ * rename one; add new codes at the end.
+ */
+enum cordon_code {
+	CORDON_OK = 0,
+	CORDON_E_USAGE,     /* bad flag or argument */
+	CORDON_E_ROOTFS,    /* rootfs missing, not a directory, unusable */
+	CORDON_E_PATH,      /* a path argument (bind, workspace, cwd) is bad */
+	CORDON_E_USERNS,    /* id maps could not be computed or written */
+	CORDON_E_NAMESPACE, /* namespace creation failed */
+	CORDON_E_MOUNT,     /* a mount in the sandbox failed */
+	CORDON_E_STATE,     /* state directory or lock problem */
+	CORDON_E_RESULT,    /* --result-json could not be written */
+	CORDON_E_EXEC,      /* the command could not be executed (126/127) */
+	CORDON_E_INTERNAL,  /* a bug or an unexpected kernel answer */
+	CORDON_E_SECURITY,  /* capabilities, seccomp, no_new_privs, rlimits */
+	CORDON_E_CGROUP,    /* cgroup setup or limits */
+	CORDON_E_NET_POLICY, /* network policy setup */
+	CORDON_E_SPEC,      /* OCI config.json */
+	CORDON_CODE_COUNT,
+};
+
+struct cordon_error {
+	enum cordon_code code;
+	int errnum; /* errno of the failing call, 0 when none */
+	char msg[768];
+};
+
+/* Fill *err and return -1. errnum 0 means "no errno to report". */
+int cordon_error_set(struct cordon_error *err, enum cordon_code code, int errnum,
+		     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* Prefix the message with "context: " and return -1. */
+int cordon_error_wrap(struct cordon_error *err, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+const char *cordon_code_name(enum cordon_code code);
+
+/* "message: strerror(errnum)" without the code, into buf. */
+void cordon_error_message(const struct cordon_error *err, char *buf, size_t len);
+
+/* Print `cordon: CODE: message` on stderr. */
+void cordon_error_print(const struct cordon_error *err);
+
+/* Diagnostics that are not errors (warnings the user must see). */
+void cordon_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* --- cleanup helpers ------------------------------------------------ */
+
+static inline void cordon_freep(void *p)
+{
+	free(*(void **)p);
+}
+static inline void cordon_closep(int *fd)
+{
+	if (*fd >= 0) {
+		int saved = errno;
+		close(*fd);
+		errno = saved;
+	}
+}
+static inline void cordon_fclosep(FILE **f)
+{
+	if (*f)
+		fclose(*f);
+}
+void cordon_strv_free(char **v);
+static inline void cordon_strv_freep(char ***v)
+{
+	cordon_strv_free(*v);
+}
+
+#define _cleanup_(f) __attribute__((cleanup(f)))
+#define _cleanup_free_ _cleanup_(cordon_freep)
+#define _cleanup_close_ _cleanup_(cordon_closep)
+#define _cleanup_fclose_ _cleanup_(cordon_fclosep)
+#define _cleanup_strv_ _cleanup_(cordon_strv_freep)
+
+/* Hand ownership on: returns the value and clears the variable. */
+#define TAKE_PTR(p)                                                                  \
+	({                                                                           \
+		__typeof__(p) _p = (p);                                              \
+		(p) = NULL;                                                          \
+		_p;                                                                  \
+	})
+#define TAKE_FD(fd)                                                                  \
+	({                                                                           \
+		int _fd = (fd);                                                      \
+		(fd) = -1;                                                           \
+		_fd;                                                                 \
+	})
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* --- memory and strings ---------------------------------------------- */
+
+/* Allocation failure is not recoverable in a short-lived runtime. */
+void *cordon_xmalloc(size_t n);
+void *cordon_xcalloc(size_t n, size_t size);
+void *cordon_xrealloc(void *p, size_t n);
+char *cordon_xstrdup(const char *s);
+char *cordon_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Append s (copied) to a NULL-terminated vector of *n entries. */
+void cordon_strv_push(char ***v, size_t *n, const char *s);
+
+/* Strict decimal parses: whole string, no sign surprises, range checked. */
+int cordon_parse_u64(const char *s, uint64_t *out);
+/* Seconds with an optional fraction ("1.5"), to milliseconds. */
+int cordon_parse_seconds_ms(const char *s, uint64_t *out_ms);
+
+/* --- fds and files ------------------------------------------------- */
+
+/* write() all of buf, retrying on EINTR and short writes. */
+int cordon_write_all(int fd, const void *buf, size_t len);
+/* Write a whole small file (e.g. /proc/PID/uid_map) in one write(). */
+int cordon_write_file_at(int dirfd, const char *path, const char *data, size_t len);
+/* Read a small file into a NUL-terminated malloc'd buffer. */
+int cordon_read_file_at(int dirfd, const char *path, char **out, size_t *out_len);
+
+/* Time since boot in ms and µs (CLOCK_MONOTONIC) and wall time in ms. */
+uint64_t cordon_now_mono_us(void);
+uint64_t cordon_now_wall_ms(void);
+
+/* --- syscall wrappers glibc 2.36 does not offer cleanly --------------- */
+
+struct clone_args;
+struct open_how;
+struct mount_attr;
+pid_t cordon_clone3(struct clone_args *args, size_t size);
+int cordon_openat2(int dirfd, const char *path, struct open_how *how, size_t size);
+int cordon_open_tree(int dirfd, const char *path, unsigned int flags);
+int cordon_move_mount(int from_dirfd, const char *from_path, int to_dirfd,
+		      const char *to_path, unsigned int flags);
+int cordon_mount_setattr(int dirfd, const char *path, unsigned int flags,
+			 struct mount_attr *attr, size_t size);
+int cordon_pivot_root(const char *new_root, const char *put_old);
+int cordon_pidfd_send_signal(int pidfd, int sig);
+int cordon_fsopen(const char *fsname, unsigned int flags);
+int cordon_fsconfig(int fd, unsigned int cmd, const char *key, const void *value, int aux);
+int cordon_fsmount(int fd, unsigned int flags, unsigned int attr_flags);
+
+/* "/proc/self/fd/N" for an fd, in a caller-provided buffer. */
+#define CORDON_FD_PATH_MAX 32
+const char *cordon_fd_path(int fd, char buf[CORDON_FD_PATH_MAX]);
+
+#endif

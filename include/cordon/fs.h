@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * fs: the sandbox's filesystem. The supervisor prepares what needs host
+ * privileges (idmapped mounts, rootful only); the sandbox's init process
+ * builds the tree inside its own mount namespace and pivots into it.
+ *
+ * Every path inside the rootfs is resolved with openat2(RESOLVE_IN_ROOT),
+ * and mounts are made onto those fds, so a symlink in a hostile rootfs
+ * can never point a mount at the host.
+ */
+#ifndef CORDON_FS_H
+#define CORDON_FS_H
+
+#include <stdbool.h>
+
+#include "cordon/core.h"
+#include "cordon/spec.h"
+
+/* Detached mounts made by the supervisor, moved into place by the child. */
+struct cordon_fs_host {
+	int rootfs_tree;    /* idmapped clone of the rootfs, or -1 */
+	int workspace_tree; /* idmapped clone of the workspace, or -1 */
+};
+
+struct cordon_fs_options {
+	bool tty_gid_mapped; /* gid 5 exists in the sandbox: devpts gets gid=5 */
+	bool in_userns;      /* setup runs in a user namespace (overlay: userxattr) */
+};
+
+void cordon_fs_host_init(struct cordon_fs_host *host);
+void cordon_fs_host_close(struct cordon_fs_host *host);
+
+/*
+ * Supervisor side, rootful only: clone the rootfs (and the workspace) as
+ * detached mounts idmapped to the sandbox's user namespace, so files keep
+ * their owners inside (root's files are the sandbox root's) and files
+ * the workload writes to the workspace belong to the directory's owner.
+ * userns_fd is the sandbox's user namespace; ws_userns_fd maps the
+ * workspace owner to the workload (or -1 to skip the workspace).
+ * A filesystem that cannot be idmapped falls back to a plain bind.
+ */
+int cordon_fs_prepare_host(const struct cordon_spec *spec, int userns_fd, int ws_userns_fd,
+			   struct cordon_fs_host *host, struct cordon_error *err);
+
+/*
+ * Child side, inside the new mount namespace with full capabilities over
+ * it: build the root, API filesystems, workspace and binds, make the root
+ * read-only (unless --overlay), and pivot_root into it. On return the
+ * process's root and cwd are the sandbox's "/".
+ */
+int cordon_fs_setup(const struct cordon_spec *spec, const struct cordon_fs_host *host,
+		    const struct cordon_fs_options *opts, struct cordon_error *err);
+
+#endif

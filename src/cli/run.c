@@ -1,0 +1,251 @@
+// SPDX-License-Identifier: Apache-2.0
+/* `cordon run`: flags → struct cordon_spec → cordon_sandbox_run. */
+#include <libgen.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+#include "cordon/sandbox.h"
+
+static const char run_usage[] =
+	"Usage: cordon run [OPTIONS] [ROOTFS] [--] CMD [ARG...]\n"
+	"\n"
+	"Run CMD in a disposable sandbox on ROOTFS (default: the built-in rootfs).\n"
+	"\n"
+	"  --name ID                 sandbox id (default: random)\n"
+	"  --user USER[:GROUP]       workload uid/gid (numbers or rootfs names)\n"
+	"  --userns auto|host        host: rootful only, no user namespace\n"
+	"  --overlay                 writable layer on tmpfs, discarded at exit\n"
+	"  --tmpfs-size MB           size of /tmp (default 256, minimum 64)\n"
+	"  --workspace DIR           bind DIR read-write at /workspace\n"
+	"  --bind SRC:DST[:ro|:rw]   bind a host path (read-only unless :rw)\n"
+	"  --hostname NAME           host name (default cordon)\n"
+	"  --cwd DIR                 working directory inside\n"
+	"  --env K=V                 set a variable\n"
+	"  --env-pass NAME           pass a host variable\n"
+	"  --timeout S               SIGTERM after S seconds, exit 124\n"
+	"  --kill-after S            SIGKILL S seconds after SIGTERM (default 5)\n"
+	"  --output-max BYTES        cap stdout+stderr\n"
+	"  --result-json FILE        write the outcome as JSON\n"
+	"  -h, --help                this text\n"
+	"\n"
+	"Exit: the command's status, 128+N for signal N, 124 timeout, 125 cordon\n"
+	"error, 126 cannot execute, 127 not found. See cordon-run(1).\n";
+
+enum run_flag {
+	F_NAME,
+	F_USER,
+	F_USERNS,
+	F_OVERLAY,
+	F_TMPFS_SIZE,
+	F_WORKSPACE,
+	F_BIND,
+	F_HOSTNAME,
+	F_CWD,
+	F_ENV,
+	F_ENV_PASS,
+	F_TIMEOUT,
+	F_KILL_AFTER,
+	F_OUTPUT_MAX,
+	F_RESULT_JSON,
+	F_HELP,
+};
+
+static const struct cli_flag run_flags[] = {
+	{ "name", F_NAME, true },
+	{ "user", F_USER, true },
+	{ "userns", F_USERNS, true },
+	{ "overlay", F_OVERLAY, false },
+	{ "tmpfs-size", F_TMPFS_SIZE, true },
+	{ "workspace", F_WORKSPACE, true },
+	{ "bind", F_BIND, true },
+	{ "hostname", F_HOSTNAME, true },
+	{ "cwd", F_CWD, true },
+	{ "env", F_ENV, true },
+	{ "env-pass", F_ENV_PASS, true },
+	{ "timeout", F_TIMEOUT, true },
+	{ "kill-after", F_KILL_AFTER, true },
+	{ "output-max", F_OUTPUT_MAX, true },
+	{ "result-json", F_RESULT_JSON, true },
+	{ "help", F_HELP, false },
+	{ NULL, 0, false },
+};
+
+static int set_string(char **dst, const char *value)
+{
+	free(*dst);
+	*dst = cordon_xstrdup(value);
+	return 0;
+}
+
+static int parse_seconds(const char *flag, const char *value, uint64_t *ms,
+			 struct cordon_error *err)
+{
+	if (cordon_parse_seconds_ms(value, ms) < 0)
+		return cordon_error_set(err, CORDON_E_USAGE, 0,
+					"--%s: expected seconds (e.g. 10 or 1.5), got '%s'", flag,
+					value);
+	return 0;
+}
+
+static int result_path_check(const char *path, struct cordon_error *err)
+{
+	_cleanup_free_ char *copy = cordon_xstrdup(path);
+	struct stat st;
+	const char *dir = dirname(copy);
+
+	if (!*path)
+		return cordon_error_set(err, CORDON_E_USAGE, 0, "--result-json: empty path");
+	if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode))
+		return cordon_error_set(err, CORDON_E_USAGE, errno ? errno : ENOTDIR,
+					"--result-json %s: directory %s", path, dir);
+	return 0;
+}
+
+static int apply_flag(struct cordon_spec *spec, int id, const char *value,
+		      struct cordon_error *err)
+{
+	uint64_t v;
+
+	switch (id) {
+	case F_NAME:
+		return set_string(&spec->id, value);
+	case F_USER:
+		return cordon_spec_parse_user(value, &spec->user, err);
+	case F_USERNS:
+		if (strcmp(value, "auto") == 0)
+			spec->userns = CORDON_USERNS_AUTO;
+		else if (strcmp(value, "host") == 0)
+			spec->userns = CORDON_USERNS_HOST;
+		else
+			return cordon_error_set(err, CORDON_E_USAGE, 0,
+						"--userns: expected auto or host, got '%s'", value);
+		return 0;
+	case F_OVERLAY:
+		spec->overlay = true;
+		return 0;
+	case F_TMPFS_SIZE:
+		if (cordon_parse_u64(value, &v) < 0 || v > (1u << 20))
+			return cordon_error_set(err, CORDON_E_USAGE, 0,
+						"--tmpfs-size: expected megabytes, got '%s'", value);
+		spec->tmpfs_size_mb = v;
+		return 0;
+	case F_WORKSPACE:
+		return set_string(&spec->workspace, value);
+	case F_BIND:
+		spec->binds = cordon_xrealloc(spec->binds, (spec->n_binds + 1) * sizeof(*spec->binds));
+		memset(&spec->binds[spec->n_binds], 0, sizeof(*spec->binds));
+		if (cordon_spec_parse_bind(value, &spec->binds[spec->n_binds], err) < 0)
+			return -1;
+		spec->n_binds++;
+		return 0;
+	case F_HOSTNAME:
+		return set_string(&spec->hostname, value);
+	case F_CWD:
+		return set_string(&spec->cwd, value);
+	case F_ENV:
+		return cordon_spec_add_env(spec, value, err);
+	case F_ENV_PASS:
+		return cordon_spec_pass_env(spec, value, err);
+	case F_TIMEOUT:
+		if (parse_seconds("timeout", value, &spec->timeout_ms, err) < 0)
+			return -1;
+		if (spec->timeout_ms == 0)
+			return cordon_error_set(err, CORDON_E_USAGE, 0, "--timeout: must be above 0");
+		return 0;
+	case F_KILL_AFTER:
+		return parse_seconds("kill-after", value, &spec->kill_after_ms, err);
+	case F_OUTPUT_MAX:
+		if (cordon_parse_u64(value, &v) < 0)
+			return cordon_error_set(err, CORDON_E_USAGE, 0,
+						"--output-max: expected bytes, got '%s'", value);
+		spec->output_capped = true;
+		spec->output_max = v;
+		return 0;
+	case F_RESULT_JSON:
+		if (result_path_check(value, err) < 0)
+			return -1;
+		return set_string(&spec->result_json, value);
+	}
+	return cordon_error_set(err, CORDON_E_INTERNAL, 0, "unhandled flag");
+}
+
+/* Parse `run`'s arguments into spec: options, [ROOTFS], [--], CMD... */
+int cli_run_parse(int argc, char **argv, struct cordon_spec *spec, bool *help,
+		  struct cordon_error *err)
+{
+	int i = 0;
+
+	*help = false;
+	while (i < argc) {
+		const char *value = NULL;
+		int id, r;
+
+		if (strcmp(argv[i], "--") == 0 || argv[i][0] != '-' || argv[i][1] == '\0')
+			break;
+		r = cli_flag_next(run_flags, argc, argv, &i, &id, &value, err);
+		if (r < 0)
+			return -1;
+		if (id == F_HELP) {
+			*help = true;
+			return 0;
+		}
+		if (apply_flag(spec, id, value, err) < 0)
+			return -1;
+	}
+	if (i < argc && strcmp(argv[i], "--") == 0) {
+		i++; /* no ROOTFS: the built-in one */
+	} else if (i < argc) {
+		spec->rootfs = cordon_xstrdup(argv[i++]);
+		if (i < argc && strcmp(argv[i], "--") == 0)
+			i++;
+	}
+	if (i >= argc)
+		return cordon_error_set(err, CORDON_E_USAGE, 0,
+					"no command given (cordon run [OPTIONS] [ROOTFS] [--] CMD)");
+	{
+		size_t n = 0;
+
+		for (; i < argc; i++)
+			cordon_strv_push(&spec->argv, &n, argv[i]);
+	}
+	return 0;
+}
+
+int cli_run(int argc, char **argv)
+{
+	struct cordon_spec spec;
+	struct cordon_result result = { 0 };
+	struct cordon_error err = { 0 };
+	bool help;
+	int code;
+
+	cordon_spec_init(&spec);
+	if (cli_run_parse(argc, argv, &spec, &help, &err) < 0 ||
+	    (!help && cordon_spec_finalize(&spec, &err) < 0)) {
+		cordon_error_print(&err);
+		if (spec.result_json) {
+			result.failed = true;
+			result.exit_code = CORDON_EXIT_FAILURE;
+			result.error = err;
+			cordon_result_write(spec.result_json, spec.id, &result, &err);
+		}
+		cordon_spec_free(&spec);
+		return CORDON_EXIT_FAILURE;
+	}
+	if (help) {
+		fputs(run_usage, stdout);
+		cordon_spec_free(&spec);
+		return 0;
+	}
+	fflush(stdout);
+	code = cordon_sandbox_run(&spec, &result);
+	if (result.failed)
+		cordon_error_print(&result.error);
+	if (spec.result_json && cordon_result_write(spec.result_json, spec.id, &result, &err) < 0) {
+		cordon_error_print(&err);
+		code = CORDON_EXIT_FAILURE;
+	}
+	cordon_spec_free(&spec);
+	return code;
+}

@@ -1,0 +1,223 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <fcntl.h>
+#include <limits.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "cordon/core.h"
+
+static void __attribute__((noreturn)) out_of_memory(void)
+{
+	static const char msg[] = "cordon: CORDON_E_INTERNAL: out of memory\n";
+
+	(void)!write(STDERR_FILENO, msg, sizeof(msg) - 1);
+	_exit(CORDON_EXIT_FAILURE);
+}
+
+void *cordon_xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+
+	if (!p)
+		out_of_memory();
+	return p;
+}
+
+void *cordon_xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+
+	if (!p)
+		out_of_memory();
+	return p;
+}
+
+void *cordon_xrealloc(void *p, size_t n)
+{
+	void *q = realloc(p, n ? n : 1);
+
+	if (!q)
+		out_of_memory();
+	return q;
+}
+
+char *cordon_xstrdup(const char *s)
+{
+	char *p = strdup(s);
+
+	if (!p)
+		out_of_memory();
+	return p;
+}
+
+char *cordon_xasprintf(const char *fmt, ...)
+{
+	char *p;
+	va_list ap;
+	int r;
+
+	va_start(ap, fmt);
+	r = vasprintf(&p, fmt, ap);
+	va_end(ap);
+	if (r < 0)
+		out_of_memory();
+	return p;
+}
+
+void cordon_strv_free(char **v)
+{
+	if (!v)
+		return;
+	for (char **p = v; *p; p++)
+		free(*p);
+	free(v);
+}
+
+void cordon_strv_push(char ***v, size_t *n, const char *s)
+{
+	*v = cordon_xrealloc(*v, (*n + 2) * sizeof(char *));
+	(*v)[(*n)++] = cordon_xstrdup(s);
+	(*v)[*n] = NULL;
+}
+
+int cordon_parse_u64(const char *s, uint64_t *out)
+{
+	unsigned long long v;
+	char *end;
+
+	/* strtoull accepts leading spaces and a minus sign; we do not. */
+	if (!s || *s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno == ERANGE)
+		return -ERANGE;
+	if (*end)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+int cordon_parse_seconds_ms(const char *s, uint64_t *out_ms)
+{
+	const char *dot = s ? strchr(s, '.') : NULL;
+	uint64_t whole, frac = 0;
+	char intpart[32];
+	size_t n;
+	int r;
+
+	if (!s || !*s)
+		return -EINVAL;
+	n = dot ? (size_t)(dot - s) : strlen(s);
+	if (n == 0 || n >= sizeof(intpart))
+		return -EINVAL;
+	memcpy(intpart, s, n);
+	intpart[n] = '\0';
+	r = cordon_parse_u64(intpart, &whole);
+	if (r < 0)
+		return r;
+	if (dot) {
+		const char *p = dot + 1;
+		uint64_t scale = 100;
+
+		if (!*p)
+			return -EINVAL;
+		for (; *p; p++) {
+			if (*p < '0' || *p > '9')
+				return -EINVAL;
+			frac += (uint64_t)(*p - '0') * scale;
+			scale /= 10;
+		}
+	}
+	if (whole > UINT64_MAX / 1000 - 1)
+		return -ERANGE;
+	*out_ms = whole * 1000 + frac;
+	return 0;
+}
+
+int cordon_write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len > 0) {
+		ssize_t w = write(fd, p, len);
+
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += w;
+		len -= (size_t)w;
+	}
+	return 0;
+}
+
+int cordon_write_file_at(int dirfd, const char *path, const char *data, size_t len)
+{
+	_cleanup_close_ int fd = openat(dirfd, path, O_WRONLY | O_CLOEXEC);
+	ssize_t w;
+
+	if (fd < 0)
+		return -errno;
+	/* Files like uid_map take exactly one write; never split it. */
+	w = write(fd, data, len);
+	if (w < 0)
+		return -errno;
+	if ((size_t)w != len)
+		return -EIO;
+	return 0;
+}
+
+int cordon_read_file_at(int dirfd, const char *path, char **out, size_t *out_len)
+{
+	_cleanup_close_ int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC);
+	_cleanup_free_ char *buf = NULL;
+	size_t len = 0, cap = 0;
+
+	if (fd < 0)
+		return -errno;
+	for (;;) {
+		ssize_t r;
+
+		if (cap - len < 4096) {
+			cap = cap ? cap * 2 : 4096;
+			if (cap > (64u << 20))
+				return -EFBIG;
+			buf = cordon_xrealloc(buf, cap + 1);
+		}
+		r = read(fd, buf + len, cap - len);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (r == 0)
+			break;
+		len += (size_t)r;
+	}
+	if (!buf)
+		buf = cordon_xmalloc(1);
+	buf[len] = '\0';
+	if (out_len)
+		*out_len = len;
+	*out = TAKE_PTR(buf);
+	return 0;
+}
+
+uint64_t cordon_now_mono_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+uint64_t cordon_now_wall_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}

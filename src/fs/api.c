@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: Apache-2.0
+/* The API filesystems of a sandbox: a fresh /proc, a minimal /dev, /tmp. */
+#include <fcntl.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+
+#include "fs-internal.h"
+
+/* The only host devices a sandbox sees (bind mounts: mknod needs init-ns caps). */
+static const char *const dev_nodes[] = { "null", "zero", "full", "random", "urandom", "tty" };
+
+static const struct {
+	const char *target;
+	const char *name;
+} dev_links[] = {
+	{ "/proc/self/fd", "fd" },
+	{ "/proc/self/fd/0", "stdin" },
+	{ "/proc/self/fd/1", "stdout" },
+	{ "/proc/self/fd/2", "stderr" },
+	{ "pts/ptmx", "ptmx" },
+};
+
+int fs_setup_proc(int root, struct cordon_error *err)
+{
+	_cleanup_close_ int target = fs_mountpoint(root, "/proc", MOUNTPOINT_DIR, true, err);
+
+	if (target < 0)
+		return -1;
+	/*
+	 * Mounted before the old root is detached: the kernel lets a user
+	 * namespace mount proc only while a fully visible proc exists in its
+	 * mount namespace.
+	 */
+	return fs_mount_at("proc", target, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL,
+			   "/proc", err);
+}
+
+static int dev_bind_node(int dev, const char *name, struct cordon_error *err)
+{
+	_cleanup_close_ int f = openat(dev, name, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0666);
+	char host[32], buf[CORDON_FD_PATH_MAX + 32];
+
+	if (f < 0)
+		return cordon_error_set(err, CORDON_E_MOUNT, errno, "creating /dev/%s", name);
+	snprintf(host, sizeof(host), "/dev/%s", name);
+	snprintf(buf, sizeof(buf), "/proc/self/fd/%d", f);
+	if (mount(host, buf, NULL, MS_BIND, NULL) < 0)
+		return cordon_error_set(err, CORDON_E_MOUNT, errno, "binding %s", host);
+	return 0;
+}
+
+static int dev_mount_sub(int dev, const char *name, mode_t mode, const char *fstype,
+			 unsigned long flags, const char *data, struct cordon_error *err)
+{
+	_cleanup_close_ int target = -1;
+	char what[32];
+
+	snprintf(what, sizeof(what), "/dev/%s", name);
+	if (mkdirat(dev, name, mode) < 0)
+		return cordon_error_set(err, CORDON_E_MOUNT, errno, "creating %s", what);
+	target = openat(dev, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (target < 0)
+		return cordon_error_set(err, CORDON_E_MOUNT, errno, "opening %s", what);
+	return fs_mount_at(fstype, target, fstype, flags, data, what, err);
+}
+
+int fs_setup_dev(int root, const struct cordon_fs_options *opts, struct cordon_error *err)
+{
+	_cleanup_close_ int target = fs_mountpoint(root, "/dev", MOUNTPOINT_DIR, true, err);
+	_cleanup_close_ int dev = -1;
+	char buf[CORDON_FD_PATH_MAX];
+
+	if (target < 0)
+		return -1;
+	if (fs_mount_at("tmpfs", target, "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=755,size=64k",
+			"/dev", err) < 0)
+		return -1;
+	/* target still names the covered directory; open the new tmpfs. */
+	{
+		_cleanup_close_ int reopened = fs_reopen(root, "/dev", err);
+
+		if (reopened < 0)
+			return -1;
+		dev = open(cordon_fd_path(reopened, buf), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (dev < 0)
+			return cordon_error_set(err, CORDON_E_MOUNT, errno, "opening /dev");
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(dev_nodes); i++)
+		if (dev_bind_node(dev, dev_nodes[i], err) < 0)
+			return -1;
+	if (dev_mount_sub(dev, "pts", 0755, "devpts", MS_NOSUID | MS_NOEXEC,
+			  opts->tty_gid_mapped ? "newinstance,ptmxmode=0666,mode=0620,gid=5"
+					       : "newinstance,ptmxmode=0666,mode=0620",
+			  err) < 0)
+		return -1;
+	if (dev_mount_sub(dev, "shm", 01777, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+			  "mode=1777,size=65536k", err) < 0)
+		return -1;
+	if (dev_mount_sub(dev, "mqueue", 0755, "mqueue", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL,
+			  err) < 0)
+		return -1;
+	for (size_t i = 0; i < ARRAY_SIZE(dev_links); i++)
+		if (symlinkat(dev_links[i].target, dev, dev_links[i].name) < 0)
+			return cordon_error_set(err, CORDON_E_MOUNT, errno, "creating /dev/%s",
+						dev_links[i].name);
+	return 0;
+}
+
+int fs_setup_tmp(int root, uint64_t size_mb, struct cordon_error *err)
+{
+	_cleanup_close_ int target = fs_mountpoint(root, "/tmp", MOUNTPOINT_DIR, true, err);
+	char data[64];
+
+	if (target < 0)
+		return -1;
+	snprintf(data, sizeof(data), "mode=1777,size=%llum", (unsigned long long)size_mb);
+	return fs_mount_at("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, data,
+			   "/tmp", err);
+}

@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: Apache-2.0
+/* /workspace and --bind mounts, and the supervisor's idmapped trees. */
+#include <fcntl.h>
+#include <linux/mount.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+
+#include "fs-internal.h"
+
+/* A detached clone of a host path (not recursive: its submounts stay out). */
+static int clone_tree(const char *path, const char *what, struct cordon_error *err)
+{
+	int tree = cordon_open_tree(AT_FDCWD, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+
+	if (tree < 0)
+		return cordon_error_set(err, CORDON_E_MOUNT, errno, "%s %s", what, path);
+	return tree;
+}
+
+static int bind_one(int root, const char *source, const char *destination, bool writable,
+		    int prepared, struct cordon_error *err)
+{
+	_cleanup_close_ int tree = prepared, target = -1;
+	unsigned long long attrs = MOUNT_ATTR_NOSUID;
+	struct stat st;
+
+	if (stat(source, &st) < 0)
+		return cordon_error_set(err, CORDON_E_PATH, errno, "bind source %s", source);
+	/* Device nodes keep working only when the user bound them by name. */
+	if (!S_ISCHR(st.st_mode) && !S_ISBLK(st.st_mode))
+		attrs |= MOUNT_ATTR_NODEV;
+	if (!writable)
+		attrs |= MOUNT_ATTR_RDONLY;
+	target = fs_mountpoint(root, destination, S_ISDIR(st.st_mode) ? MOUNTPOINT_DIR
+								      : MOUNTPOINT_FILE,
+			       false, err);
+	if (target < 0)
+		return cordon_error_wrap(err, "bind %s:%s", source, destination);
+	if (tree < 0) {
+		tree = clone_tree(source, "bind", err);
+		if (tree < 0)
+			return -1;
+	}
+	if (fs_setattr(tree, attrs, destination, err) < 0 ||
+	    fs_move_tree(tree, target, destination, err) < 0)
+		return -1;
+	return 0;
+}
+
+int fs_setup_binds(int root, const struct cordon_spec *spec, const struct cordon_fs_host *host,
+		   struct cordon_error *err)
+{
+	if (spec->workspace) {
+		int prepared = host->workspace_tree >= 0 ? dup(host->workspace_tree) : -1;
+
+		if (bind_one(root, spec->workspace, "/workspace", true, prepared, err) < 0)
+			return -1;
+	}
+	for (size_t i = 0; i < spec->n_binds; i++) {
+		const struct cordon_bind *b = &spec->binds[i];
+
+		if (bind_one(root, b->source, b->destination, b->writable, -1, err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* Clone path and idmap the clone through userns_fd; -1 (no error) if unsupported. */
+static int idmapped_tree(const char *path, int userns_fd, const char *what,
+			 struct cordon_error *err)
+{
+	struct mount_attr attr = {
+		.attr_set = MOUNT_ATTR_IDMAP,
+		.userns_fd = (uint64_t)userns_fd,
+	};
+	_cleanup_close_ int tree = clone_tree(path, what, err);
+
+	if (tree < 0)
+		return -2;
+	if (cordon_mount_setattr(tree, "", AT_EMPTY_PATH, &attr, sizeof(attr)) < 0) {
+		/* EINVAL: this filesystem cannot be idmapped (e.g. NFS): plain bind. */
+		if (errno == EINVAL || errno == EOPNOTSUPP)
+			return -1;
+		return cordon_error_set(err, CORDON_E_MOUNT, errno, "idmapping %s %s", what, path),
+		       -2;
+	}
+	return TAKE_FD(tree);
+}
+
+int cordon_fs_prepare_host(const struct cordon_spec *spec, int userns_fd, int ws_userns_fd,
+			   struct cordon_fs_host *host, struct cordon_error *err)
+{
+	int fd;
+
+	if (userns_fd >= 0) {
+		fd = idmapped_tree(spec->rootfs, userns_fd, "rootfs", err);
+		if (fd == -2)
+			return -1;
+		host->rootfs_tree = fd;
+	}
+	if (spec->workspace && ws_userns_fd >= 0) {
+		fd = idmapped_tree(spec->workspace, ws_userns_fd, "--workspace", err);
+		if (fd == -2)
+			return -1;
+		host->workspace_tree = fd;
+	}
+	return 0;
+}

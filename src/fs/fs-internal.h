@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Helpers shared by the files of src/fs/; not part of the public API. */
+#ifndef CORDON_FS_INTERNAL_H
+#define CORDON_FS_INTERNAL_H
+
+#include "cordon/fs.h"
+
+enum mountpoint_kind {
+	MOUNTPOINT_DIR,
+	MOUNTPOINT_FILE,
+};
+
+/*
+ * Open path (absolute, inside root) as an O_PATH fd, creating it (and its
+ * parents, as directories) when missing. Resolution never leaves root;
+ * with strict, any symlink on the way is refused (used for the API
+ * filesystems: a rootfs whose /proc is a symlink is refused, not followed).
+ */
+int fs_mountpoint(int root, const char *path, enum mountpoint_kind kind, bool strict,
+		  struct cordon_error *err);
+
+/* Reopen a mountpoint after something was mounted on it (its new root). */
+int fs_reopen(int root, const char *path, struct cordon_error *err);
+
+/* mount(2) onto an fd target, through /proc/self/fd. */
+int fs_mount_at(const char *source, int target, const char *fstype, unsigned long flags,
+		const char *data, const char *what, struct cordon_error *err);
+
+/* Attach a detached mount (open_tree/fsmount) on an fd target. */
+int fs_move_tree(int tree, int target, const char *what, struct cordon_error *err);
+
+/* Set attributes (MOUNT_ATTR_*) on the mount whose root fd is given. */
+int fs_setattr(int mount_root, unsigned long long set, const char *what,
+	       struct cordon_error *err);
+
+int fs_setup_proc(int root, struct cordon_error *err);
+int fs_setup_dev(int root, const struct cordon_fs_options *opts, struct cordon_error *err);
+int fs_setup_tmp(int root, uint64_t size_mb, struct cordon_error *err);
+int fs_setup_binds(int root, const struct cordon_spec *spec, const struct cordon_fs_host *host,
+		   struct cordon_error *err);
+
+#endif

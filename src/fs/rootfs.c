@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: Apache-2.0
+/* The sandbox root: attach, optional overlay, API filesystems, pivot_root. */
+#include <fcntl.h>
+#include <linux/mount.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+
+#include "fs-internal.h"
+
+void cordon_fs_host_init(struct cordon_fs_host *host)
+{
+	host->rootfs_tree = -1;
+	host->workspace_tree = -1;
+}
+
+void cordon_fs_host_close(struct cordon_fs_host *host)
+{
+	cordon_closep(&host->rootfs_tree);
+	cordon_closep(&host->workspace_tree);
+	cordon_fs_host_init(host);
+}
+
+/* Cover the rootfs directory with a mount of it (the future "/"). */
+static int attach_root(const struct cordon_spec *spec, const struct cordon_fs_host *host,
+		       struct cordon_error *err)
+{
+	if (host->rootfs_tree >= 0) {
+		if (cordon_move_mount(host->rootfs_tree, "", AT_FDCWD, spec->rootfs,
+				      MOVE_MOUNT_F_EMPTY_PATH) < 0)
+			return cordon_error_set(err, CORDON_E_MOUNT, errno,
+						"attaching the idmapped rootfs %s", spec->rootfs);
+		return 0;
+	}
+	/* Not recursive: mounts below the rootfs on the host stay out. */
+	if (mount(spec->rootfs, spec->rootfs, NULL, MS_BIND, NULL) < 0)
+		return cordon_error_set(err, CORDON_E_MOUNT, errno, "binding rootfs %s",
+					spec->rootfs);
+	return 0;
+}
+
+/* A writable layer on a private tmpfs over the rootfs; gone with the namespace. */
+static int attach_overlay(const struct cordon_spec *spec, const struct cordon_fs_options *opts,
+			  struct cordon_error *err)
+{
+	_cleanup_close_ int lower = -1, fsfd = -1, upper = -1;
+	char data[256];
+	struct stat st;
+
+	lower = open(spec->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (lower < 0 || fstat(lower, &st) < 0)
+		return cordon_error_set(err, CORDON_E_MOUNT, errno, "--overlay: opening rootfs");
+	fsfd = cordon_fsopen("tmpfs", FSOPEN_CLOEXEC);
+	if (fsfd < 0 || cordon_fsconfig(fsfd, FSCONFIG_SET_STRING, "mode", "0755", 0) < 0 ||
+	    cordon_fsconfig(fsfd, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+		return cordon_error_set(err, CORDON_E_MOUNT, errno, "--overlay: creating tmpfs");
+	upper = cordon_fsmount(fsfd, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+	if (upper < 0)
+		return cordon_error_set(err, CORDON_E_MOUNT, errno, "--overlay: mounting tmpfs");
+	/* The overlay's root takes the upper dir's mode: copy the rootfs's. */
+	if (mkdirat(upper, "upper", st.st_mode & 07777) < 0 || mkdirat(upper, "work", 0700) < 0)
+		return cordon_error_set(err, CORDON_E_MOUNT, errno, "--overlay: upper layer");
+	if (fchmodat(upper, "upper", st.st_mode & 07777, 0) < 0)
+		return cordon_error_set(err, CORDON_E_MOUNT, errno, "--overlay: upper layer mode");
+	/* fd paths keep user-chosen characters (',' ':') out of the option string. */
+	snprintf(data, sizeof(data),
+		 "lowerdir=/proc/self/fd/%d,upperdir=/proc/self/fd/%d/upper,"
+		 "workdir=/proc/self/fd/%d/work%s",
+		 lower, upper, upper, opts->in_userns ? ",userxattr" : "");
+	if (mount("overlay", spec->rootfs, "overlay", MS_NOSUID | MS_NODEV, data) < 0)
+		return cordon_error_set(err, CORDON_E_MOUNT, errno, "--overlay: mounting overlay");
+	return 0;
+}
+
+static int enter_root(int root, struct cordon_error *err)
+{
+	/*
+	 * pivot_root(".", ".") stacks the old root on top of the new one;
+	 * detaching "." then drops the whole host tree from this namespace
+	 * without needing a directory for it inside the rootfs.
+	 */
+	if (fchdir(root) < 0)
+		return cordon_error_set(err, CORDON_E_MOUNT, errno, "entering the new root");
+	if (cordon_pivot_root(".", ".") < 0)
+		return cordon_error_set(err, CORDON_E_MOUNT, errno, "pivot_root");
+	if (umount2(".", MNT_DETACH) < 0)
+		return cordon_error_set(err, CORDON_E_MOUNT, errno, "detaching the old root");
+	if (chdir("/") < 0)
+		return cordon_error_set(err, CORDON_E_MOUNT, errno, "chdir /");
+	return 0;
+}
+
+int cordon_fs_setup(const struct cordon_spec *spec, const struct cordon_fs_host *host,
+		    const struct cordon_fs_options *opts, struct cordon_error *err)
+{
+	_cleanup_close_ int root = -1;
+	unsigned long long root_attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+
+	/* Nothing mounted from here on may propagate back to the host. */
+	if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0)
+		return cordon_error_set(err, CORDON_E_MOUNT, errno, "making / a slave mount");
+	if (attach_root(spec, host, err) < 0)
+		return -1;
+	if (spec->overlay && attach_overlay(spec, opts, err) < 0)
+		return -1;
+	root = open(spec->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (root < 0)
+		return cordon_error_set(err, CORDON_E_ROOTFS, errno, "opening %s", spec->rootfs);
+
+	/* proc first: it must be mounted while the host's proc is still visible. */
+	if (fs_setup_proc(root, err) < 0 || fs_setup_dev(root, opts, err) < 0 ||
+	    fs_setup_tmp(root, spec->tmpfs_size_mb, err) < 0 ||
+	    fs_setup_binds(root, spec, host, err) < 0)
+		return -1;
+
+	/*
+	 * Read-only last: mount points were created above through this very
+	 * mount. Only the root mount itself: /tmp, /dev and rw binds stay rw.
+	 * nodev and nosuid hold for the rootfs in every mode: a device node or
+	 * setuid file in an untrusted image must not be usable.
+	 */
+	if (!spec->overlay)
+		root_attrs |= MOUNT_ATTR_RDONLY;
+	if (fs_setattr(root, root_attrs, "rootfs", err) < 0)
+		return -1;
+	return enter_root(root, err);
+}

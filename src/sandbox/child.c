@@ -1,0 +1,356 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Inside the sandbox. The init process (pid 1 of the new pid namespace)
+ * builds the filesystem, then starts the workload in a nested user
+ * namespace and stays behind as a minimal init: it relays signals, reaps
+ * orphans and reports the workload's status to the supervisor.
+ *
+ * Everything here runs in a copy of the supervisor's memory (clone
+ * without CLONE_VM), single-threaded, and ends in _exit or execve.
+ */
+#include <fcntl.h>
+#include <grp.h>
+#include <linux/sched.h>
+#include <net/if.h>
+#include <poll.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+
+#include "sandbox-internal.h"
+
+/* What the workload sends its init when it cannot reach execve. */
+struct exec_report {
+	int32_t exit_code;
+	int32_t errnum;
+	uint32_t code;
+	char text[256];
+};
+
+static _Noreturn void setup_failed(const struct child_ctx *ctx, const struct cordon_error *err)
+{
+	struct sync_msg msg = { .type = SYNC_SETUP_FAILED, .code = err->code, .errnum = err->errnum };
+
+	snprintf(msg.text, sizeof(msg.text), "%s", err->msg);
+	sync_send(ctx->sync_fd, &msg, NULL, 0);
+	_exit(CORDON_EXIT_FAILURE);
+}
+
+/*
+ * Rootful: the clone still carries host uid 0, which the sandbox's
+ * namespace does not map; become its root so that files created during
+ * setup (mount points, /dev nodes) have an owner inside.
+ */
+static int become_root(struct cordon_error *err)
+{
+	if (setresgid(0, 0, 0) < 0 || setgroups(0, NULL) < 0 || setresuid(0, 0, 0) < 0)
+		return cordon_error_set(err, CORDON_E_USERNS, errno,
+					"becoming root of the sandbox's user namespace");
+	/*
+	 * The id change made us non-dumpable, which would make our /proc
+	 * files (and the workload's, cloned from us) owned by host root:
+	 * unwritable from in here. Dumpable again until the workload exists.
+	 */
+	prctl(PR_SET_DUMPABLE, 1);
+	return 0;
+}
+
+static bool supervisor_gone(int sync_fd)
+{
+	struct pollfd p = { .fd = sync_fd, .events = POLLIN };
+
+	return poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLERR));
+}
+
+static int loopback_up(struct cordon_error *err)
+{
+	struct ifreq ifr = { .ifr_name = "lo" };
+	_cleanup_close_ int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	if (s < 0 || ioctl(s, SIOCGIFFLAGS, &ifr) < 0)
+		return cordon_error_set(err, CORDON_E_NAMESPACE, errno, "reading lo flags");
+	ifr.ifr_flags |= IFF_UP;
+	if (ioctl(s, SIOCSIFFLAGS, &ifr) < 0)
+		return cordon_error_set(err, CORDON_E_NAMESPACE, errno, "bringing lo up");
+	return 0;
+}
+
+/*
+ * PATH search with the sandbox's PATH (glibc's execvpe would search the
+ * supervisor's). ENOENT everywhere → 127; found but not executable → 126.
+ */
+static int exec_search(char *const argv[], char *const envp[], const char *path, int *errnum)
+{
+	const char *name = argv[0];
+	bool denied = false;
+	char buf[4096];
+
+	if (strchr(name, '/')) {
+		execve(name, argv, envp);
+		*errnum = errno;
+		return (errno == ENOENT || errno == ENOTDIR) ? CORDON_EXIT_NOT_FOUND
+							     : CORDON_EXIT_CANNOT_EXEC;
+	}
+	*errnum = ENOENT;
+	for (const char *p = path; p && *p;) {
+		const char *end = strchrnul(p, ':');
+		size_t len = (size_t)(end - p);
+
+		if (len == 0) {
+			len = 1;
+			p = ".";
+		}
+		if (len + 1 + strlen(name) < sizeof(buf)) {
+			memcpy(buf, p, len);
+			buf[len] = '/';
+			strcpy(buf + len + 1, name);
+			execve(buf, argv, envp);
+			if (errno == EACCES || errno == EPERM || errno == ENOEXEC) {
+				denied = true;
+				*errnum = errno;
+			} else if (errno != ENOENT && errno != ENOTDIR && errno != ELOOP &&
+				   errno != ENAMETOOLONG) {
+				*errnum = errno;
+				return CORDON_EXIT_CANNOT_EXEC;
+			}
+		}
+		p = *end ? end + 1 : end;
+	}
+	return denied ? CORDON_EXIT_CANNOT_EXEC : CORDON_EXIT_NOT_FOUND;
+}
+
+static const char *env_lookup(char *const envp[], const char *key)
+{
+	size_t klen = strlen(key);
+
+	for (; *envp; envp++)
+		if (strncmp(*envp, key, klen) == 0 && (*envp)[klen] == '=')
+			return *envp + klen + 1;
+	return NULL;
+}
+
+static _Noreturn void workload_fail(int report_fd, int exit_code, enum cordon_code code,
+				    int errnum, const char *fmt, ...)
+{
+	struct exec_report rep = { .exit_code = exit_code, .errnum = errnum, .code = code };
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(rep.text, sizeof(rep.text), fmt, ap);
+	va_end(ap);
+	cordon_write_all(report_fd, &rep, sizeof(rep));
+	_exit(exit_code);
+}
+
+/* The workload: drop to its ids, enter its cwd, close fds, execve. */
+static _Noreturn void workload_main(const struct child_ctx *ctx, int ready_fd, int report_fd)
+{
+	const struct cordon_spec *spec = ctx->spec;
+	struct sigaction dfl = { .sa_handler = SIG_DFL };
+	sigset_t none;
+	char c;
+	int errnum, code;
+
+	/* Wait until init has written this namespace's id maps. */
+	if (read(ready_fd, &c, 1) != 1)
+		_exit(CORDON_EXIT_FAILURE);
+	close(ready_fd);
+
+	/* groups before uid: after setresuid the right to change them is gone. */
+	if (!ctx->plan->deny_setgroups && setgroups(0, NULL) < 0)
+		workload_fail(report_fd, CORDON_EXIT_FAILURE, CORDON_E_USERNS, errno,
+			      "clearing supplementary groups");
+	if (setresgid(spec->gid, spec->gid, spec->gid) < 0)
+		workload_fail(report_fd, CORDON_EXIT_FAILURE, CORDON_E_USERNS, errno,
+			      "setting gid %u", spec->gid);
+	if (setresuid(spec->uid, spec->uid, spec->uid) < 0)
+		workload_fail(report_fd, CORDON_EXIT_FAILURE, CORDON_E_USERNS, errno,
+			      "setting uid %u", spec->uid);
+	/* The cwd is entered only now, inside the new root and as the workload's user. */
+	if (chdir(spec->cwd) < 0)
+		workload_fail(report_fd, CORDON_EXIT_FAILURE, CORDON_E_PATH, errno, "--cwd %s",
+			      spec->cwd);
+
+	/* A fresh process: default dispositions, nothing blocked. */
+	for (int sig = 1; sig < NSIG; sig++)
+		sigaction(sig, &dfl, NULL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+
+	/* No fd but 0-2 survives execve (report_fd is O_CLOEXEC already). */
+	if (close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
+		workload_fail(report_fd, CORDON_EXIT_FAILURE, CORDON_E_INTERNAL, errno,
+			      "close_range");
+
+	code = exec_search(spec->argv, spec->env, env_lookup(spec->env, "PATH"), &errnum);
+	workload_fail(report_fd, code, CORDON_E_EXEC, errnum, "%s", spec->argv[0]);
+}
+
+static pid_t workload_spawn(const struct child_ctx *ctx, int *report_fd,
+			    struct cordon_error *err)
+{
+	/*
+	 * The workload gets a user namespace of its own, nested below the
+	 * sandbox's: root there holds no capability over the mount, network
+	 * and other namespaces that the sandbox's namespace owns.
+	 */
+	struct clone_args args = { .flags = CLONE_NEWUSER, .exit_signal = SIGCHLD };
+	struct cordon_idmap uid, gid;
+	int ready[2], report[2];
+	pid_t pid;
+
+	if (pipe2(ready, O_CLOEXEC) < 0 || pipe2(report, O_CLOEXEC) < 0)
+		return cordon_error_set(err, CORDON_E_INTERNAL, errno, "pipe");
+	pid = cordon_clone3(&args, sizeof(args));
+	if (pid < 0)
+		return cordon_error_set(err, CORDON_E_NAMESPACE, errno,
+					"creating the workload's user namespace");
+	if (pid == 0) {
+		close(ready[1]);
+		close(report[0]);
+		close(ctx->sync_fd);
+		workload_main(ctx, ready[0], report[1]);
+	}
+	close(ready[0]);
+	close(report[1]);
+	if (ctx->userns) {
+		cordon_idmap_identity_of(&ctx->plan->uid, &uid);
+		cordon_idmap_identity_of(&ctx->plan->gid, &gid);
+	} else {
+		cordon_idmap_range(0, UINT32_MAX, &uid);
+		cordon_idmap_range(0, UINT32_MAX, &gid);
+	}
+	if (cordon_userns_write_direct(pid, &uid, &gid, false, err) < 0) {
+		kill(pid, SIGKILL);
+		return cordon_error_wrap(err, "workload user namespace");
+	}
+	if (write(ready[1], "g", 1) != 1) {
+		kill(pid, SIGKILL);
+		return cordon_error_set(err, CORDON_E_INTERNAL, errno, "releasing the workload");
+	}
+	close(ready[1]);
+	*report_fd = report[0];
+	return pid;
+}
+
+/* Relay signals and reap until the workload is gone; report its status. */
+static _Noreturn void init_loop(const struct child_ctx *ctx, pid_t workload, sigset_t *set)
+{
+	for (;;) {
+		siginfo_t si;
+		int sig = sigwaitinfo(set, &si);
+
+		if (sig < 0)
+			continue;
+		if (sig != SIGCHLD) {
+			/* Terminal signals reach the workload's group directly. */
+			if (si.si_code != SI_KERNEL)
+				kill(workload, sig);
+			continue;
+		}
+		for (;;) {
+			int status;
+			pid_t p = waitpid(-1, &status, WNOHANG);
+
+			if (p <= 0)
+				break;
+			if (p == workload) {
+				struct sync_msg msg = { .type = SYNC_EXITED, .status = status };
+
+				sync_send(ctx->sync_fd, &msg, NULL, 0);
+				/* Our exit takes every other process in the namespace with it. */
+				_exit(WIFEXITED(status) ? WEXITSTATUS(status)
+							: 128 + WTERMSIG(status));
+			}
+		}
+	}
+}
+
+_Noreturn void sandbox_child(const struct child_ctx *ctx)
+{
+	struct cordon_fs_options fs_opts = { .in_userns = ctx->userns };
+	struct cordon_fs_host host;
+	struct cordon_error err = { 0 };
+	struct exec_report rep;
+	struct sync_msg msg;
+	int fds[2] = { -1, -1 };
+	size_t n_fds = 2;
+	int report_fd = -1;
+	sigset_t set;
+	pid_t workload;
+	ssize_t r;
+
+	r = sync_recv(ctx->sync_fd, &msg, fds, &n_fds);
+	if (r <= 0 || msg.type != SYNC_GO)
+		_exit(CORDON_EXIT_FAILURE); /* the supervisor is gone or failed */
+	if (ctx->userns && ctx->rootful && become_root(&err) < 0)
+		setup_failed(ctx, &err);
+
+	/*
+	 * A sandbox never outlives its supervisor. Set after the id change
+	 * (a credential change clears it), then check the supervisor did not
+	 * die before it took effect.
+	 */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (supervisor_gone(ctx->sync_fd))
+		_exit(CORDON_EXIT_FAILURE);
+	cordon_fs_host_init(&host);
+	if (n_fds >= 1)
+		host.rootfs_tree = msg.status & 1 ? fds[0] : -1;
+	if (n_fds >= 1 && (msg.status & 2))
+		host.workspace_tree = fds[n_fds - 1];
+
+	if (ctx->stdout_fd >= 0 &&
+	    (dup2(ctx->stdout_fd, STDOUT_FILENO) < 0 || dup2(ctx->stderr_fd, STDERR_FILENO) < 0)) {
+		cordon_error_set(&err, CORDON_E_INTERNAL, errno, "redirecting output");
+		setup_failed(ctx, &err);
+	}
+
+	fs_opts.tty_gid_mapped = !ctx->userns || cordon_idmap_to_outside(&ctx->plan->gid, 5) >= 0;
+	if (cordon_fs_setup(ctx->spec, &host, &fs_opts, &err) < 0)
+		setup_failed(ctx, &err);
+	cordon_fs_host_close(&host);
+	if (sethostname(ctx->spec->hostname, strlen(ctx->spec->hostname)) < 0) {
+		cordon_error_set(&err, CORDON_E_NAMESPACE, errno, "sethostname");
+		setup_failed(ctx, &err);
+	}
+	if (loopback_up(&err) < 0)
+		setup_failed(ctx, &err);
+
+	workload = workload_spawn(ctx, &report_fd, &err);
+	if (workload < 0)
+		setup_failed(ctx, &err);
+	/*
+	 * Keep the workload out of /proc/1 (mem, fds, environ). Only now: a
+	 * non-dumpable init would hand its state to the workload's clone, and
+	 * the workload's /proc files (uid_map) would no longer be writable.
+	 */
+	prctl(PR_SET_DUMPABLE, 0);
+
+	/* EOF means execve succeeded (the report pipe is close-on-exec). */
+	r = read(report_fd, &rep, sizeof(rep));
+	close(report_fd);
+	if (r == (ssize_t)sizeof(rep)) {
+		struct sync_msg fail = {
+			.type = rep.code == CORDON_E_EXEC ? SYNC_EXEC_FAILED : SYNC_SETUP_FAILED,
+			.status = rep.exit_code,
+			.errnum = rep.errnum,
+			.code = rep.code,
+		};
+
+		rep.text[sizeof(rep.text) - 1] = '\0';
+		snprintf(fail.text, sizeof(fail.text), "%s", rep.text);
+		sync_send(ctx->sync_fd, &fail, NULL, 0);
+		waitpid(workload, NULL, 0);
+		_exit(rep.exit_code);
+	}
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	for (size_t i = 0; i < sandbox_n_forwarded_signals; i++)
+		sigaddset(&set, sandbox_forwarded_signals[i]);
+	init_loop(ctx, workload, &set);
+}

@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: Apache-2.0
+/* --result-json: one object, written at exit, atomically. */
+#include <fcntl.h>
+#include <string.h>
+#include <yajl/yajl_gen.h>
+
+#include "cordon/sandbox.h"
+
+static void gen_key(yajl_gen g, const char *k)
+{
+	yajl_gen_string(g, (const unsigned char *)k, strlen(k));
+}
+
+static void gen_str(yajl_gen g, const char *k, const char *v)
+{
+	gen_key(g, k);
+	yajl_gen_string(g, (const unsigned char *)v, strlen(v));
+}
+
+static void gen_int(yajl_gen g, const char *k, long long v)
+{
+	gen_key(g, k);
+	yajl_gen_integer(g, v);
+}
+
+static void gen_bool(yajl_gen g, const char *k, bool v)
+{
+	gen_key(g, k);
+	yajl_gen_bool(g, v);
+}
+
+static void gen_count(yajl_gen g, const char *k, bool known, uint64_t v)
+{
+	gen_key(g, k);
+	if (known)
+		yajl_gen_integer(g, (long long)v);
+	else
+		yajl_gen_null(g);
+}
+
+int cordon_result_write(const char *path, const char *id, const struct cordon_result *res,
+			struct cordon_error *err)
+{
+	yajl_gen g = yajl_gen_alloc(NULL);
+	_cleanup_free_ char *tmp = cordon_xasprintf("%s.tmp.%d", path, getpid());
+	const unsigned char *buf;
+	size_t len;
+	int r = 0;
+
+	yajl_gen_map_open(g);
+	gen_str(g, "id", id ? id : "");
+	gen_int(g, "exit_code", res->exit_code);
+	gen_key(g, "signal");
+	if (res->signal)
+		yajl_gen_integer(g, res->signal);
+	else
+		yajl_gen_null(g);
+	gen_bool(g, "timed_out", res->timed_out);
+	gen_int(g, "duration_ms", (long long)res->duration_ms);
+	gen_count(g, "stdout_bytes", res->output_counted, res->stdout_bytes);
+	gen_count(g, "stderr_bytes", res->output_counted, res->stderr_bytes);
+	gen_bool(g, "output_truncated", res->output_truncated);
+	if (res->failed) {
+		char msg[1024];
+
+		cordon_error_message(&res->error, msg, sizeof(msg));
+		gen_key(g, "error");
+		yajl_gen_map_open(g);
+		gen_str(g, "code", cordon_code_name(res->error.code));
+		gen_str(g, "message", msg);
+		yajl_gen_map_close(g);
+	}
+	yajl_gen_map_close(g);
+	yajl_gen_get_buf(g, &buf, &len);
+	{
+		_cleanup_close_ int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+		if (fd < 0 || cordon_write_all(fd, buf, len) < 0 ||
+		    cordon_write_all(fd, "\n", 1) < 0 || fsync(fd) < 0)
+			r = -errno;
+	}
+	yajl_gen_free(g);
+	if (r == 0 && rename(tmp, path) < 0)
+		r = -errno;
+	if (r < 0) {
+		unlink(tmp);
+		return cordon_error_set(err, CORDON_E_RESULT, -r, "--result-json %s", path);
+	}
+	return 0;
+}

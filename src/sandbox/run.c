@@ -1,0 +1,455 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * The supervisor: creates the sandbox, drives its setup, then runs one
+ * epoll loop over the init's pidfd, a signalfd, a timerfd and (when output
+ * is counted) the workload's stdout/stderr pipes.
+ */
+#include <fcntl.h>
+#include <linux/sched.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/timerfd.h>
+#include <sys/wait.h>
+
+#include "cordon/state.h"
+#include "sandbox-internal.h"
+
+#define NS_FLAGS                                                                          \
+	(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWUTS | CLONE_NEWIPC |        \
+	 CLONE_NEWCGROUP)
+
+struct output {
+	int fd;       /* read end, -1 when closed */
+	int dest;     /* STDOUT_FILENO or STDERR_FILENO */
+	uint64_t *bytes;
+};
+
+struct supervisor {
+	const struct cordon_spec *spec;
+	struct cordon_result *result;
+	int pidfd;
+	int sigfd;
+	int timerfd;
+	int sync_fd;
+	int epfd;
+	pid_t child;
+	bool child_done;
+	int child_status;    /* waitid status of the init process */
+	bool have_exit;      /* SYNC_EXITED arrived */
+	int workload_status; /* its wait status */
+	bool term_sent;
+	uint64_t forwarded;  /* bytes of output passed on */
+	struct output out[2];
+};
+
+static int block_signals(sigset_t *old, sigset_t *set)
+{
+	sigemptyset(set);
+	sigaddset(set, SIGCHLD);
+	sigaddset(set, SIGPIPE);
+	for (size_t i = 0; i < sandbox_n_forwarded_signals; i++)
+		sigaddset(set, sandbox_forwarded_signals[i]);
+	return sigprocmask(SIG_BLOCK, set, old);
+}
+
+static int epoll_add(int epfd, int fd, struct cordon_error *err)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.fd = fd };
+
+	if (epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) < 0)
+		return cordon_error_set(err, CORDON_E_INTERNAL, errno, "epoll_ctl");
+	return 0;
+}
+
+static int arm_timer(int timerfd, uint64_t ms)
+{
+	struct itimerspec its = {
+		.it_value = { .tv_sec = (time_t)(ms / 1000), .tv_nsec = (long)(ms % 1000) * 1000000 },
+	};
+
+	if (ms == 0)
+		its.it_value.tv_nsec = 1;
+	return timerfd_settime(timerfd, 0, &its, NULL);
+}
+
+static void record_message(struct supervisor *sv, const struct sync_msg *msg)
+{
+	struct cordon_result *res = sv->result;
+
+	switch (msg->type) {
+	case SYNC_EXITED:
+		sv->have_exit = true;
+		sv->workload_status = msg->status;
+		break;
+	case SYNC_SETUP_FAILED:
+	case SYNC_EXEC_FAILED:
+		res->failed = true;
+		res->exit_code = msg->type == SYNC_EXEC_FAILED ? msg->status : CORDON_EXIT_FAILURE;
+		cordon_error_set(&res->error,
+				 msg->code < CORDON_CODE_COUNT ? (enum cordon_code)msg->code
+							       : CORDON_E_INTERNAL,
+				 msg->errnum, "%s", msg->text);
+		break;
+	default:
+		break;
+	}
+}
+
+static void drain_sync(struct supervisor *sv)
+{
+	for (;;) {
+		struct sync_msg msg;
+		ssize_t r = recv(sv->sync_fd, &msg, sizeof(msg), MSG_DONTWAIT);
+
+		if (r != (ssize_t)sizeof(msg))
+			return;
+		msg.text[sizeof(msg.text) - 1] = '\0';
+		record_message(sv, &msg);
+	}
+}
+
+static void forward_output(struct supervisor *sv, struct output *o)
+{
+	char buf[65536];
+	ssize_t r = read(o->fd, buf, sizeof(buf));
+
+	if (r < 0 && (errno == EINTR || errno == EAGAIN))
+		return;
+	if (r <= 0) {
+		epoll_ctl(sv->epfd, EPOLL_CTL_DEL, o->fd, NULL);
+		cordon_closep(&o->fd);
+		return;
+	}
+	*o->bytes += (uint64_t)r;
+	if (sv->spec->output_capped) {
+		uint64_t room = sv->spec->output_max - sv->forwarded;
+
+		if ((uint64_t)r > room) {
+			if (!sv->result->output_truncated) {
+				sv->result->output_truncated = true;
+				if (room)
+					cordon_write_all(o->dest, buf, (size_t)room);
+				sv->forwarded += room;
+				fprintf(stderr, "cordon: output truncated at %" PRIu64 " bytes\n",
+					sv->spec->output_max);
+			}
+			return;
+		}
+	}
+	cordon_write_all(o->dest, buf, (size_t)r);
+	sv->forwarded += (uint64_t)r;
+}
+
+static void handle_signal(struct supervisor *sv)
+{
+	struct signalfd_siginfo si;
+
+	while (read(sv->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+		if (si.ssi_signo == SIGCHLD || si.ssi_signo == SIGPIPE)
+			continue;
+		/* Terminal-generated signals already reached the whole foreground group. */
+		if (si.ssi_code == SI_KERNEL)
+			continue;
+		if (!sv->child_done)
+			cordon_pidfd_send_signal(sv->pidfd, (int)si.ssi_signo);
+	}
+}
+
+static void handle_timer(struct supervisor *sv)
+{
+	uint64_t ticks;
+
+	if (read(sv->timerfd, &ticks, sizeof(ticks)) != sizeof(ticks) || sv->child_done)
+		return;
+	sv->result->timed_out = true;
+	if (!sv->term_sent) {
+		/* The init relays SIGTERM; SIGKILL of pid 1 ends the whole namespace. */
+		sv->term_sent = true;
+		cordon_pidfd_send_signal(sv->pidfd, SIGTERM);
+		arm_timer(sv->timerfd, sv->spec->kill_after_ms);
+	} else {
+		cordon_pidfd_send_signal(sv->pidfd, SIGKILL);
+	}
+}
+
+static void handle_child_exit(struct supervisor *sv)
+{
+	siginfo_t si = { 0 };
+
+	if (waitid(P_PIDFD, (id_t)sv->pidfd, &si, WEXITED | WNOHANG) < 0 || si.si_pid == 0)
+		return;
+	sv->child_done = true;
+	sv->child_status = si.si_code == CLD_EXITED ? (si.si_status & 0xff) << 8
+						    : (si.si_status & 0x7f);
+	epoll_ctl(sv->epfd, EPOLL_CTL_DEL, sv->pidfd, NULL);
+	if (sv->timerfd >= 0)
+		epoll_ctl(sv->epfd, EPOLL_CTL_DEL, sv->timerfd, NULL);
+	drain_sync(sv);
+}
+
+static int supervise(struct supervisor *sv, struct cordon_error *err)
+{
+	while (!sv->child_done || sv->out[0].fd >= 0 || sv->out[1].fd >= 0) {
+		struct epoll_event evs[8];
+		int n = epoll_wait(sv->epfd, evs, ARRAY_SIZE(evs), -1);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return cordon_error_set(err, CORDON_E_INTERNAL, errno, "epoll_wait");
+		}
+		for (int i = 0; i < n; i++) {
+			int fd = evs[i].data.fd;
+
+			if (fd == sv->pidfd)
+				handle_child_exit(sv);
+			else if (fd == sv->sigfd)
+				handle_signal(sv);
+			else if (fd == sv->timerfd)
+				handle_timer(sv);
+			else if (fd == sv->sync_fd)
+				drain_sync(sv);
+			else if (fd == sv->out[0].fd)
+				forward_output(sv, &sv->out[0]);
+			else if (fd == sv->out[1].fd)
+				forward_output(sv, &sv->out[1]);
+		}
+	}
+	return 0;
+}
+
+static void compute_exit(struct supervisor *sv)
+{
+	struct cordon_result *res = sv->result;
+	int status;
+
+	if (res->failed && !sv->have_exit)
+		return; /* exit_code set from the failure message */
+	status = sv->have_exit ? sv->workload_status : sv->child_status;
+	if (WIFSIGNALED(status)) {
+		res->signal = WTERMSIG(status);
+		res->exit_code = 128 + res->signal;
+	} else {
+		res->exit_code = WEXITSTATUS(status);
+	}
+	if (!sv->have_exit && !res->failed && !res->timed_out) {
+		/* The init died without a report: only a kill from outside does that. */
+		res->failed = res->exit_code == CORDON_EXIT_FAILURE;
+		if (res->failed)
+			cordon_error_set(&res->error, CORDON_E_INTERNAL, 0,
+					 "the sandbox init exited before reporting");
+	}
+	if (res->timed_out)
+		res->exit_code = CORDON_EXIT_TIMEOUT;
+}
+
+/* Rootful: the idmapped trees need the sandbox's user namespace, so they come after clone. */
+static int prepare_host_mounts(const struct cordon_spec *spec, const struct cordon_idplan *plan,
+			       pid_t child, struct cordon_fs_host *host, struct cordon_error *err)
+{
+	_cleanup_close_ int userns = -1, ws_userns = -1;
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/ns/user", child);
+	userns = open(path, O_RDONLY | O_CLOEXEC);
+	if (userns < 0)
+		return cordon_error_set(err, CORDON_E_USERNS, errno, "opening %s", path);
+	if (spec->workspace) {
+		struct stat st;
+		struct cordon_idmap u = { .n = 1 }, g = { .n = 1 };
+		int64_t ku = cordon_idmap_to_outside(&plan->uid, spec->uid);
+		int64_t kg = cordon_idmap_to_outside(&plan->gid, spec->gid);
+
+		if (stat(spec->workspace, &st) < 0)
+			return cordon_error_set(err, CORDON_E_PATH, errno, "--workspace %s",
+						spec->workspace);
+		/* The directory's owner on disk is the workload inside. */
+		u.extent[0] = (struct cordon_idmap_extent){ st.st_uid, (uint32_t)ku, 1 };
+		g.extent[0] = (struct cordon_idmap_extent){ st.st_gid, (uint32_t)kg, 1 };
+		ws_userns = cordon_userns_open(&u, &g, err);
+		if (ws_userns < 0)
+			return cordon_error_wrap(err, "--workspace idmap");
+	}
+	return cordon_fs_prepare_host(spec, userns, ws_userns, host, err);
+}
+
+/* Maps, host mounts, then GO: everything the child waits for before setup. */
+static int release_child(const struct cordon_spec *spec, const struct cordon_idplan *plan,
+			 bool userns, pid_t child, int sync_fd, struct cordon_error *err)
+{
+	struct sync_msg go = { .type = SYNC_GO };
+	struct cordon_fs_host host;
+	int fds[2];
+	size_t n = 0;
+	int r;
+
+	cordon_fs_host_init(&host);
+	if (userns) {
+		if (cordon_userns_write(child, plan, err) < 0)
+			return -1;
+		if (geteuid() == 0 && prepare_host_mounts(spec, plan, child, &host, err) < 0)
+			return -1;
+	}
+	if (host.rootfs_tree >= 0) {
+		fds[n++] = host.rootfs_tree;
+		go.status |= 1;
+	}
+	if (host.workspace_tree >= 0) {
+		fds[n++] = host.workspace_tree;
+		go.status |= 2;
+	}
+	r = sync_send(sync_fd, &go, fds, n);
+	cordon_fs_host_close(&host);
+	if (r < 0)
+		return cordon_error_set(err, CORDON_E_INTERNAL, -r, "starting the sandbox");
+	return 0;
+}
+
+static int open_output_pipes(struct supervisor *sv, int wr[2], struct cordon_error *err)
+{
+	for (int i = 0; i < 2; i++) {
+		int p[2];
+
+		if (pipe2(p, O_CLOEXEC) < 0)
+			return cordon_error_set(err, CORDON_E_INTERNAL, errno, "pipe");
+		sv->out[i].fd = p[0];
+		wr[i] = p[1];
+	}
+	sv->out[0].dest = STDOUT_FILENO;
+	sv->out[0].bytes = &sv->result->stdout_bytes;
+	sv->out[1].dest = STDERR_FILENO;
+	sv->out[1].bytes = &sv->result->stderr_bytes;
+	return 0;
+}
+
+static int run(struct supervisor *sv, struct cordon_error *err)
+{
+	const struct cordon_spec *spec = sv->spec;
+	bool userns = spec->userns != CORDON_USERNS_HOST;
+	bool counted = spec->output_capped || spec->result_json;
+	struct cordon_idplan plan;
+	struct clone_args args = { 0 };
+	struct child_ctx ctx = {
+		.spec = spec, .plan = &plan, .userns = userns, .rootful = geteuid() == 0,
+	};
+	_cleanup_close_ int child_sync = -1;
+	int sp[2], wr[2] = { -1, -1 };
+	sigset_t set, old;
+	pid_t pid;
+
+	if (userns && cordon_userns_plan(spec->uid, spec->gid, &plan, err) < 0)
+		return -1;
+	if (!userns)
+		memset(&plan, 0, sizeof(plan));
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
+		return cordon_error_set(err, CORDON_E_INTERNAL, errno, "socketpair");
+	sv->sync_fd = sp[0];
+	child_sync = sp[1];
+	if (counted && open_output_pipes(sv, wr, err) < 0)
+		return -1;
+	sv->result->output_counted = counted;
+
+	if (block_signals(&old, &set) < 0)
+		return cordon_error_set(err, CORDON_E_INTERNAL, errno, "sigprocmask");
+	sv->sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (sv->sigfd < 0)
+		return cordon_error_set(err, CORDON_E_INTERNAL, errno, "signalfd");
+
+	ctx.sync_fd = child_sync;
+	ctx.stdout_fd = wr[0];
+	ctx.stderr_fd = wr[1];
+	args.flags = NS_FLAGS | CLONE_PIDFD | (userns ? CLONE_NEWUSER : 0);
+	args.pidfd = (uint64_t)(uintptr_t)&sv->pidfd;
+	args.exit_signal = SIGCHLD;
+	pid = cordon_clone3(&args, sizeof(args));
+	if (pid < 0) {
+		int e = errno;
+
+		cordon_closep(&wr[0]);
+		cordon_closep(&wr[1]);
+		if (e == ENOSPC || e == EUSERS)
+			return cordon_error_set(err, CORDON_E_NAMESPACE, e,
+						"creating namespaces (user.max_user_namespaces?)");
+		return cordon_error_set(err, CORDON_E_NAMESPACE, e, "creating namespaces");
+	}
+	if (pid == 0) {
+		close(sp[0]);
+		sandbox_child(&ctx);
+	}
+	sv->child = pid;
+	cordon_closep(&child_sync);
+	cordon_closep(&wr[0]);
+	cordon_closep(&wr[1]);
+
+	if (release_child(spec, &plan, userns, pid, sv->sync_fd, err) < 0) {
+		cordon_pidfd_send_signal(sv->pidfd, SIGKILL);
+		waitid(P_PIDFD, (id_t)sv->pidfd, &(siginfo_t){ 0 }, WEXITED);
+		return -1;
+	}
+
+	sv->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (sv->epfd < 0)
+		return cordon_error_set(err, CORDON_E_INTERNAL, errno, "epoll_create1");
+	if (spec->timeout_ms) {
+		sv->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+		if (sv->timerfd < 0 || arm_timer(sv->timerfd, spec->timeout_ms) < 0 ||
+		    epoll_add(sv->epfd, sv->timerfd, err) < 0)
+			return cordon_error_set(err, CORDON_E_INTERNAL, errno, "timerfd");
+	}
+	if (epoll_add(sv->epfd, sv->pidfd, err) < 0 || epoll_add(sv->epfd, sv->sigfd, err) < 0 ||
+	    epoll_add(sv->epfd, sv->sync_fd, err) < 0)
+		return -1;
+	for (int i = 0; i < 2; i++)
+		if (sv->out[i].fd >= 0 && epoll_add(sv->epfd, sv->out[i].fd, err) < 0)
+			return -1;
+	if (supervise(sv, err) < 0)
+		return -1;
+	compute_exit(sv);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	return 0;
+}
+
+int cordon_sandbox_run(const struct cordon_spec *spec, struct cordon_result *result)
+{
+	struct supervisor sv = {
+		.spec = spec,
+		.result = result,
+		.pidfd = -1,
+		.sigfd = -1,
+		.timerfd = -1,
+		.sync_fd = -1,
+		.epfd = -1,
+		.out = { { .fd = -1 }, { .fd = -1 } },
+	};
+	struct cordon_state state;
+	uint64_t t0 = cordon_now_mono_us();
+	int r;
+
+	memset(result, 0, sizeof(*result));
+	r = cordon_state_create(&state, spec, &result->error);
+	if (r == 0) {
+		r = run(&sv, &result->error);
+		if (r < 0 && sv.pidfd >= 0 && !sv.child_done) {
+			cordon_pidfd_send_signal(sv.pidfd, SIGKILL);
+			waitid(P_PIDFD, (id_t)sv.pidfd, &(siginfo_t){ 0 }, WEXITED);
+		}
+		cordon_state_remove(&state);
+	}
+	if (r < 0) {
+		result->failed = true;
+		result->exit_code = CORDON_EXIT_FAILURE;
+	}
+	cordon_closep(&sv.pidfd);
+	cordon_closep(&sv.sigfd);
+	cordon_closep(&sv.timerfd);
+	cordon_closep(&sv.sync_fd);
+	cordon_closep(&sv.epfd);
+	cordon_closep(&sv.out[0].fd);
+	cordon_closep(&sv.out[1].fd);
+	result->duration_ms = (cordon_now_mono_us() - t0 + 500) / 1000;
+	return result->exit_code;
+}

@@ -1,0 +1,269 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Validation against the host filesystem, before anything is created:
+ * every path the user named exists and has the right type, --user names
+ * resolve in the rootfs, and the workload's environment is complete.
+ */
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/openat2.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "config.h"
+#include "cordon/spec.h"
+
+const char *cordon_default_rootfs(void)
+{
+	static char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	/* Run from the build tree: use the rootfs the build made beside it. */
+	if (n > 0) {
+		size_t blen = strlen(CORDON_BUILD_DIR);
+
+		exe[n] = '\0';
+		if ((size_t)n > blen && strncmp(exe, CORDON_BUILD_DIR, blen) == 0 &&
+		    exe[blen] == '/')
+			return CORDON_BUILD_ROOTFS;
+	}
+	return CORDON_INSTALL_ROOTFS;
+}
+
+static int resolve_dir(const char *flag, const char *path, enum cordon_code code,
+		       char **out, struct cordon_error *err)
+{
+	char *real;
+	struct stat st;
+
+	if (!path || !*path)
+		return cordon_error_set(err, code, 0, "%s: empty path", flag);
+	real = realpath(path, NULL);
+	if (!real)
+		return cordon_error_set(err, code, errno, "%s %s", flag, path);
+	if (stat(real, &st) < 0) {
+		int e = errno;
+
+		free(real);
+		return cordon_error_set(err, code, e, "%s %s", flag, path);
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		free(real);
+		return cordon_error_set(err, code, ENOTDIR, "%s %s", flag, path);
+	}
+	free(*out);
+	*out = real;
+	return 0;
+}
+
+/* Open a file of the rootfs without ever leaving it (symlinks stay inside). */
+static int rootfs_open(const char *rootfs, const char *path)
+{
+	struct open_how how = {
+		.flags = O_RDONLY | O_CLOEXEC | O_NOCTTY,
+		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+	};
+	_cleanup_close_ int root = open(rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+	if (root < 0)
+		return -1;
+	return cordon_openat2(root, path, &how, sizeof(how));
+}
+
+/*
+ * Look NAME (or a number) up in a passwd/group style file of the rootfs.
+ * Returns 1 when found (id and, for passwd, gid and home filled), 0 when
+ * not, negative errno when the file cannot be read.
+ */
+static int rootfs_lookup(const char *rootfs, const char *file, const char *name, bool by_id,
+			 unsigned long id_wanted, unsigned long *id, unsigned long *gid,
+			 char **home)
+{
+	_cleanup_close_ int fd = rootfs_open(rootfs, file);
+	_cleanup_fclose_ FILE *f = NULL;
+	_cleanup_free_ char *line = NULL;
+	size_t cap = 0;
+
+	if (fd < 0)
+		return -errno;
+	f = fdopen(fd, "r");
+	if (!f)
+		return -errno;
+	fd = -1;
+	while (getline(&line, &cap, f) > 0) {
+		char *fields[7] = { 0 }, *save = NULL, *p = line;
+		size_t n = 0;
+		unsigned long lid;
+
+		line[strcspn(line, "\n")] = '\0';
+		/* strsep keeps empty fields (e.g. an empty password). */
+		while (n < ARRAY_SIZE(fields) && (fields[n] = strsep(&p, ":")))
+			n++;
+		(void)save;
+		if (n < 3)
+			continue;
+		lid = strtoul(fields[2], NULL, 10);
+		if (by_id ? lid != id_wanted : strcmp(fields[0], name) != 0)
+			continue;
+		*id = lid;
+		if (gid && n >= 4)
+			*gid = strtoul(fields[3], NULL, 10);
+		if (home && n >= 6 && fields[5][0] == '/')
+			*home = cordon_xstrdup(fields[5]);
+		return 1;
+	}
+	return 0;
+}
+
+static bool all_digits(const char *s)
+{
+	if (!*s)
+		return false;
+	for (; *s; s++)
+		if (*s < '0' || *s > '9')
+			return false;
+	return true;
+}
+
+static int resolve_user(struct cordon_spec *spec, struct cordon_error *err)
+{
+	_cleanup_free_ char *user = NULL, *home = NULL;
+	char *group;
+	unsigned long uid = 0, gid = 0, id;
+	bool gid_known = false;
+	uint64_t v;
+	int r;
+
+	if (!spec->user) {
+		spec->uid = 0;
+		spec->gid = 0;
+		spec->home = cordon_xstrdup("/root");
+		return 0;
+	}
+	user = cordon_xstrdup(spec->user);
+	group = strchr(user, ':');
+	if (group)
+		*group++ = '\0';
+
+	if (all_digits(user)) {
+		if (cordon_parse_u64(user, &v) < 0 || v >= 65536 * 65536ULL - 1)
+			return cordon_error_set(err, CORDON_E_USAGE, 0,
+						"--user: uid %s out of range", user);
+		uid = (unsigned long)v;
+		r = rootfs_lookup(spec->rootfs, "/etc/passwd", NULL, true, uid, &id, &gid,
+				  &home);
+		gid_known = r == 1;
+		if (!gid_known)
+			gid = uid;
+	} else {
+		r = rootfs_lookup(spec->rootfs, "/etc/passwd", user, false, 0, &uid, &gid, &home);
+		if (r <= 0)
+			return cordon_error_set(err, CORDON_E_USAGE, r < 0 ? -r : 0,
+						"--user: no user '%s' in %s/etc/passwd", user,
+						spec->rootfs);
+	}
+	if (group) {
+		if (all_digits(group)) {
+			if (cordon_parse_u64(group, &v) < 0 || v >= 65536 * 65536ULL - 1)
+				return cordon_error_set(err, CORDON_E_USAGE, 0,
+							"--user: gid %s out of range", group);
+			gid = (unsigned long)v;
+		} else {
+			r = rootfs_lookup(spec->rootfs, "/etc/group", group, false, 0, &gid, NULL,
+					  NULL);
+			if (r <= 0)
+				return cordon_error_set(err, CORDON_E_USAGE, r < 0 ? -r : 0,
+							"--user: no group '%s' in %s/etc/group",
+							group, spec->rootfs);
+		}
+	}
+	spec->uid = (uid_t)uid;
+	spec->gid = (gid_t)gid;
+	free(spec->home);
+	spec->home = home ? TAKE_PTR(home) : cordon_xstrdup(uid == 0 ? "/root" : "/");
+	return 0;
+}
+
+int cordon_spec_finalize(struct cordon_spec *spec, struct cordon_error *err)
+{
+	_cleanup_free_ char *hostname_kv = NULL, *home_kv = NULL, *term_kv = NULL;
+	const char *term;
+	int r;
+
+	if (!spec->argv || !spec->argv[0] || !spec->argv[0][0])
+		return cordon_error_set(err, CORDON_E_USAGE, 0, "no command given");
+	if (!spec->id)
+		spec->id = cordon_id_generate();
+	if (!cordon_id_valid(spec->id))
+		return cordon_error_set(err, CORDON_E_USAGE, 0,
+					"--name '%s': an id is [A-Za-z0-9][A-Za-z0-9_.-]{0,63}",
+					spec->id);
+
+	r = resolve_dir("rootfs", spec->rootfs ? spec->rootfs : cordon_default_rootfs(),
+			CORDON_E_ROOTFS, &spec->rootfs, err);
+	if (r < 0)
+		return r;
+	if (strcmp(spec->rootfs, "/") == 0)
+		return cordon_error_set(err, CORDON_E_ROOTFS, 0,
+					"rootfs: the host's / cannot be a sandbox root");
+
+	if (spec->workspace) {
+		r = resolve_dir("--workspace", spec->workspace, CORDON_E_PATH, &spec->workspace,
+				err);
+		if (r < 0)
+			return r;
+	}
+	for (size_t i = 0; i < spec->n_binds; i++) {
+		struct cordon_bind *b = &spec->binds[i];
+		char *real = realpath(b->source, NULL);
+
+		if (!real)
+			return cordon_error_set(err, CORDON_E_PATH, errno, "--bind %s:%s: source %s",
+						b->source, b->destination, b->source);
+		free(b->source);
+		b->source = real;
+		if (spec->workspace && (strcmp(b->destination, "/workspace") == 0))
+			return cordon_error_set(err, CORDON_E_USAGE, 0,
+						"--bind %s:%s: /workspace is taken by --workspace",
+						b->source, b->destination);
+	}
+	if (spec->cwd) {
+		char *norm = cordon_path_normalize(spec->cwd);
+
+		if (!norm)
+			return cordon_error_set(err, CORDON_E_USAGE, 0,
+						"--cwd '%s': must be an absolute path without '..'",
+						spec->cwd);
+		free(spec->cwd);
+		spec->cwd = norm;
+	} else {
+		spec->cwd = cordon_xstrdup(spec->workspace ? "/workspace" : "/");
+	}
+	if (!spec->hostname)
+		spec->hostname = cordon_xstrdup(CORDON_DEFAULT_HOSTNAME);
+	if (!cordon_hostname_valid(spec->hostname))
+		return cordon_error_set(err, CORDON_E_USAGE, 0,
+					"--hostname '%s': not a valid host name", spec->hostname);
+	if (spec->tmpfs_size_mb < CORDON_TMPFS_MIN_MB)
+		return cordon_error_set(err, CORDON_E_USAGE, 0,
+					"--tmpfs-size %" PRIu64 ": the minimum is %d MB",
+					spec->tmpfs_size_mb, CORDON_TMPFS_MIN_MB);
+	if (spec->userns == CORDON_USERNS_HOST && geteuid() != 0)
+		return cordon_error_set(err, CORDON_E_USAGE, 0,
+					"--userns host: only root may run without a user namespace");
+
+	r = resolve_user(spec, err);
+	if (r < 0)
+		return r;
+
+	cordon_spec_env_default(spec, "PATH=" CORDON_DEFAULT_PATH);
+	home_kv = cordon_xasprintf("HOME=%s", spec->home);
+	cordon_spec_env_default(spec, home_kv);
+	term = getenv("TERM");
+	term_kv = cordon_xasprintf("TERM=%s", term && *term ? term : "xterm");
+	cordon_spec_env_default(spec, term_kv);
+	hostname_kv = cordon_xasprintf("HOSTNAME=%s", spec->hostname);
+	cordon_spec_env_default(spec, hostname_kv);
+	cordon_spec_env_default(spec, "container=cordon");
+	return 0;
+}

@@ -1,0 +1,262 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Flag values → struct cordon_spec, and the lexical checks shared with the
+ * OCI config parser. Nothing here touches the filesystem; see finalize.c.
+ */
+#include <ctype.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include "cordon/spec.h"
+
+void cordon_spec_init(struct cordon_spec *spec)
+{
+	memset(spec, 0, sizeof(*spec));
+	spec->tmpfs_size_mb = CORDON_TMPFS_DEFAULT_MB;
+	spec->kill_after_ms = CORDON_KILL_AFTER_DEFAULT_MS;
+	spec->userns = CORDON_USERNS_AUTO;
+}
+
+void cordon_spec_free(struct cordon_spec *spec)
+{
+	free(spec->id);
+	free(spec->rootfs);
+	cordon_strv_free(spec->argv);
+	cordon_strv_free(spec->env);
+	free(spec->hostname);
+	free(spec->cwd);
+	free(spec->workspace);
+	for (size_t i = 0; i < spec->n_binds; i++) {
+		free(spec->binds[i].source);
+		free(spec->binds[i].destination);
+	}
+	free(spec->binds);
+	free(spec->user);
+	free(spec->home);
+	free(spec->result_json);
+	memset(spec, 0, sizeof(*spec));
+}
+
+bool cordon_id_valid(const char *id)
+{
+	size_t n = id ? strlen(id) : 0;
+
+	if (n == 0 || n > CORDON_ID_MAX || !isalnum((unsigned char)id[0]))
+		return false;
+	for (size_t i = 1; i < n; i++) {
+		unsigned char c = (unsigned char)id[i];
+
+		if (!isalnum(c) && c != '_' && c != '.' && c != '-')
+			return false;
+	}
+	return true;
+}
+
+bool cordon_hostname_valid(const char *name)
+{
+	size_t n = name ? strlen(name) : 0, label = 0;
+
+	/* RFC 1123 labels, and the kernel's 64-byte UTS limit. */
+	if (n == 0 || n > 64)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)name[i];
+
+		if (c == '.') {
+			if (label == 0 || name[i - 1] == '-')
+				return false;
+			label = 0;
+			continue;
+		}
+		if (!isalnum(c) && c != '-')
+			return false;
+		if (c == '-' && label == 0)
+			return false;
+		if (++label > 63)
+			return false;
+	}
+	return label > 0 && name[n - 1] != '-';
+}
+
+char *cordon_path_normalize(const char *path)
+{
+	char *out, *o;
+	const char *p = path;
+
+	if (!path || path[0] != '/')
+		return NULL;
+	out = o = cordon_xmalloc(strlen(path) + 2);
+	while (*p) {
+		const char *start, *end;
+		size_t len;
+
+		while (*p == '/')
+			p++;
+		if (!*p)
+			break;
+		start = p;
+		end = strchrnul(p, '/');
+		len = (size_t)(end - start);
+		p = end;
+		if (len == 1 && start[0] == '.')
+			continue;
+		if (len == 2 && start[0] == '.' && start[1] == '.') {
+			free(out);
+			return NULL;
+		}
+		*o++ = '/';
+		memcpy(o, start, len);
+		o += len;
+	}
+	if (o == out)
+		*o++ = '/';
+	*o = '\0';
+	return out;
+}
+
+int cordon_spec_parse_user(const char *value, char **user, struct cordon_error *err)
+{
+	const char *colon = strchr(value, ':');
+	size_t ulen = colon ? (size_t)(colon - value) : strlen(value);
+
+	if (ulen == 0 || (colon && !colon[1]) || (colon && strchr(colon + 1, ':')))
+		return cordon_error_set(err, CORDON_E_USAGE, 0,
+					"--user: expected USER[:GROUP] (names or numbers), got '%s'",
+					value);
+	for (const char *p = value; *p; p++) {
+		unsigned char c = (unsigned char)*p;
+
+		if (!isalnum(c) && c != '_' && c != '-' && c != '.' && c != ':')
+			return cordon_error_set(err, CORDON_E_USAGE, 0,
+						"--user: invalid character in '%s'", value);
+	}
+	free(*user);
+	*user = cordon_xstrdup(value);
+	return 0;
+}
+
+int cordon_spec_parse_bind(const char *value, struct cordon_bind *bind,
+			   struct cordon_error *err)
+{
+	_cleanup_free_ char *copy = cordon_xstrdup(value);
+	char *src = copy, *dst, *mode;
+	bool writable = false;
+
+	dst = strchr(src, ':');
+	if (!dst || dst == src)
+		return cordon_error_set(err, CORDON_E_USAGE, 0,
+					"--bind: expected SRC:DST[:ro|:rw], got '%s'", value);
+	*dst++ = '\0';
+	mode = strchr(dst, ':');
+	if (mode) {
+		*mode++ = '\0';
+		if (strcmp(mode, "rw") == 0)
+			writable = true;
+		else if (strcmp(mode, "ro") != 0)
+			return cordon_error_set(err, CORDON_E_USAGE, 0,
+						"--bind '%s': mode must be ro or rw, got '%s'",
+						value, mode);
+	}
+	if (dst[0] != '/')
+		return cordon_error_set(err, CORDON_E_USAGE, 0,
+					"--bind '%s': destination must be an absolute path", value);
+	bind->destination = cordon_path_normalize(dst);
+	if (!bind->destination)
+		return cordon_error_set(err, CORDON_E_USAGE, 0,
+					"--bind '%s': destination may not contain '..'", value);
+	if (strcmp(bind->destination, "/") == 0 || strcmp(bind->destination, "/proc") == 0 ||
+	    strncmp(bind->destination, "/proc/", 6) == 0) {
+		free(TAKE_PTR(bind->destination));
+		return cordon_error_set(err, CORDON_E_USAGE, 0,
+					"--bind '%s': cannot bind over / or /proc", value);
+	}
+	bind->source = cordon_xstrdup(src);
+	bind->writable = writable;
+	return 0;
+}
+
+static bool env_name_valid(const char *name, size_t len)
+{
+	if (len == 0)
+		return false;
+	for (size_t i = 0; i < len; i++)
+		if (name[i] == '=' || name[i] == '\0')
+			return false;
+	return true;
+}
+
+/* Set KEY=VALUE, replacing an earlier entry with the same key. */
+static void env_set(struct cordon_spec *spec, const char *kv)
+{
+	size_t klen = strcspn(kv, "=");
+
+	for (size_t i = 0; i < spec->n_env; i++) {
+		if (strncmp(spec->env[i], kv, klen) == 0 && spec->env[i][klen] == '=') {
+			free(spec->env[i]);
+			spec->env[i] = cordon_xstrdup(kv);
+			return;
+		}
+	}
+	cordon_strv_push(&spec->env, &spec->n_env, kv);
+}
+
+int cordon_spec_add_env(struct cordon_spec *spec, const char *kv, struct cordon_error *err)
+{
+	const char *eq = strchr(kv, '=');
+
+	if (!eq || !env_name_valid(kv, (size_t)(eq - kv)))
+		return cordon_error_set(err, CORDON_E_USAGE, 0,
+					"--env: expected NAME=VALUE, got '%s'", kv);
+	env_set(spec, kv);
+	return 0;
+}
+
+int cordon_spec_pass_env(struct cordon_spec *spec, const char *name, struct cordon_error *err)
+{
+	const char *value;
+	_cleanup_free_ char *kv = NULL;
+
+	if (!env_name_valid(name, strlen(name)))
+		return cordon_error_set(err, CORDON_E_USAGE, 0,
+					"--env-pass: invalid variable name '%s'", name);
+	value = getenv(name);
+	if (!value)
+		return 0; /* like `docker run -e NAME`: unset on the host, unset inside */
+	kv = cordon_xasprintf("%s=%s", name, value);
+	env_set(spec, kv);
+	return 0;
+}
+
+/*
+ * The base environment goes in front of the user's entries, and only where
+ * the user did not set the same name: --env wins over defaults.
+ */
+void cordon_spec_env_default(struct cordon_spec *spec, const char *kv)
+{
+	size_t klen = strcspn(kv, "=");
+
+	for (size_t i = 0; i < spec->n_env; i++)
+		if (strncmp(spec->env[i], kv, klen) == 0 && spec->env[i][klen] == '=')
+			return;
+	cordon_strv_push(&spec->env, &spec->n_env, kv);
+}
+
+char *cordon_id_generate(void)
+{
+	static const char hex[] = "0123456789abcdef";
+	unsigned char raw[6];
+	char *id = cordon_xmalloc(2 * sizeof(raw) + 1);
+
+	if (getrandom(raw, sizeof(raw), GRND_NONBLOCK) != (ssize_t)sizeof(raw)) {
+		uint64_t t = cordon_now_mono_us() ^ ((uint64_t)getpid() << 32);
+
+		memcpy(raw, &t, sizeof(raw));
+	}
+	for (size_t i = 0; i < sizeof(raw); i++) {
+		id[2 * i] = hex[raw[i] >> 4];
+		id[2 * i + 1] = hex[raw[i] & 15];
+	}
+	id[2 * sizeof(raw)] = '\0';
+	return id;
+}
