@@ -88,6 +88,7 @@ static inline void cordon_closep(int *fd)
 	if (*fd >= 0) {
 		int saved = errno;
 		close(*fd);
+		*fd = -1;
 		errno = saved;
 	}
 }

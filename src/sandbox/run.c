@@ -211,8 +211,12 @@ static int supervise(struct supervisor *sv, struct cordon_error *err)
 				handle_signal(sv);
 			else if (fd == sv->timerfd)
 				handle_timer(sv);
-			else if (fd == sv->sync_fd)
+			else if (fd == sv->sync_fd) {
 				drain_sync(sv);
+				/* The init closed its end (it exited): stop watching. */
+				if (evs[i].events & (EPOLLHUP | EPOLLERR))
+					epoll_ctl(sv->epfd, EPOLL_CTL_DEL, fd, NULL);
+			}
 			else if (fd == sv->out[0].fd)
 				forward_output(sv, &sv->out[0]);
 			else if (fd == sv->out[1].fd)

@@ -1,0 +1,200 @@
+#!/usr/bin/env bash
+# contrib/test.sh — build cordon twice and run every test; what CI runs.
+#
+#   build/       -Dwerror=true, debugoptimized: all suites (unit, e2e, ...)
+#   build-asan/  ASan + UBSan at -O1, no rootfs: the unit suite only
+#
+# As root it installs missing Debian packages and creates the unprivileged
+# user cordon-test (with a 65536-id range in /etc/subuid and /etc/subgid) that
+# the rootless end-to-end tests run as; as another user it prints the apt-get
+# line for missing packages and stops. The last line of output is always the
+# total: "N passed, N failed[, N skipped]". Exits non-zero if anything failed.
+set -uo pipefail
+
+cd "$(dirname "$0")/.."
+root=$(pwd -P)
+# Build trees must be readable by cordon-test.
+umask 022
+
+test_user=cordon-test
+started=$SECONDS
+failed_steps=()
+logs=()
+
+heading() { printf '\n== %s\n' "$*"; }
+warn() { printf 'test.sh: %s\n' "$*" >&2; }
+step_failed() {
+	failed_steps+=(--failed-step "$1")
+	warn "FAILED: $1"
+}
+finish() {
+	heading "Summary ($((SECONDS - started)) s)"
+	if command -v python3 >/dev/null 2>&1; then
+		python3 contrib/tap-summary.py "${failed_steps[@]}" "${logs[@]}"
+		exit $?
+	fi
+	# Only when the packages could not be installed: nothing ran.
+	echo "0 passed, $((${#failed_steps[@]} / 2)) failed"
+	exit 1
+}
+
+heading "Debian packages"
+if ! contrib/deps.sh --test; then
+	step_failed "Debian packages are missing (install them as root with the apt-get line above)"
+	finish
+fi
+echo "all present"
+
+# --- the unprivileged test user --------------------------------------------
+
+# Prints the first id of a free 65536-id range at or above 200000 that
+# overlaps no entry of /etc/subuid or /etc/subgid.
+free_subid_start() {
+	cat /etc/subuid /etc/subgid 2>/dev/null | awk -F: '
+		BEGIN { start = 200000 }
+		NF >= 3 && $2 ~ /^[0-9]+$/ && $3 ~ /^[0-9]+$/ { s[NR] = $2; e[NR] = $2 + $3 }
+		END {
+			do {
+				moved = 0
+				for (i in s)
+					if (start < e[i] && start + 65536 > s[i]) { start = e[i]; moved = 1 }
+			} while (moved)
+			print start
+		}'
+}
+
+# True if FILE gives the user (by name or uid) at least 65536 ids.
+has_subids() {
+	local file=$1 uid
+	uid=$(id -u "$test_user")
+	awk -F: -v name="$test_user" -v uid="$uid" '
+		($1 == name || $1 == uid) && $3 >= 65536 { found = 1 }
+		END { exit !found }' "$file" 2>/dev/null
+}
+
+setup_test_user() {
+	if ! id "$test_user" >/dev/null 2>&1; then
+		useradd -m -s /bin/sh "$test_user" || return 1
+		echo "created user $test_user"
+	fi
+	local file opt start=
+	for file in /etc/subuid /etc/subgid; do
+		has_subids "$file" && continue
+		# One start for both files, computed before either changes.
+		[ -n "$start" ] || start=$(free_subid_start)
+		if [ "$file" = /etc/subuid ]; then opt=--add-subuids; else opt=--add-subgids; fi
+		if ! usermod "$opt" "$start-$((start + 65535))" "$test_user" 2>/dev/null; then
+			printf '%s:%s:65536\n' "$test_user" "$start" >>"$file" || return 1
+		fi
+		echo "gave $test_user ids $start-$((start + 65535)) in $file"
+	done
+}
+
+heading "Test user $test_user"
+if [ "$(id -u)" -eq 0 ]; then
+	if setup_test_user; then
+		echo "$test_user: uid $(id -u "$test_user");" \
+			"subuid $(grep -m1 "^$test_user:" /etc/subuid | cut -d: -f2-);" \
+			"subgid $(grep -m1 "^$test_user:" /etc/subgid | cut -d: -f2-)"
+	else
+		step_failed "could not set up the user $test_user"
+	fi
+else
+	echo "not root: not creating $test_user (the tests that need it skip or run as you)"
+fi
+
+# --- configure and build -------------------------------------------------------
+
+# configure DIR OPTION...: a fresh setup, or a reconfigure with the same options.
+configure() {
+	local dir=$1
+	shift
+	if [ -f "$dir/meson-private/coredata.dat" ]; then
+		meson setup --reconfigure "$dir" "$@" && return 0
+		warn "reconfiguring $dir failed; starting it afresh"
+		meson setup --wipe "$dir" "$@" && return 0
+		rm -rf "$dir"
+	fi
+	meson setup "$dir" "$@"
+}
+
+build_tree() {
+	local dir=$1 log
+	shift
+	heading "Configure and build $dir/ ($*)"
+	log=$(mktemp)
+	if ! configure "$dir" "$@" >"$log" 2>&1; then
+		cat "$log"
+		rm -f "$log"
+		step_failed "meson setup $dir"
+		return 1
+	fi
+	rm -f "$log"
+	if ! ninja -C "$dir"; then
+		step_failed "ninja -C $dir (the build failed)"
+		return 1
+	fi
+}
+
+build_ok=0
+asan_ok=0
+build_tree build -Dbuildtype=debugoptimized -Dwerror=true -Dtests=true && build_ok=1
+build_tree build-asan -Db_sanitize=address,undefined -Db_lundef=false -Doptimization=1 -Ddebug=true \
+	-Dbuild_rootfs=false -Dwerror=true -Dtests=true && asan_ok=1
+
+# --- can the test user reach the build? ---------------------------------------------
+
+# Prints the first directory on the way to PATH that the test user cannot enter.
+first_blocked_dir() {
+	local path=$1 dir=
+	local IFS=/
+	for part in ${path#/}; do
+		dir=$dir/$part
+		[ -d "$dir" ] || break
+		if ! runuser -u "$test_user" -- test -x "$dir"; then
+			printf '%s\n' "$dir"
+			return
+		fi
+	done
+}
+
+if [ "$build_ok" -eq 1 ] && [ "$(id -u)" -eq 0 ] && id "$test_user" >/dev/null 2>&1; then
+	if runuser -u "$test_user" -- test -x "$root/build/cordon" &&
+		{ [ ! -d "$root/build/rootfs" ] || runuser -u "$test_user" -- test -r "$root/build/rootfs/bin/busybox"; }; then
+		export CORDON_TEST_USER=$test_user
+		echo "$test_user can run $root/build/cordon (CORDON_TEST_USER=$test_user)"
+	else
+		blocked=$(first_blocked_dir "$root/build/cordon")
+		warn "the user $test_user cannot run $root/build/cordon${blocked:+: it cannot enter $blocked ($(stat -c %A "$blocked"))}."
+		warn "The rootless tests run as $test_user and need every parent directory of the checkout to be"
+		warn "world-searchable (o+x). Clone into a world-readable path (for example under /srv or /tmp),"
+		warn "or make the parents o+x. CORDON_TEST_USER is not set, so those tests cannot run as $test_user."
+	fi
+fi
+
+# --- run the tests -------------------------------------------------------------
+
+run_suite() {
+	local dir=$1 label=$2 rc
+	shift 2
+	heading "meson test -C $dir $*"
+	rm -f "$dir/meson-logs/testlog.json"
+	meson test -C "$dir" --no-rebuild --print-errorlogs "$@"
+	rc=$?
+	logs+=("$label=$dir/meson-logs/testlog.json")
+	# 0: all passed, 1: some test failed (counted from the log); else meson itself failed.
+	if [ "$rc" -ne 0 ] && [ "$rc" -ne 1 ]; then
+		step_failed "meson test -C $dir exited with status $rc"
+	fi
+}
+
+if [ "$build_ok" -eq 1 ]; then
+	run_suite build build --timeout-multiplier 2
+fi
+if [ "$asan_ok" -eq 1 ]; then
+	ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:print_summary=1} \
+		UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1:print_summary=1} \
+		run_suite build-asan asan --suite unit --timeout-multiplier 3
+fi
+
+finish
