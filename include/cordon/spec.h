@@ -40,6 +40,7 @@ struct cordon_spec {
 	char *hostname;
 	char *cwd; /* inside the sandbox; NULL = /workspace if any, else / */
 	char *workspace; /* host directory bound rw at /workspace, or NULL */
+	bool no_workspace; /* --no-workspace: not even the default (the cwd) */
 	struct cordon_bind *binds;
 	size_t n_binds;
 	bool overlay;

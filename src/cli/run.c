@@ -18,6 +18,9 @@ static const char run_usage[] =
 	"  --overlay                 writable layer on tmpfs, discarded at exit\n"
 	"  --tmpfs-size MB           size of /tmp (default 256, minimum 64)\n"
 	"  --workspace DIR           bind DIR read-write at /workspace\n"
+	"                            (default: the current directory, unless it is\n"
+	"                            /, your home directory or above it)\n"
+	"  --no-workspace            no /workspace at all\n"
 	"  --bind SRC:DST[:ro|:rw]   bind a host path (read-only unless :rw)\n"
 	"  --hostname NAME           host name (default cordon)\n"
 	"  --cwd DIR                 working directory inside\n"
@@ -39,6 +42,7 @@ enum run_flag {
 	F_OVERLAY,
 	F_TMPFS_SIZE,
 	F_WORKSPACE,
+	F_NO_WORKSPACE,
 	F_BIND,
 	F_HOSTNAME,
 	F_CWD,
@@ -58,6 +62,7 @@ static const struct cli_flag run_flags[] = {
 	{ "overlay", F_OVERLAY, false },
 	{ "tmpfs-size", F_TMPFS_SIZE, true },
 	{ "workspace", F_WORKSPACE, true },
+	{ "no-workspace", F_NO_WORKSPACE, false },
 	{ "bind", F_BIND, true },
 	{ "hostname", F_HOSTNAME, true },
 	{ "cwd", F_CWD, true },
@@ -131,7 +136,11 @@ static int apply_flag(struct cordon_spec *spec, int id, const char *value,
 		spec->tmpfs_size_mb = v;
 		return 0;
 	case F_WORKSPACE:
+		spec->no_workspace = false;
 		return set_string(&spec->workspace, value);
+	case F_NO_WORKSPACE:
+		spec->no_workspace = true;
+		return 0;
 	case F_BIND:
 		spec->binds = cordon_xrealloc(spec->binds, (spec->n_binds + 1) * sizeof(*spec->binds));
 		memset(&spec->binds[spec->n_binds], 0, sizeof(*spec->binds));

@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/openat2.h>
+#include <pwd.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -184,6 +185,40 @@ static int resolve_user(struct cordon_spec *spec, struct cordon_error *err)
 	return 0;
 }
 
+/* Is dir the caller's home directory, or one of its ancestors? */
+static bool is_home_or_above(const char *dir)
+{
+	const char *homes[2] = { getenv("HOME"), NULL };
+	struct passwd *pw = getpwuid(getuid());
+
+	if (pw)
+		homes[1] = pw->pw_dir;
+	for (size_t i = 0; i < ARRAY_SIZE(homes); i++) {
+		_cleanup_free_ char *home = homes[i] && *homes[i] ? realpath(homes[i], NULL) : NULL;
+		size_t n = strlen(dir);
+
+		if (home && strncmp(home, dir, n) == 0 && (home[n] == '\0' || home[n] == '/'))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Without --workspace, the caller's current directory is the workspace,
+ * as a job's files usually sit there -- except "/", the home directory or
+ * any directory above it, which are never mounted unless named.
+ */
+static char *default_workspace(void)
+{
+	char *cwd = getcwd(NULL, 0);
+
+	if (!cwd || strcmp(cwd, "/") == 0 || is_home_or_above(cwd)) {
+		free(cwd);
+		return NULL;
+	}
+	return cwd;
+}
+
 int cordon_spec_finalize(struct cordon_spec *spec, struct cordon_error *err)
 {
 	_cleanup_free_ char *hostname_kv = NULL, *home_kv = NULL, *term_kv = NULL;
@@ -207,6 +242,14 @@ int cordon_spec_finalize(struct cordon_spec *spec, struct cordon_error *err)
 		return cordon_error_set(err, CORDON_E_ROOTFS, 0,
 					"rootfs: the host's / cannot be a sandbox root");
 
+	if (spec->no_workspace) {
+		free(TAKE_PTR(spec->workspace));
+	} else if (!spec->workspace) {
+		spec->workspace = default_workspace();
+		for (size_t i = 0; spec->workspace && i < spec->n_binds; i++)
+			if (strcmp(spec->binds[i].destination, "/workspace") == 0)
+				free(TAKE_PTR(spec->workspace)); /* the user bound it explicitly */
+	}
 	if (spec->workspace) {
 		r = resolve_dir("--workspace", spec->workspace, CORDON_E_PATH, &spec->workspace,
 				err);
