@@ -142,6 +142,21 @@ int cordon_parse_u64(const char *s, uint64_t *out);
 /* Seconds with an optional fraction ("1.5"), to milliseconds. */
 int cordon_parse_seconds_ms(const char *s, uint64_t *out_ms);
 
+/* --- digests ------------------------------------------------------ */
+
+struct cordon_sha256 {
+	uint32_t h[8];
+	uint64_t len;
+	uint8_t buf[64];
+	size_t used;
+};
+
+void cordon_sha256_init(struct cordon_sha256 *c);
+void cordon_sha256_update(struct cordon_sha256 *c, const void *data, size_t len);
+void cordon_sha256_final(struct cordon_sha256 *c, uint8_t out[32]);
+/* Lower-case hex of data into out (2*len+1 bytes). */
+void cordon_hex(const uint8_t *data, size_t len, char *out);
+
 /* --- fds and files ------------------------------------------------- */
 
 /* write() all of buf, retrying on EINTR and short writes. */

@@ -27,6 +27,10 @@ struct cordon_fs_options {
 	bool in_userns;      /* setup runs in a user namespace (overlay: userxattr) */
 };
 
+/* /proc paths (relative) hidden and made read-only in every sandbox. */
+extern const char *const cordon_fs_masked_paths[];
+extern const char *const cordon_fs_readonly_paths[];
+
 void cordon_fs_host_init(struct cordon_fs_host *host);
 void cordon_fs_host_close(struct cordon_fs_host *host);
 

@@ -29,6 +29,13 @@ struct cordon_result {
 /* Run the sandbox to completion. Fills *result; returns the exit status. */
 int cordon_sandbox_run(const struct cordon_spec *spec, struct cordon_result *result);
 
+/*
+ * --print-profile: the confinement a sandbox of this spec would get, as
+ * one JSON object on stdout (ids, namespaces, capabilities, seccomp
+ * digest, rlimits, masked paths), without creating anything.
+ */
+int cordon_sandbox_print_profile(const struct cordon_spec *spec, struct cordon_error *err);
+
 /* Write --result-json (atomically: temp file, then rename). */
 int cordon_result_write(const char *path, const char *id, const struct cordon_result *result,
 			struct cordon_error *err);

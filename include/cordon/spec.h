@@ -12,6 +12,7 @@
 #include <sys/types.h>
 
 #include "cordon/core.h"
+#include "cordon/security.h"
 
 #define CORDON_TMPFS_DEFAULT_MB 256
 #define CORDON_TMPFS_MIN_MB 64
@@ -57,6 +58,12 @@ struct cordon_spec {
 	bool output_capped;
 	uint64_t output_max; /* bytes of stdout+stderr forwarded */
 	char *result_json;   /* path, or NULL */
+
+	cordon_capset cap_add;  /* --cap-add (only from the safe set) */
+	cordon_capset cap_drop; /* --cap-drop */
+	struct cordon_security security; /* resolved by finalize */
+	char *seccomp_profile;  /* --seccomp-profile FILE */
+	bool print_profile;     /* --print-profile: report, do not run */
 };
 
 void cordon_spec_init(struct cordon_spec *spec);

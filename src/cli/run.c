@@ -30,6 +30,12 @@ static const char run_usage[] =
 	"  --kill-after S            SIGKILL S seconds after SIGTERM (default 5)\n"
 	"  --output-max BYTES        cap stdout+stderr\n"
 	"  --result-json FILE        write the outcome as JSON\n"
+	"  --cap-add CAP[,CAP]       grant a capability from the safe set\n"
+	"  --cap-drop CAP[,CAP]      remove one (ALL for every one)\n"
+	"  --rlimit NAME=SOFT[:HARD] set a resource limit (core, nofile, nproc, ...)\n"
+	"  --seccomp default|unconfined\n"
+	"  --seccomp-profile FILE    an OCI seccomp profile instead of the default\n"
+	"  --print-profile           print the effective confinement as JSON, run nothing\n"
 	"  -h, --help                this text\n"
 	"\n"
 	"Exit: the command's status, 128+N for signal N, 124 timeout, 125 cordon\n"
@@ -52,6 +58,12 @@ enum run_flag {
 	F_KILL_AFTER,
 	F_OUTPUT_MAX,
 	F_RESULT_JSON,
+	F_CAP_ADD,
+	F_CAP_DROP,
+	F_RLIMIT,
+	F_SECCOMP,
+	F_SECCOMP_PROFILE,
+	F_PRINT_PROFILE,
 	F_HELP,
 };
 
@@ -72,6 +84,12 @@ static const struct cli_flag run_flags[] = {
 	{ "kill-after", F_KILL_AFTER, true },
 	{ "output-max", F_OUTPUT_MAX, true },
 	{ "result-json", F_RESULT_JSON, true },
+	{ "cap-add", F_CAP_ADD, true },
+	{ "cap-drop", F_CAP_DROP, true },
+	{ "rlimit", F_RLIMIT, true },
+	{ "seccomp", F_SECCOMP, true },
+	{ "seccomp-profile", F_SECCOMP_PROFILE, true },
+	{ "print-profile", F_PRINT_PROFILE, false },
 	{ "help", F_HELP, false },
 	{ NULL, 0, false },
 };
@@ -104,6 +122,23 @@ static int result_path_check(const char *path, struct cordon_error *err)
 	if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode))
 		return cordon_error_set(err, CORDON_E_USAGE, errno ? errno : ENOTDIR,
 					"--result-json %s: directory %s", path, dir);
+	return 0;
+}
+
+/* NAME[,NAME...] into a capability mask. */
+static int parse_caps(const char *flag, const char *value, cordon_capset *set,
+		      struct cordon_error *err)
+{
+	_cleanup_free_ char *copy = cordon_xstrdup(value);
+	char *save = NULL;
+
+	for (char *name = strtok_r(copy, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
+		cordon_capset one;
+
+		if (cordon_cap_parse(flag, name, &one, err) < 0)
+			return -1;
+		*set |= one;
+	}
 	return 0;
 }
 
@@ -171,6 +206,28 @@ static int apply_flag(struct cordon_spec *spec, int id, const char *value,
 		spec->output_capped = true;
 		spec->output_max = v;
 		return 0;
+	case F_CAP_ADD:
+		return parse_caps("--cap-add", value, &spec->cap_add, err);
+	case F_CAP_DROP:
+		return parse_caps("--cap-drop", value, &spec->cap_drop, err);
+	case F_RLIMIT:
+		return cordon_rlimit_parse(value, &spec->security.rlimits, err);
+	case F_SECCOMP:
+		if (strcmp(value, "default") == 0)
+			spec->security.seccomp = CORDON_SECCOMP_DEFAULT;
+		else if (strcmp(value, "unconfined") == 0)
+			spec->security.seccomp = CORDON_SECCOMP_UNCONFINED;
+		else
+			return cordon_error_set(err, CORDON_E_USAGE, 0,
+						"--seccomp: expected default or unconfined, got '%s'",
+						value);
+		return 0;
+	case F_SECCOMP_PROFILE:
+		spec->security.seccomp = CORDON_SECCOMP_PROFILE;
+		return set_string(&spec->seccomp_profile, value);
+	case F_PRINT_PROFILE:
+		spec->print_profile = true;
+		return 0;
 	case F_RESULT_JSON:
 		if (result_path_check(value, err) < 0)
 			return -1;
@@ -209,6 +266,8 @@ int cli_run_parse(int argc, char **argv, struct cordon_spec *spec, bool *help,
 		if (i < argc && strcmp(argv[i], "--") == 0)
 			i++;
 	}
+	if (i >= argc && spec->print_profile)
+		return 0;
 	if (i >= argc)
 		return cordon_error_set(err, CORDON_E_USAGE, 0,
 					"no command given (cordon run [OPTIONS] [ROOTFS] [--] CMD)");
@@ -247,6 +306,15 @@ int cli_run(int argc, char **argv)
 		cordon_spec_free(&spec);
 		return 0;
 	}
+	if (spec.print_profile) {
+		code = cordon_sandbox_print_profile(&spec, &err) < 0 ? CORDON_EXIT_FAILURE : 0;
+		if (code)
+			cordon_error_print(&err);
+		cordon_spec_free(&spec);
+		return code;
+	}
+	if (spec.security.seccomp == CORDON_SECCOMP_UNCONFINED)
+		cordon_warn("--seccomp unconfined: the workload runs without a syscall filter");
 	fflush(stdout);
 	code = cordon_sandbox_run(&spec, &result);
 	if (result.failed)

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /* The API filesystems of a sandbox: a fresh /proc, a minimal /dev, /tmp. */
 #include <fcntl.h>
+#include <linux/mount.h>
+#include <linux/openat2.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -21,9 +23,68 @@ static const struct {
 	{ "pts/ptmx", "ptmx" },
 };
 
+/* The OCI defaults: hidden (files behind /dev/null, directories behind an empty tmpfs)... */
+const char *const cordon_fs_masked_paths[] = {
+	"acpi", "asound", "kcore", "keys", "latency_stats", "sched_debug",
+	"scsi", "timer_list", "timer_stats", NULL,
+};
+/* ...and read-only. */
+const char *const cordon_fs_readonly_paths[] = { "bus", "fs", "irq", "sys", "sysrq-trigger", NULL };
+
+static int open_in_proc(int proc, const char *name, int flags)
+{
+	/* Fresh procfs, but never follow a link while masking it. */
+	struct open_how how = {
+		.flags = (uint64_t)(flags | O_CLOEXEC),
+		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |
+			   RESOLVE_NO_XDEV,
+	};
+
+	return cordon_openat2(proc, name, &how, sizeof(how));
+}
+
+static int proc_mask(int proc, const char *name, struct cordon_error *err)
+{
+	_cleanup_close_ int target = open_in_proc(proc, name, O_PATH);
+	char what[64];
+	struct stat st;
+
+	snprintf(what, sizeof(what), "masking /proc/%s", name);
+	if (target < 0) {
+		if (errno == ENOENT)
+			return 0; /* not on this kernel */
+		return cordon_error_set(err, CORDON_E_MOUNT, errno, "%s", what);
+	}
+	if (fstat(target, &st) < 0)
+		return cordon_error_set(err, CORDON_E_MOUNT, errno, "%s", what);
+	if (S_ISDIR(st.st_mode))
+		return fs_mount_at("tmpfs", target, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+				   "size=0,mode=0555", what, err);
+	return fs_mount_at("/dev/null", target, NULL, MS_BIND, NULL, what, err);
+}
+
+static int proc_readonly(int proc, const char *name, struct cordon_error *err)
+{
+	_cleanup_close_ int target = open_in_proc(proc, name, O_PATH);
+	_cleanup_close_ int tree = -1;
+	struct mount_attr attr = { .attr_set = MOUNT_ATTR_RDONLY };
+	char what[64];
+
+	snprintf(what, sizeof(what), "/proc/%s read-only", name);
+	if (target < 0)
+		return errno == ENOENT ? 0 : cordon_error_set(err, CORDON_E_MOUNT, errno, "%s", what);
+	tree = cordon_open_tree(target, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH |
+						    AT_RECURSIVE);
+	if (tree < 0 || cordon_mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr,
+					     sizeof(attr)) < 0)
+		return cordon_error_set(err, CORDON_E_MOUNT, errno, "%s", what);
+	return fs_move_tree(tree, target, what, err);
+}
+
 int fs_setup_proc(int root, struct cordon_error *err)
 {
 	_cleanup_close_ int target = fs_mountpoint(root, "/proc", MOUNTPOINT_DIR, true, err);
+	_cleanup_close_ int proc = -1;
 
 	if (target < 0)
 		return -1;
@@ -32,8 +93,19 @@ int fs_setup_proc(int root, struct cordon_error *err)
 	 * namespace mount proc only while a fully visible proc exists in its
 	 * mount namespace.
 	 */
-	return fs_mount_at("proc", target, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL,
-			   "/proc", err);
+	if (fs_mount_at("proc", target, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL, "/proc",
+			err) < 0)
+		return -1;
+	proc = fs_reopen(root, "/proc", err);
+	if (proc < 0)
+		return -1;
+	for (size_t i = 0; cordon_fs_masked_paths[i]; i++)
+		if (proc_mask(proc, cordon_fs_masked_paths[i], err) < 0)
+			return -1;
+	for (size_t i = 0; cordon_fs_readonly_paths[i]; i++)
+		if (proc_readonly(proc, cordon_fs_readonly_paths[i], err) < 0)
+			return -1;
+	return 0;
 }
 
 static int dev_bind_node(int dev, const char *name, struct cordon_error *err)

@@ -20,6 +20,7 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 
+#include "cordon/security.h"
 #include "sandbox-internal.h"
 
 /* What the workload sends its init when it cannot reach execve. */
@@ -150,6 +151,7 @@ static _Noreturn void workload_main(const struct child_ctx *ctx, int ready_fd, i
 {
 	const struct cordon_spec *spec = ctx->spec;
 	struct sigaction dfl = { .sa_handler = SIG_DFL };
+	struct cordon_error err = { 0 };
 	sigset_t none;
 	char c;
 	int errnum, code;
@@ -158,8 +160,23 @@ static _Noreturn void workload_main(const struct child_ctx *ctx, int ready_fd, i
 	if (read(ready_fd, &c, 1) != 1)
 		_exit(CORDON_EXIT_FAILURE);
 	close(ready_fd);
+	/* Our own network namespace: only lo, and it starts down. */
+	if (loopback_up(&err) < 0)
+		workload_fail(report_fd, CORDON_EXIT_FAILURE, err.code, err.errnum, "%s", err.msg);
 
-	/* groups before uid: after setresuid the right to change them is gone. */
+	/*
+	 * The order is the security argument:
+	 *  1. rlimits, bounding and ambient sets while we still hold every
+	 *     capability of our own namespace (dropping needs CAP_SETPCAP);
+	 *  2. groups, gid, uid (groups first: after setresuid the right to
+	 *     change them is gone);
+	 *  3. the exact capability sets and no_new_privs;
+	 *  4. cwd, signals, fds;
+	 *  5. seccomp, the last thing before execve, so that setup itself is
+	 *     never filtered and nothing runs unfiltered after it.
+	 */
+	if (cordon_security_before_ids(&spec->security, &err) < 0)
+		workload_fail(report_fd, CORDON_EXIT_FAILURE, err.code, err.errnum, "%s", err.msg);
 	if (!ctx->plan->deny_setgroups && setgroups(0, NULL) < 0)
 		workload_fail(report_fd, CORDON_EXIT_FAILURE, CORDON_E_USERNS, errno,
 			      "clearing supplementary groups");
@@ -169,6 +186,8 @@ static _Noreturn void workload_main(const struct child_ctx *ctx, int ready_fd, i
 	if (setresuid(spec->uid, spec->uid, spec->uid) < 0)
 		workload_fail(report_fd, CORDON_EXIT_FAILURE, CORDON_E_USERNS, errno,
 			      "setting uid %u", spec->uid);
+	if (cordon_security_after_ids(&spec->security, spec->uid == 0, &err) < 0)
+		workload_fail(report_fd, CORDON_EXIT_FAILURE, err.code, err.errnum, "%s", err.msg);
 	/* The cwd is entered only now, inside the new root and as the workload's user. */
 	if (chdir(spec->cwd) < 0)
 		workload_fail(report_fd, CORDON_EXIT_FAILURE, CORDON_E_PATH, errno, "--cwd %s",
@@ -185,6 +204,8 @@ static _Noreturn void workload_main(const struct child_ctx *ctx, int ready_fd, i
 		workload_fail(report_fd, CORDON_EXIT_FAILURE, CORDON_E_INTERNAL, errno,
 			      "close_range");
 
+	if (cordon_security_seccomp(&spec->security, &err) < 0)
+		workload_fail(report_fd, CORDON_EXIT_FAILURE, err.code, err.errnum, "%s", err.msg);
 	code = exec_search(spec->argv, spec->env, env_lookup(spec->env, "PATH"), &errnum);
 	workload_fail(report_fd, code, CORDON_E_EXEC, errnum, "%s", spec->argv[0]);
 }
@@ -194,10 +215,14 @@ static pid_t workload_spawn(const struct child_ctx *ctx, int *report_fd,
 {
 	/*
 	 * The workload gets a user namespace of its own, nested below the
-	 * sandbox's: root there holds no capability over the mount, network
-	 * and other namespaces that the sandbox's namespace owns.
+	 * sandbox's: root there holds no capability over the mount, UTS, IPC,
+	 * pid and cgroup namespaces that the sandbox's namespace owns. Its
+	 * network namespace is created here, inside that user namespace, so
+	 * that granted network capabilities apply to it; what confines the
+	 * network (a bounding set without NET_ADMIN, and in later versions the
+	 * gateway namespace) does not depend on who owns it.
 	 */
-	struct clone_args args = { .flags = CLONE_NEWUSER, .exit_signal = SIGCHLD };
+	struct clone_args args = { .flags = CLONE_NEWUSER | CLONE_NEWNET, .exit_signal = SIGCHLD };
 	struct cordon_idmap uid, gid;
 	int ready[2], report[2];
 	pid_t pid;
@@ -317,9 +342,6 @@ _Noreturn void sandbox_child(const struct child_ctx *ctx)
 		cordon_error_set(&err, CORDON_E_NAMESPACE, errno, "sethostname");
 		setup_failed(ctx, &err);
 	}
-	if (loopback_up(&err) < 0)
-		setup_failed(ctx, &err);
-
 	workload = workload_spawn(ctx, &report_fd, &err);
 	if (workload < 0)
 		setup_failed(ctx, &err);

@@ -18,9 +18,14 @@
 #include "cordon/state.h"
 #include "sandbox-internal.h"
 
+/*
+ * The network namespace is not among them: the workload creates its own,
+ * together with its nested user namespace, so that it is owned there and
+ * capabilities granted with --cap-add (NET_RAW, NET_BIND_SERVICE) work in
+ * it. See child.c.
+ */
 #define NS_FLAGS                                                                          \
-	(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWUTS | CLONE_NEWIPC |        \
-	 CLONE_NEWCGROUP)
+	(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWCGROUP)
 
 struct output {
 	int fd;       /* read end, -1 when closed */

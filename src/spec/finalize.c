@@ -219,13 +219,34 @@ static char *default_workspace(void)
 	return cwd;
 }
 
+static int resolve_security(struct cordon_spec *spec, struct cordon_error *err)
+{
+	struct cordon_security *sec = &spec->security;
+	cordon_capset refused = spec->cap_add & ~cordon_cap_safe_set();
+
+	if (refused) {
+		char name[32];
+
+		return cordon_error_set(err, CORDON_E_USAGE, 0,
+					"--cap-add %s: refused, it would widen the kernel surface the "
+					"workload reaches (safe set: docs/security.md)",
+					cordon_cap_name(__builtin_ctzll(refused), name, sizeof(name)));
+	}
+	sec->caps = spec->cap_add & ~spec->cap_drop;
+	if (sec->seccomp == CORDON_SECCOMP_PROFILE)
+		return cordon_seccomp_profile_load(spec->seccomp_profile, sec, err);
+	if (sec->seccomp == CORDON_SECCOMP_DEFAULT)
+		sec->n_filters = cordon_seccomp_default(&sec->filters);
+	return 0;
+}
+
 int cordon_spec_finalize(struct cordon_spec *spec, struct cordon_error *err)
 {
 	_cleanup_free_ char *hostname_kv = NULL, *home_kv = NULL, *term_kv = NULL;
 	const char *term;
 	int r;
 
-	if (!spec->argv || !spec->argv[0] || !spec->argv[0][0])
+	if ((!spec->argv || !spec->argv[0] || !spec->argv[0][0]) && !spec->print_profile)
 		return cordon_error_set(err, CORDON_E_USAGE, 0, "no command given");
 	if (!spec->id)
 		spec->id = cordon_id_generate();
@@ -296,6 +317,9 @@ int cordon_spec_finalize(struct cordon_spec *spec, struct cordon_error *err)
 					"--userns host: only root may run without a user namespace");
 
 	r = resolve_user(spec, err);
+	if (r < 0)
+		return r;
+	r = resolve_security(spec, err);
 	if (r < 0)
 		return r;
 

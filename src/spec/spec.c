@@ -16,6 +16,8 @@ void cordon_spec_init(struct cordon_spec *spec)
 	spec->tmpfs_size_mb = CORDON_TMPFS_DEFAULT_MB;
 	spec->kill_after_ms = CORDON_KILL_AFTER_DEFAULT_MS;
 	spec->userns = CORDON_USERNS_AUTO;
+	cordon_rlimits_default(&spec->security.rlimits);
+	spec->security.seccomp = CORDON_SECCOMP_DEFAULT;
 }
 
 void cordon_spec_free(struct cordon_spec *spec)
@@ -35,6 +37,8 @@ void cordon_spec_free(struct cordon_spec *spec)
 	free(spec->user);
 	free(spec->home);
 	free(spec->result_json);
+	free(spec->seccomp_profile);
+	cordon_seccomp_profile_free(&spec->security);
 	memset(spec, 0, sizeof(*spec));
 }
 

@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * security: what confines the workload after the namespaces: its
+ * capability sets (libcap), rlimits, no_new_privs and seccomp (libseccomp,
+ * precompiled at build time for the default profile).
+ *
+ * Everything here is applied by the workload process itself, after its
+ * ids are set and before execve, in the order cordon_security_apply()
+ * documents; the parsers run at validation time, before anything exists.
+ */
+#ifndef CORDON_SECURITY_H
+#define CORDON_SECURITY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/resource.h>
+
+#include "cordon/core.h"
+
+/* --- capabilities ------------------------------------------------------ */
+
+/* A set of capabilities as a bit mask (bit N = capability N). */
+typedef uint64_t cordon_capset;
+
+/*
+ * Parse "NET_RAW", "cap_net_raw" or "ALL". Fills *out with one bit (or all
+ * known ones for ALL). The flag name goes into the error message.
+ */
+int cordon_cap_parse(const char *flag, const char *name, cordon_capset *out,
+		     struct cordon_error *err);
+/* The capabilities --cap-add accepts (see docs/security.md). */
+cordon_capset cordon_cap_safe_set(void);
+/* Name of capability bit n without the CAP_ prefix, upper case. */
+const char *cordon_cap_name(int cap, char *buf, size_t len);
+
+/* --- rlimits ------------------------------------------------------------ */
+
+#define CORDON_RLIMIT_MAX 16
+
+struct cordon_rlimit {
+	int resource; /* RLIMIT_* */
+	struct rlimit limit;
+};
+
+struct cordon_rlimits {
+	struct cordon_rlimit entry[CORDON_RLIMIT_MAX];
+	size_t n;
+};
+
+/* The defaults every sandbox gets (core 0, nofile, nproc; docs/security.md). */
+void cordon_rlimits_default(struct cordon_rlimits *r);
+/* Parse NAME=SOFT[:HARD] (NAME: core, nofile, nproc, ... or RLIMIT_x; "unlimited"). */
+int cordon_rlimit_parse(const char *value, struct cordon_rlimits *r, struct cordon_error *err);
+const char *cordon_rlimit_name(int resource);
+
+/* --- seccomp -------------------------------------------------------------- */
+
+enum cordon_seccomp_mode {
+	CORDON_SECCOMP_DEFAULT,    /* the built-in profile */
+	CORDON_SECCOMP_PROFILE,    /* an OCI seccomp JSON file */
+	CORDON_SECCOMP_UNCONFINED, /* none (audited, warned) */
+};
+
+/* A compiled filter program: cBPF instructions, ready for the kernel. */
+struct cordon_bpf {
+	const void *insns; /* struct sock_filter[] */
+	size_t len;        /* number of instructions */
+};
+
+/* The default profile's filters (two stacked programs, see seccomp.c). */
+size_t cordon_seccomp_default(const struct cordon_bpf **filters);
+/* Hex SHA-256 over the concatenated programs: what was loaded, exactly. */
+void cordon_seccomp_digest(const struct cordon_bpf *filters, size_t n, char out[65]);
+
+struct cordon_security;
+
+/*
+ * Compile an OCI seccomp profile (linux.seccomp JSON) into sec->filters
+ * with libseccomp. Runs at validation time; errors name the JSON path.
+ */
+int cordon_seccomp_profile_load(const char *path, struct cordon_security *sec,
+				struct cordon_error *err);
+void cordon_seccomp_profile_free(struct cordon_security *sec);
+
+/* Install filters (the process must have no_new_privs set). */
+int cordon_seccomp_install(const struct cordon_bpf *filters, size_t n,
+			   struct cordon_error *err);
+
+/* --- the whole sequence --------------------------------------------------- */
+
+struct cordon_security {
+	cordon_capset caps; /* bounding set (and, for uid 0, permitted/effective) */
+	struct cordon_rlimits rlimits;
+	enum cordon_seccomp_mode seccomp;
+	const struct cordon_bpf *filters;
+	size_t n_filters;
+	void *owned; /* filters compiled from a profile (freed with the spec) */
+};
+
+/*
+ * Steps that need the workload's capabilities in its own namespace, before
+ * its ids change: rlimits (raising a hard limit needs CAP_SYS_RESOURCE),
+ * the bounding set (dropping needs CAP_SETPCAP), ambient set cleared.
+ */
+int cordon_security_before_ids(const struct cordon_security *sec, struct cordon_error *err);
+/* After setresuid: exact capability sets, then no_new_privs. */
+int cordon_security_after_ids(const struct cordon_security *sec, bool uid_is_root,
+			      struct cordon_error *err);
+/* The last step before execve. */
+int cordon_security_seccomp(const struct cordon_security *sec, struct cordon_error *err);
+
+#endif

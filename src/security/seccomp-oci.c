@@ -1,0 +1,283 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * --seccomp-profile FILE: an OCI runtime-spec seccomp object (the
+ * `linux.seccomp` of config.json) compiled with libseccomp when the spec
+ * is validated, so a bad profile fails before anything is created and the
+ * sandbox's start-up only installs ready cBPF.
+ */
+#include <fcntl.h>
+#include <linux/filter.h>
+#include <seccomp.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <yajl/yajl_tree.h>
+
+#include "cordon/security.h"
+
+struct owned_filter {
+	struct cordon_bpf bpf;
+	struct sock_filter *insns;
+};
+
+static const struct {
+	const char *name;
+	uint32_t arch;
+} arches[] = {
+	{ "SCMP_ARCH_X86_64", SCMP_ARCH_X86_64 }, { "SCMP_ARCH_X86", SCMP_ARCH_X86 },
+	{ "SCMP_ARCH_X32", SCMP_ARCH_X32 },	  { "SCMP_ARCH_AARCH64", SCMP_ARCH_AARCH64 },
+	{ "SCMP_ARCH_ARM", SCMP_ARCH_ARM },
+};
+
+static const struct {
+	const char *name;
+	enum scmp_compare op;
+} ops[] = {
+	{ "SCMP_CMP_NE", SCMP_CMP_NE }, { "SCMP_CMP_LT", SCMP_CMP_LT },
+	{ "SCMP_CMP_LE", SCMP_CMP_LE }, { "SCMP_CMP_EQ", SCMP_CMP_EQ },
+	{ "SCMP_CMP_GE", SCMP_CMP_GE }, { "SCMP_CMP_GT", SCMP_CMP_GT },
+	{ "SCMP_CMP_MASKED_EQ", SCMP_CMP_MASKED_EQ },
+};
+
+static yajl_val field(yajl_val obj, const char *key)
+{
+	const char *path[] = { key, NULL };
+
+	return obj ? yajl_tree_get(obj, path, yajl_t_any) : NULL;
+}
+
+static int want_uint(yajl_val v, const char *where, uint64_t *out, struct cordon_error *err)
+{
+	if (!v || !YAJL_IS_INTEGER(v) || YAJL_GET_INTEGER(v) < 0) {
+		/* large masks do not fit a long long: accept them as doubles too */
+		if (v && YAJL_IS_NUMBER(v) && !YAJL_IS_INTEGER(v)) {
+			double d = YAJL_GET_DOUBLE(v);
+
+			if (d >= 0 && d <= 18446744073709551615.0) {
+				*out = (uint64_t)d;
+				return 0;
+			}
+		}
+		return cordon_error_set(err, CORDON_E_SPEC, 0, "%s: expected an unsigned integer",
+					where);
+	}
+	*out = (uint64_t)YAJL_GET_INTEGER(v);
+	return 0;
+}
+
+static int parse_action(yajl_val obj, const char *key, const char *errno_key, uint32_t dflt_errno,
+			const char *where, uint32_t *out, struct cordon_error *err)
+{
+	yajl_val v = field(obj, key), e = field(obj, errno_key);
+	const char *s = v && YAJL_IS_STRING(v) ? YAJL_GET_STRING(v) : NULL;
+	uint64_t errnum = dflt_errno;
+
+	if (!s)
+		return cordon_error_set(err, CORDON_E_SPEC, 0, "%s.%s: expected a string", where, key);
+	if (e && want_uint(e, errno_key, &errnum, err) < 0)
+		return -1;
+	if (strcmp(s, "SCMP_ACT_ALLOW") == 0)
+		*out = SCMP_ACT_ALLOW;
+	else if (strcmp(s, "SCMP_ACT_ERRNO") == 0)
+		*out = SCMP_ACT_ERRNO((uint32_t)errnum);
+	else if (strcmp(s, "SCMP_ACT_KILL") == 0 || strcmp(s, "SCMP_ACT_KILL_THREAD") == 0)
+		*out = SCMP_ACT_KILL_THREAD;
+	else if (strcmp(s, "SCMP_ACT_KILL_PROCESS") == 0)
+		*out = SCMP_ACT_KILL_PROCESS;
+	else if (strcmp(s, "SCMP_ACT_TRAP") == 0)
+		*out = SCMP_ACT_TRAP;
+	else if (strcmp(s, "SCMP_ACT_LOG") == 0)
+		*out = SCMP_ACT_LOG;
+	else if (strcmp(s, "SCMP_ACT_TRACE") == 0)
+		*out = SCMP_ACT_TRACE((uint32_t)errnum);
+	else
+		return cordon_error_set(err, CORDON_E_SPEC, 0, "%s.%s: unsupported action '%s'",
+					where, key, s);
+	return 0;
+}
+
+static int parse_args(yajl_val args, const char *where, struct scmp_arg_cmp *cmps, unsigned *n,
+		      struct cordon_error *err)
+{
+	*n = 0;
+	if (!args)
+		return 0;
+	if (!YAJL_IS_ARRAY(args))
+		return cordon_error_set(err, CORDON_E_SPEC, 0, "%s.args: expected an array", where);
+	if (args->u.array.len > 6)
+		return cordon_error_set(err, CORDON_E_SPEC, 0, "%s.args: at most 6", where);
+	for (size_t i = 0; i < args->u.array.len; i++) {
+		yajl_val a = args->u.array.values[i], op = field(a, "op");
+		uint64_t index, value, two = 0;
+		char w[128];
+		size_t k;
+
+		snprintf(w, sizeof(w), "%s.args[%zu]", where, i);
+		if (want_uint(field(a, "index"), w, &index, err) < 0 ||
+		    want_uint(field(a, "value"), w, &value, err) < 0 ||
+		    (field(a, "valueTwo") && want_uint(field(a, "valueTwo"), w, &two, err) < 0))
+			return -1;
+		if (index > 5)
+			return cordon_error_set(err, CORDON_E_SPEC, 0, "%s.index: 0-5", w);
+		const char *ops_name = op && YAJL_IS_STRING(op) ? YAJL_GET_STRING(op) : NULL;
+
+		if (!ops_name)
+			return cordon_error_set(err, CORDON_E_SPEC, 0, "%s.op: expected a string", w);
+		for (k = 0; k < ARRAY_SIZE(ops); k++)
+			if (strcmp(ops[k].name, ops_name) == 0)
+				break;
+		if (k == ARRAY_SIZE(ops))
+			return cordon_error_set(err, CORDON_E_SPEC, 0, "%s.op: unknown '%s'", w,
+						ops_name);
+		/* For MASKED_EQ the OCI "value" is the mask and "valueTwo" the datum. */
+		cmps[(*n)++] = (struct scmp_arg_cmp){ (unsigned)index, ops[k].op, value, two };
+	}
+	return 0;
+}
+
+static int add_rules(scmp_filter_ctx ctx, yajl_val syscalls, struct cordon_error *err)
+{
+	if (!syscalls)
+		return 0;
+	if (!YAJL_IS_ARRAY(syscalls))
+		return cordon_error_set(err, CORDON_E_SPEC, 0, "syscalls: expected an array");
+	for (size_t i = 0; i < syscalls->u.array.len; i++) {
+		yajl_val sc = syscalls->u.array.values[i], names = field(sc, "names");
+		struct scmp_arg_cmp cmps[6];
+		uint32_t action;
+		unsigned n;
+		char w[64];
+
+		snprintf(w, sizeof(w), "syscalls[%zu]", i);
+		if (!names || !YAJL_IS_ARRAY(names))
+			return cordon_error_set(err, CORDON_E_SPEC, 0, "%s.names: expected an array",
+						w);
+		if (parse_action(sc, "action", "errnoRet", EPERM, w, &action, err) < 0 ||
+		    parse_args(field(sc, "args"), w, cmps, &n, err) < 0)
+			return -1;
+		for (size_t j = 0; j < names->u.array.len; j++) {
+			yajl_val nm = names->u.array.values[j];
+			int nr, r;
+
+			if (!YAJL_IS_STRING(nm))
+				return cordon_error_set(err, CORDON_E_SPEC, 0,
+							"%s.names[%zu]: expected a string", w, j);
+			nr = seccomp_syscall_resolve_name(YAJL_GET_STRING(nm));
+			if (nr == __NR_SCMP_ERROR)
+				continue; /* unknown here: as runc does, skip it */
+			r = seccomp_rule_add_array(ctx, action, nr, n, cmps);
+			/* -EEXIST: a duplicate; -EACCES: action equals the default. */
+			if (r < 0 && r != -EEXIST && r != -EACCES)
+				return cordon_error_set(err, CORDON_E_SPEC, -r, "%s: rule for %s", w,
+							YAJL_GET_STRING(nm));
+		}
+	}
+	return 0;
+}
+
+static int export_filter(scmp_filter_ctx ctx, struct cordon_security *sec, struct cordon_error *err)
+{
+	_cleanup_close_ int fd = memfd_create("cordon-seccomp", MFD_CLOEXEC);
+	_cleanup_free_ char *buf = NULL;
+	struct owned_filter *of;
+	size_t len;
+	char path[CORDON_FD_PATH_MAX];
+	int r;
+
+	if (fd < 0)
+		return cordon_error_set(err, CORDON_E_SECURITY, errno, "memfd_create");
+	r = seccomp_export_bpf(ctx, fd);
+	if (r < 0)
+		return cordon_error_set(err, CORDON_E_SECURITY, -r, "compiling the seccomp profile");
+	r = cordon_read_file_at(AT_FDCWD, cordon_fd_path(fd, path), &buf, &len);
+	if (r < 0 || len == 0 || len % sizeof(struct sock_filter) || len / 8 > BPF_MAXINSNS)
+		return cordon_error_set(err, CORDON_E_SECURITY, r < 0 ? -r : E2BIG,
+					"seccomp profile: compiled program unusable");
+	of = cordon_xcalloc(1, sizeof(*of));
+	of->insns = (struct sock_filter *)TAKE_PTR(buf);
+	of->bpf.insns = of->insns;
+	of->bpf.len = len / sizeof(struct sock_filter);
+	sec->owned = of;
+	sec->filters = &of->bpf;
+	sec->n_filters = 1;
+	return 0;
+}
+
+void cordon_seccomp_profile_free(struct cordon_security *sec)
+{
+	struct owned_filter *of = sec->owned;
+
+	if (!of)
+		return;
+	free(of->insns);
+	free(of);
+	sec->owned = NULL;
+	sec->filters = NULL;
+	sec->n_filters = 0;
+}
+
+int cordon_seccomp_profile_load(const char *path, struct cordon_security *sec,
+				struct cordon_error *err)
+{
+	_cleanup_free_ char *text = NULL;
+	char ebuf[256] = "";
+	yajl_val tree, archs;
+	scmp_filter_ctx ctx = NULL;
+	uint32_t dflt;
+	int r;
+
+	r = cordon_read_file_at(AT_FDCWD, path, &text, NULL);
+	if (r < 0)
+		return cordon_error_set(err, CORDON_E_SPEC, -r, "--seccomp-profile %s", path);
+	tree = yajl_tree_parse(text, ebuf, sizeof(ebuf));
+	if (!tree || !YAJL_IS_OBJECT(tree)) {
+		ebuf[strcspn(ebuf, "\n")] = '\0';
+		yajl_tree_free(tree);
+		return cordon_error_set(err, CORDON_E_SPEC, 0, "--seccomp-profile %s: %s", path,
+					*ebuf ? ebuf : "expected a JSON object");
+	}
+	r = parse_action(tree, "defaultAction", "defaultErrnoRet", EPERM, "--seccomp-profile", &dflt,
+			 err);
+	if (r == 0) {
+		ctx = seccomp_init(dflt);
+		if (!ctx)
+			r = cordon_error_set(err, CORDON_E_SPEC, 0,
+					     "--seccomp-profile %s: defaultAction rejected", path);
+	}
+	archs = field(tree, "architectures");
+	if (r == 0 && archs && YAJL_IS_ARRAY(archs)) {
+		for (size_t i = 0; i < archs->u.array.len && r == 0; i++) {
+			yajl_val a = archs->u.array.values[i];
+			const char *name = YAJL_IS_STRING(a) ? YAJL_GET_STRING(a) : NULL;
+			size_t k;
+
+			for (k = 0; name && k < ARRAY_SIZE(arches); k++)
+				if (strcmp(arches[k].name, name) == 0)
+					break;
+			if (!name)
+				k = ARRAY_SIZE(arches);
+			if (k == ARRAY_SIZE(arches)) {
+				r = cordon_error_set(err, CORDON_E_SPEC, 0,
+						     "--seccomp-profile: architectures[%zu]: unknown", i);
+				break;
+			}
+			if (arches[k].arch != seccomp_arch_native()) {
+				int e = seccomp_arch_add(ctx, arches[k].arch);
+
+				if (e < 0 && e != -EEXIST)
+					r = cordon_error_set(err, CORDON_E_SPEC, -e,
+							     "--seccomp-profile: architecture %s",
+							     arches[k].name);
+			}
+		}
+	}
+	if (r == 0)
+		r = add_rules(ctx, field(tree, "syscalls"), err);
+	if (r == 0)
+		r = export_filter(ctx, sec, err);
+	if (r < 0 && err->code == CORDON_E_SPEC && strncmp(err->msg, "--seccomp", 9) != 0)
+		cordon_error_wrap(err, "--seccomp-profile %s", path);
+	if (ctx)
+		seccomp_release(ctx);
+	yajl_tree_free(tree);
+	return r;
+}

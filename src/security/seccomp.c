@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: Apache-2.0
+/* Installing seccomp programs, and what --print-profile reports of them. */
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sys/syscall.h>
+
+#include "cordon/security.h"
+
+void cordon_seccomp_digest(const struct cordon_bpf *filters, size_t n, char out[65])
+{
+	struct cordon_sha256 ctx;
+	uint8_t digest[32];
+
+	cordon_sha256_init(&ctx);
+	for (size_t i = 0; i < n; i++)
+		cordon_sha256_update(&ctx, filters[i].insns, filters[i].len * sizeof(struct sock_filter));
+	cordon_sha256_final(&ctx, digest);
+	cordon_hex(digest, sizeof(digest), out);
+}
+
+int cordon_seccomp_install(const struct cordon_bpf *filters, size_t n, struct cordon_error *err)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct sock_fprog prog = {
+			.len = (unsigned short)filters[i].len,
+			.filter = (struct sock_filter *)filters[i].insns,
+		};
+
+		if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0)
+			return cordon_error_set(err, CORDON_E_SECURITY, errno,
+						"installing seccomp filter %zu", i);
+	}
+	return 0;
+}
+
+int cordon_security_seccomp(const struct cordon_security *sec, struct cordon_error *err)
+{
+	if (sec->seccomp == CORDON_SECCOMP_UNCONFINED)
+		return 0;
+	return cordon_seccomp_install(sec->filters, sec->n_filters, err);
+}
