@@ -66,6 +66,22 @@ static bool supervisor_gone(int sync_fd)
 	return poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLERR));
 }
 
+/*
+ * The workload's user namespace is the last one in this sandbox: the
+ * limit counts every namespace created below ours, and the workload's
+ * own is the one it allows. Seccomp refuses CLONE_NEWUSER as well; this
+ * holds even under --seccomp unconfined or a permissive profile.
+ */
+static int limit_user_namespaces(struct cordon_error *err)
+{
+	int r = cordon_write_file_at(AT_FDCWD, "/proc/sys/user/max_user_namespaces", "1", 1);
+
+	if (r < 0)
+		return cordon_error_set(err, CORDON_E_SECURITY, -r,
+					"limiting user namespaces (user.max_user_namespaces)");
+	return 0;
+}
+
 static int loopback_up(struct cordon_error *err)
 {
 	struct ifreq ifr = { .ifr_name = "lo" };
@@ -333,6 +349,10 @@ _Noreturn void sandbox_child(const struct child_ctx *ctx)
 		cordon_error_set(&err, CORDON_E_INTERNAL, errno, "redirecting output");
 		setup_failed(ctx, &err);
 	}
+
+	/* Through the host's /proc, still visible: the value is per user namespace. */
+	if (ctx->userns && limit_user_namespaces(&err) < 0)
+		setup_failed(ctx, &err);
 
 	fs_opts.tty_gid_mapped = !ctx->userns || cordon_idmap_to_outside(&ctx->plan->gid, 5) >= 0;
 	if (cordon_fs_setup(ctx->spec, &host, &fs_opts, &err) < 0)
