@@ -139,6 +139,8 @@ void cordon_strv_push(char ***v, size_t *n, const char *s);
 
 /* Strict decimal parses: whole string, no sign surprises, range checked. */
 int cordon_parse_u64(const char *s, uint64_t *out);
+/* Leading decimal digits, then only whitespace (cgroup and proc files). */
+int cordon_parse_u64_prefix(const char *s, uint64_t *out);
 /* Seconds with an optional fraction ("1.5"), to milliseconds. */
 int cordon_parse_seconds_ms(const char *s, uint64_t *out_ms);
 

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "cordon/cgroup.h"
 #include "cordon/core.h"
 #include "cordon/spec.h"
 
@@ -22,6 +23,7 @@ struct cordon_result {
 	uint64_t stdout_bytes;
 	uint64_t stderr_bytes;
 	bool output_truncated;
+	struct cordon_cgroup_stats cgroup; /* limits_enforced, oom_killed, peaks */
 	bool failed;     /* cordon itself failed (exit 125/126/127) */
 	struct cordon_error error;
 };

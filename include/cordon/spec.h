@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "cordon/cgroup.h"
 #include "cordon/core.h"
 #include "cordon/security.h"
 
@@ -64,6 +65,9 @@ struct cordon_spec {
 	struct cordon_security security; /* resolved by finalize */
 	char *seccomp_profile;  /* --seccomp-profile FILE */
 	bool print_profile;     /* --print-profile: report, do not run */
+
+	struct cordon_limits limits; /* --memory, --cpus, --pids, ... */
+	char *cgroup_parent;         /* --cgroup-parent, or NULL: the caller's cgroup */
 };
 
 void cordon_spec_init(struct cordon_spec *spec);

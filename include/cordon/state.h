@@ -25,6 +25,9 @@ int cordon_state_root_open(const char *override, char **path_out, struct cordon_
 int cordon_state_create(struct cordon_state *state, const struct cordon_spec *spec,
 			struct cordon_error *err);
 void cordon_state_remove(struct cordon_state *state);
+/* Record the sandbox's cgroup directories, for a sweep after a crash. */
+int cordon_state_record_cgroups(struct cordon_state *state, const char *const *dirs, size_t n,
+				struct cordon_error *err);
 
 /*
  * Remove the state of sandboxes whose owner is gone (pid and start time

@@ -36,6 +36,12 @@ static const char run_usage[] =
 	"  --seccomp default|unconfined\n"
 	"  --seccomp-profile FILE    an OCI seccomp profile instead of the default\n"
 	"  --print-profile           print the effective confinement as JSON, run nothing\n"
+	"  --memory MB               memory limit (cgroups)\n"
+	"  --memory-swap MB          memory plus swap (equal to --memory: no swap)\n"
+	"  --cpus N                  CPU time, e.g. 0.5 or 2\n"
+	"  --pids N                  process limit (default 512 where cgroups are usable)\n"
+	"  --cgroup-parent PATH      create the sandbox's cgroups below PATH\n"
+	"  --limits strict|best-effort  run even where limits cannot be enforced\n"
 	"  -h, --help                this text\n"
 	"\n"
 	"Exit: the command's status, 128+N for signal N, 124 timeout, 125 cordon\n"
@@ -64,6 +70,12 @@ enum run_flag {
 	F_SECCOMP,
 	F_SECCOMP_PROFILE,
 	F_PRINT_PROFILE,
+	F_MEMORY,
+	F_MEMORY_SWAP,
+	F_CPUS,
+	F_PIDS,
+	F_CGROUP_PARENT,
+	F_LIMITS,
 	F_HELP,
 };
 
@@ -90,6 +102,12 @@ static const struct cli_flag run_flags[] = {
 	{ "seccomp", F_SECCOMP, true },
 	{ "seccomp-profile", F_SECCOMP_PROFILE, true },
 	{ "print-profile", F_PRINT_PROFILE, false },
+	{ "memory", F_MEMORY, true },
+	{ "memory-swap", F_MEMORY_SWAP, true },
+	{ "cpus", F_CPUS, true },
+	{ "pids", F_PIDS, true },
+	{ "cgroup-parent", F_CGROUP_PARENT, true },
+	{ "limits", F_LIMITS, true },
 	{ "help", F_HELP, false },
 	{ NULL, 0, false },
 };
@@ -227,6 +245,37 @@ static int apply_flag(struct cordon_spec *spec, int id, const char *value,
 		return set_string(&spec->seccomp_profile, value);
 	case F_PRINT_PROFILE:
 		spec->print_profile = true;
+		return 0;
+	case F_MEMORY:
+	case F_MEMORY_SWAP:
+		if (cordon_parse_u64(value, &v) < 0 || v == 0 || v > (1ULL << 40))
+			return cordon_error_set(err, CORDON_E_USAGE, 0, "--%s: expected megabytes, got '%s'",
+						id == F_MEMORY ? "memory" : "memory-swap", value);
+		*(id == F_MEMORY ? &spec->limits.memory : &spec->limits.memory_swap) = v << 20;
+		return 0;
+	case F_CPUS:
+		if (cordon_cpus_to_quota(value, &spec->limits.cpu_quota, &spec->limits.cpu_period) < 0)
+			return cordon_error_set(err, CORDON_E_USAGE, 0,
+						"--cpus: expected a number of CPUs like 0.5 or 2, got '%s'",
+						value);
+		return 0;
+	case F_PIDS:
+		if (cordon_parse_u64(value, &v) < 0 || v == 0 || v > (1u << 22))
+			return cordon_error_set(err, CORDON_E_USAGE, 0,
+						"--pids: expected a positive count, got '%s'", value);
+		spec->limits.pids = v;
+		spec->limits.pids_default = false;
+		return 0;
+	case F_CGROUP_PARENT:
+		return set_string(&spec->cgroup_parent, value);
+	case F_LIMITS:
+		if (strcmp(value, "strict") == 0)
+			spec->limits.best_effort = false;
+		else if (strcmp(value, "best-effort") == 0)
+			spec->limits.best_effort = true;
+		else
+			return cordon_error_set(err, CORDON_E_USAGE, 0,
+						"--limits: expected strict or best-effort, got '%s'", value);
 		return 0;
 	case F_RESULT_JSON:
 		if (result_path_check(value, err) < 0)

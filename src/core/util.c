@@ -99,6 +99,25 @@ int cordon_parse_u64(const char *s, uint64_t *out)
 	return 0;
 }
 
+int cordon_parse_u64_prefix(const char *s, uint64_t *out)
+{
+	unsigned long long v;
+	char *end;
+
+	if (!s || *s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno == ERANGE)
+		return -ERANGE;
+	while (*end == ' ' || *end == '\n' || *end == '\t')
+		end++;
+	if (*end)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
 int cordon_parse_seconds_ms(const char *s, uint64_t *out_ms)
 {
 	const char *dot = s ? strchr(s, '.') : NULL;

@@ -9,6 +9,7 @@
  * without CLONE_VM), single-threaded, and ends in _exit or execve.
  */
 #include <fcntl.h>
+#include <sched.h>
 #include <grp.h>
 #include <linux/sched.h>
 #include <net/if.h>
@@ -350,6 +351,11 @@ _Noreturn void sandbox_child(const struct child_ctx *ctx)
 		setup_failed(ctx, &err);
 	}
 
+	/* Now that we sit in the sandbox's cgroups, a cgroup namespace rooted there. */
+	if (unshare(CLONE_NEWCGROUP) < 0) {
+		cordon_error_set(&err, CORDON_E_NAMESPACE, errno, "creating the cgroup namespace");
+		setup_failed(ctx, &err);
+	}
 	/* Through the host's /proc, still visible: the value is per user namespace. */
 	if (ctx->userns && limit_user_namespaces(&err) < 0)
 		setup_failed(ctx, &err);

@@ -60,6 +60,11 @@ int cordon_result_write(const char *path, const char *id, const struct cordon_re
 	gen_count(g, "stdout_bytes", res->output_counted, res->stdout_bytes);
 	gen_count(g, "stderr_bytes", res->output_counted, res->stderr_bytes);
 	gen_bool(g, "output_truncated", res->output_truncated);
+	gen_bool(g, "limits_enforced", res->cgroup.enforced);
+	gen_bool(g, "oom_killed", res->cgroup.oom_killed);
+	gen_count(g, "memory_peak_bytes", res->cgroup.memory_peak_known, res->cgroup.memory_peak);
+	gen_count(g, "cpu_usage_us", res->cgroup.cpu_usage_known, res->cgroup.cpu_usage_us);
+	gen_count(g, "pids_peak", res->cgroup.pids_peak_known, res->cgroup.pids_peak);
 	if (res->failed) {
 		char msg[1024];
 

@@ -22,10 +22,10 @@
  * The network namespace is not among them: the workload creates its own,
  * together with its nested user namespace, so that it is owned there and
  * capabilities granted with --cap-add (NET_RAW, NET_BIND_SERVICE) work in
- * it. See child.c.
+ * it. See child.c. Nor is the cgroup namespace: the init creates it once
+ * it is in the sandbox's cgroups, so that it is rooted there.
  */
-#define NS_FLAGS                                                                          \
-	(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWCGROUP)
+#define NS_FLAGS (CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWUTS | CLONE_NEWIPC)
 
 struct output {
 	int fd;       /* read end, -1 when closed */
@@ -36,6 +36,8 @@ struct output {
 struct supervisor {
 	const struct cordon_spec *spec;
 	struct cordon_result *result;
+	struct cordon_state *state;
+	struct cordon_cgroup cgroup;
 	int pidfd;
 	int sigfd;
 	int timerfd;
@@ -335,6 +337,28 @@ static int open_output_pipes(struct supervisor *sv, int wr[2], struct cordon_err
 	return 0;
 }
 
+/* Before clone: a limit that cannot be set fails the run before anything executes. */
+static int create_cgroups(struct supervisor *sv, struct cordon_error *err)
+{
+	const struct cordon_spec *spec = sv->spec;
+	struct cordon_cgroup_layout layout;
+	int r;
+
+	if (cordon_cgroup_detect(&layout, err) < 0)
+		return -1;
+	r = cordon_cgroup_create(&layout, spec->id, spec->cgroup_parent, &spec->limits,
+				 spec->result_json != NULL, &sv->cgroup, err);
+	cordon_cgroup_layout_free(&layout);
+	if (r < 0)
+		return -1;
+	if (cordon_state_record_cgroups(sv->state, (const char *const *)sv->cgroup.dir, sv->cgroup.n,
+					err) < 0) {
+		cordon_cgroup_destroy(&sv->cgroup);
+		return -1;
+	}
+	return 0;
+}
+
 static int run(struct supervisor *sv, struct cordon_error *err)
 {
 	const struct cordon_spec *spec = sv->spec;
@@ -351,6 +375,8 @@ static int run(struct supervisor *sv, struct cordon_error *err)
 	pid_t pid;
 
 	if (userns && cordon_userns_plan(spec->uid, spec->gid, &plan, err) < 0)
+		return -1;
+	if (create_cgroups(sv, err) < 0)
 		return -1;
 	if (!userns)
 		memset(&plan, 0, sizeof(plan));
@@ -391,6 +417,14 @@ static int run(struct supervisor *sv, struct cordon_error *err)
 	}
 	sv->child = pid;
 	cordon_closep(&child_sync);
+	if (cordon_cgroup_attach(&sv->cgroup, pid, err) < 0) {
+		cordon_closep(&wr[0]);
+		cordon_closep(&wr[1]);
+		cordon_pidfd_send_signal(sv->pidfd, SIGKILL);
+		waitid(P_PIDFD, (id_t)sv->pidfd, &(siginfo_t){ 0 }, WEXITED);
+		sv->child_done = true;
+		return -1;
+	}
 	cordon_closep(&wr[0]);
 	cordon_closep(&wr[1]);
 
@@ -439,6 +473,8 @@ int cordon_sandbox_run(const struct cordon_spec *spec, struct cordon_result *res
 	int r;
 
 	memset(result, 0, sizeof(*result));
+	sv.state = &state;
+	sv.cgroup.v2_fd = -1;
 	r = cordon_state_create(&state, spec, &result->error);
 	if (r == 0) {
 		r = run(&sv, &result->error);
@@ -446,6 +482,9 @@ int cordon_sandbox_run(const struct cordon_spec *spec, struct cordon_result *res
 			cordon_pidfd_send_signal(sv.pidfd, SIGKILL);
 			waitid(P_PIDFD, (id_t)sv.pidfd, &(siginfo_t){ 0 }, WEXITED);
 		}
+		/* Every process is gone (the pid namespace died with its init). */
+		cordon_cgroup_stats(&sv.cgroup, &result->cgroup);
+		cordon_cgroup_destroy(&sv.cgroup);
 		cordon_state_remove(&state);
 	}
 	if (r < 0) {

@@ -219,6 +219,30 @@ static char *default_workspace(void)
 	return cwd;
 }
 
+static int resolve_limits(struct cordon_spec *spec, struct cordon_error *err)
+{
+	struct cordon_limits *l = &spec->limits;
+	uint64_t swap;
+
+	if (cordon_swap_only(l, &swap, err) < 0)
+		return -1;
+	if (!l->pids) {
+		l->pids = CORDON_PIDS_DEFAULT;
+		l->pids_default = true;
+	}
+	if (spec->cgroup_parent) {
+		char *norm = cordon_path_normalize(spec->cgroup_parent);
+
+		if (!norm)
+			return cordon_error_set(err, CORDON_E_USAGE, 0,
+						"--cgroup-parent '%s': an absolute path without '..'",
+						spec->cgroup_parent);
+		free(spec->cgroup_parent);
+		spec->cgroup_parent = norm;
+	}
+	return 0;
+}
+
 static int resolve_security(struct cordon_spec *spec, struct cordon_error *err)
 {
 	struct cordon_security *sec = &spec->security;
@@ -320,6 +344,9 @@ int cordon_spec_finalize(struct cordon_spec *spec, struct cordon_error *err)
 	if (r < 0)
 		return r;
 	r = resolve_security(spec, err);
+	if (r < 0)
+		return r;
+	r = resolve_limits(spec, err);
 	if (r < 0)
 		return r;
 

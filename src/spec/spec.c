@@ -38,6 +38,7 @@ void cordon_spec_free(struct cordon_spec *spec)
 	free(spec->home);
 	free(spec->result_json);
 	free(spec->seccomp_profile);
+	free(spec->cgroup_parent);
 	cordon_seccomp_profile_free(&spec->security);
 	memset(spec, 0, sizeof(*spec));
 }

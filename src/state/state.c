@@ -10,6 +10,7 @@
 #include "cordon/state.h"
 
 #define STATE_FILE "state.json"
+#define CGROUPS_FILE "cgroups"
 #define SWEEP_BUDGET 16
 
 uint64_t cordon_proc_start_time(pid_t pid)
@@ -149,12 +150,57 @@ int cordon_state_create(struct cordon_state *state, const struct cordon_spec *sp
 	return 0;
 }
 
+int cordon_state_record_cgroups(struct cordon_state *state, const char *const *dirs, size_t n,
+				struct cordon_error *err)
+{
+	_cleanup_close_ int dir = -1, fd = -1;
+	int r = 0;
+
+	if (n == 0)
+		return 0;
+	dir = openat(state->root_fd, state->id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dir >= 0)
+		fd = openat(dir, CGROUPS_FILE, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return cordon_error_set(err, CORDON_E_STATE, errno, "recording cgroups of %s",
+					state->id);
+	for (size_t i = 0; i < n && r == 0; i++) {
+		r = cordon_write_all(fd, dirs[i], strlen(dirs[i]));
+		if (r == 0)
+			r = cordon_write_all(fd, "\n", 1);
+	}
+	if (r < 0)
+		return cordon_error_set(err, CORDON_E_STATE, -r, "recording cgroups of %s", state->id);
+	return 0;
+}
+
+/* A dead sandbox's cgroups: only directories cordon itself names so. */
+static void remove_cgroups(int dir)
+{
+	_cleanup_free_ char *text = NULL;
+	char *save = NULL;
+
+	if (cordon_read_file_at(dir, CGROUPS_FILE, &text, NULL) < 0)
+		return;
+	for (char *p = strtok_r(text, "\n", &save); p; p = strtok_r(NULL, "\n", &save)) {
+		const char *base = strrchr(p, '/');
+
+		if (strncmp(p, "/sys/fs/cgroup/", 15) != 0 || strstr(p, "/../") || !base ||
+		    strncmp(base, "/cordon-", 8) != 0)
+			continue;
+		for (int i = 0; i < 50 && rmdir(p) < 0 && errno == EBUSY; i++)
+			usleep(2000);
+	}
+}
+
 static void remove_entry(int root_fd, const char *id)
 {
 	_cleanup_close_ int dir = openat(root_fd, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
-	if (dir >= 0)
+	if (dir >= 0) {
+		unlinkat(dir, CGROUPS_FILE, 0);
 		unlinkat(dir, STATE_FILE, 0);
+	}
 	unlinkat(root_fd, id, AT_REMOVEDIR);
 }
 
@@ -220,6 +266,13 @@ int cordon_state_sweep(int root_fd, unsigned budget)
 		budget--;
 		if (owner_alive(root_fd, de->d_name))
 			continue;
+		{
+			_cleanup_close_ int dir = openat(root_fd, de->d_name,
+							 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+			if (dir >= 0)
+				remove_cgroups(dir);
+		}
 		remove_entry(root_fd, de->d_name);
 		removed++;
 	}

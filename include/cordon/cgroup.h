@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * cgroup: resource limits on every layout users have -- pure cgroup v2,
+ * legacy v1, and hybrid (v1 controllers plus cgroup2 at
+ * /sys/fs/cgroup/unified). The layout is detected once per start; each
+ * sandbox gets its own directory below the caller's cgroup in every
+ * hierarchy it uses, created before the workload runs and removed after.
+ */
+#ifndef CORDON_CGROUP_H
+#define CORDON_CGROUP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "cordon/core.h"
+
+#define CORDON_CGROUP_MAX_HIER 16
+#define CORDON_PIDS_DEFAULT 512
+#define CORDON_CPU_PERIOD_US 100000
+
+enum cordon_cgroup_kind {
+	CORDON_CGROUP_NONE,   /* nothing mounted at /sys/fs/cgroup */
+	CORDON_CGROUP_V1,     /* controllers in v1 hierarchies only */
+	CORDON_CGROUP_V2,     /* /sys/fs/cgroup is cgroup2 */
+	CORDON_CGROUP_HYBRID, /* v1 controllers + cgroup2 at /sys/fs/cgroup/unified */
+};
+
+/* Controllers cordon uses (bit flags). */
+enum {
+	CORDON_CTRL_MEMORY = 1 << 0,
+	CORDON_CTRL_CPU = 1 << 1,
+	CORDON_CTRL_CPUACCT = 1 << 2,
+	CORDON_CTRL_PIDS = 1 << 3,
+};
+
+struct cordon_cgroup_hier {
+	char *mount;      /* where it is mounted */
+	char *path;       /* the caller's cgroup in it (from /proc/self/cgroup) */
+	unsigned ctrls;   /* CORDON_CTRL_* it carries */
+	char *ctrl_names; /* as the kernel lists them ("cpu,cpuacct", or v2's) */
+	bool v2;
+};
+
+struct cordon_cgroup_layout {
+	enum cordon_cgroup_kind kind;
+	struct cordon_cgroup_hier hier[CORDON_CGROUP_MAX_HIER];
+	size_t n;
+};
+
+/* Resource requests; 0 = not requested. */
+struct cordon_limits {
+	uint64_t memory;      /* bytes */
+	uint64_t memory_swap; /* bytes, memory + swap, as Docker defines it */
+	uint64_t cpu_quota;   /* µs per period */
+	uint64_t cpu_period;  /* µs */
+	uint64_t pids;
+	bool pids_default;    /* pids is the default, not a request */
+	bool best_effort;     /* --limits best-effort */
+};
+
+/* Outcomes for --result-json; *_known false when the kernel does not say. */
+struct cordon_cgroup_stats {
+	bool enforced;
+	bool oom_killed;
+	bool memory_peak_known, cpu_usage_known, pids_peak_known;
+	uint64_t memory_peak;
+	uint64_t cpu_usage_us;
+	uint64_t pids_peak;
+};
+
+struct cordon_cgroup {
+	char *dir[CORDON_CGROUP_MAX_HIER]; /* created directory per hierarchy, or NULL */
+	unsigned ctrls[CORDON_CGROUP_MAX_HIER];
+	bool v2[CORDON_CGROUP_MAX_HIER];
+	size_t n;
+	bool enforced;
+	int v2_fd; /* directory fd of the v2 cgroup (for CLONE_INTO_CGROUP), or -1 */
+};
+
+/*
+ * Parse the layout from the text of /proc/self/mountinfo and
+ * /proc/self/cgroup (pure: unit tested on fixtures). kind is decided by
+ * the caller from statfs, or by cordon_cgroup_detect.
+ */
+int cordon_cgroup_layout_parse(const char *mountinfo, const char *self_cgroup,
+			       struct cordon_cgroup_layout *layout, struct cordon_error *err);
+/* statfs of /sys/fs/cgroup and /sys/fs/cgroup/unified, then the parse. */
+int cordon_cgroup_detect(struct cordon_cgroup_layout *layout, struct cordon_error *err);
+void cordon_cgroup_layout_free(struct cordon_cgroup_layout *layout);
+const char *cordon_cgroup_kind_name(enum cordon_cgroup_kind kind);
+
+/* "0.5" → quota 50000 µs per 100000 µs period. */
+int cordon_cpus_to_quota(const char *cpus, uint64_t *quota, uint64_t *period);
+/*
+ * Docker's swap semantics: memory_swap is memory + swap; equal to memory
+ * means no swap; unset means swap = memory (twice the memory in total).
+ * Returns the swap-only amount for cgroup v2's memory.swap.max.
+ */
+int cordon_swap_only(const struct cordon_limits *l, uint64_t *swap, struct cordon_error *err);
+
+/*
+ * Create the sandbox's cgroups for the requested limits and write them.
+ * parent overrides the caller's cgroup (--cgroup-parent, a path relative
+ * to each hierarchy's root). A limit that cannot be enforced fails with
+ * CORDON_E_CGROUP unless best_effort, in which case cg->enforced is false.
+ */
+int cordon_cgroup_create(const struct cordon_cgroup_layout *layout, const char *id,
+			 const char *parent, const struct cordon_limits *limits, bool want_stats,
+			 struct cordon_cgroup *cg, struct cordon_error *err);
+/* Move pid into every cgroup of the sandbox. */
+int cordon_cgroup_attach(const struct cordon_cgroup *cg, pid_t pid, struct cordon_error *err);
+void cordon_cgroup_stats(const struct cordon_cgroup *cg, struct cordon_cgroup_stats *st);
+/* Remove the directories (bounded retry on EBUSY). Idempotent. */
+void cordon_cgroup_destroy(struct cordon_cgroup *cg);
+/* Remove one directory left by a dead sandbox (used by the sweep). */
+int cordon_cgroup_remove_dir(const char *dir);
+
+#endif

@@ -1,0 +1,375 @@
+// SPDX-License-Identifier: Apache-2.0
+/* A sandbox's cgroups: create, limit, attach, read outcomes, remove. */
+#include <fcntl.h>
+#include <math.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "cordon/cgroup.h"
+
+#define RMDIR_TRIES 50 /* × 2 ms: a memory cgroup can take a moment to go offline */
+
+int cordon_cpus_to_quota(const char *cpus, uint64_t *quota, uint64_t *period)
+{
+	uint64_t ms;
+
+	/* Same grammar as seconds: digits with an optional fraction, 3 places. */
+	if (cordon_parse_seconds_ms(cpus, &ms) < 0 || ms == 0 || ms > 1024 * 1000)
+		return -EINVAL;
+	*period = CORDON_CPU_PERIOD_US;
+	*quota = ms * CORDON_CPU_PERIOD_US / 1000;
+	if (*quota < 1000) /* the kernel's minimum quota is 1 ms */
+		*quota = 1000;
+	return 0;
+}
+
+int cordon_swap_only(const struct cordon_limits *l, uint64_t *swap, struct cordon_error *err)
+{
+	if (!l->memory_swap) {
+		*swap = l->memory; /* Docker: swap as large as the memory limit */
+		return 0;
+	}
+	if (!l->memory)
+		return cordon_error_set(err, CORDON_E_USAGE, 0, "--memory-swap needs --memory");
+	if (l->memory_swap < l->memory)
+		return cordon_error_set(err, CORDON_E_USAGE, 0,
+					"--memory-swap is memory plus swap: it cannot be below --memory");
+	*swap = l->memory_swap - l->memory;
+	return 0;
+}
+
+static int write_value(const char *dir, const char *file, const char *value,
+		       struct cordon_error *err)
+{
+	_cleanup_free_ char *path = cordon_xasprintf("%s/%s", dir, file);
+	int r = cordon_write_file_at(AT_FDCWD, path, value, strlen(value));
+
+	if (r < 0)
+		return cordon_error_set(err, CORDON_E_CGROUP, -r, "writing %s to %s", value, path);
+	return 0;
+}
+
+static int write_u64(const char *dir, const char *file, uint64_t v, struct cordon_error *err)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)v);
+	return write_value(dir, file, buf, err);
+}
+
+static bool file_exists(const char *dir, const char *file)
+{
+	_cleanup_free_ char *path = cordon_xasprintf("%s/%s", dir, file);
+
+	return access(path, F_OK) == 0;
+}
+
+/* The hierarchy that carries ctrl, or -1. v1 wins on hybrid layouts. */
+static int hier_for(const struct cordon_cgroup_layout *layout, unsigned ctrl)
+{
+	for (size_t i = 0; i < layout->n; i++)
+		if (!layout->hier[i].v2 && (layout->hier[i].ctrls & ctrl))
+			return (int)i;
+	for (size_t i = 0; i < layout->n; i++)
+		if (layout->hier[i].v2 && (layout->hier[i].ctrls & ctrl))
+			return (int)i;
+	return -1;
+}
+
+static const char *ctrl_name(unsigned ctrl)
+{
+	switch (ctrl) {
+	case CORDON_CTRL_MEMORY:
+		return "memory";
+	case CORDON_CTRL_CPU:
+		return "cpu";
+	case CORDON_CTRL_CPUACCT:
+		return "cpuacct";
+	default:
+		return "pids";
+	}
+}
+
+static int limits_v1(const char *dir, unsigned ctrls, const struct cordon_limits *l,
+		     struct cordon_error *err)
+{
+	if ((ctrls & CORDON_CTRL_MEMORY) && l->memory) {
+		uint64_t swap;
+
+		if (write_u64(dir, "memory.limit_in_bytes", l->memory, err) < 0)
+			return -1;
+		if (cordon_swap_only(l, &swap, err) < 0)
+			return -1;
+		if (file_exists(dir, "memory.memsw.limit_in_bytes")) {
+			if (write_u64(dir, "memory.memsw.limit_in_bytes", l->memory + swap, err) < 0)
+				return -1;
+		} else if (l->memory_swap && swap == 0 && !l->best_effort) {
+			return cordon_error_set(err, CORDON_E_CGROUP, 0,
+						"--memory-swap: this kernel has no swap accounting "
+						"(memory.memsw.*; boot with swapaccount=1)");
+		}
+	}
+	if ((ctrls & CORDON_CTRL_CPU) && l->cpu_quota) {
+		if (write_u64(dir, "cpu.cfs_period_us", l->cpu_period, err) < 0 ||
+		    write_u64(dir, "cpu.cfs_quota_us", l->cpu_quota, err) < 0)
+			return -1;
+	}
+	if ((ctrls & CORDON_CTRL_PIDS) && l->pids && write_u64(dir, "pids.max", l->pids, err) < 0)
+		return -1;
+	return 0;
+}
+
+static int limits_v2(const char *dir, unsigned ctrls, const struct cordon_limits *l,
+		     struct cordon_error *err)
+{
+	char buf[64];
+
+	if ((ctrls & CORDON_CTRL_MEMORY) && l->memory) {
+		uint64_t swap;
+
+		if (write_u64(dir, "memory.max", l->memory, err) < 0 ||
+		    cordon_swap_only(l, &swap, err) < 0)
+			return -1;
+		if (file_exists(dir, "memory.swap.max") &&
+		    write_u64(dir, "memory.swap.max", swap, err) < 0)
+			return -1;
+	}
+	if ((ctrls & CORDON_CTRL_CPU) && l->cpu_quota) {
+		snprintf(buf, sizeof(buf), "%llu %llu", (unsigned long long)l->cpu_quota,
+			 (unsigned long long)l->cpu_period);
+		if (write_value(dir, "cpu.max", buf, err) < 0)
+			return -1;
+	}
+	if ((ctrls & CORDON_CTRL_PIDS) && l->pids && write_u64(dir, "pids.max", l->pids, err) < 0)
+		return -1;
+	return 0;
+}
+
+/* v2: controllers must be enabled in the parent's subtree_control first. */
+static int v2_enable(const char *parent, unsigned ctrls, struct cordon_error *err)
+{
+	char buf[64] = "";
+
+	if (ctrls & CORDON_CTRL_MEMORY)
+		strcat(buf, "+memory ");
+	if (ctrls & (CORDON_CTRL_CPU | CORDON_CTRL_CPUACCT))
+		strcat(buf, "+cpu ");
+	if (ctrls & CORDON_CTRL_PIDS)
+		strcat(buf, "+pids ");
+	if (!*buf)
+		return 0;
+	if (write_value(parent, "cgroup.subtree_control", buf, err) < 0) {
+		if (err->errnum == EBUSY)
+			return cordon_error_wrap(err, "the caller's cgroup has processes of its own "
+						      "(cgroup v2 forbids controllers there); use "
+						      "--cgroup-parent");
+		return -1;
+	}
+	return 0;
+}
+
+static bool requested(unsigned ctrl, const struct cordon_limits *l)
+{
+	switch (ctrl) {
+	case CORDON_CTRL_MEMORY:
+		return l->memory || l->memory_swap;
+	case CORDON_CTRL_CPU:
+		return l->cpu_quota;
+	case CORDON_CTRL_PIDS:
+		return l->pids && !l->pids_default;
+	default:
+		return false;
+	}
+}
+
+static int cannot_enforce(const struct cordon_limits *l, unsigned wanted_required, const char *why,
+			  struct cordon_error *err)
+{
+	if (!wanted_required || l->best_effort)
+		return 0;
+	return cordon_error_set(err, CORDON_E_CGROUP, 0,
+				"cannot enforce the requested limits: %s (run as root, use a "
+				"delegated cgroup v2 subtree, or pass --limits best-effort)",
+				why);
+}
+
+int cordon_cgroup_create(const struct cordon_cgroup_layout *layout, const char *id,
+			 const char *parent, const struct cordon_limits *limits, bool want_stats,
+			 struct cordon_cgroup *cg, struct cordon_error *err)
+{
+	static const unsigned all[] = { CORDON_CTRL_MEMORY, CORDON_CTRL_CPU, CORDON_CTRL_CPUACCT,
+					CORDON_CTRL_PIDS };
+	unsigned per_hier[CORDON_CGROUP_MAX_HIER] = { 0 }, required[CORDON_CGROUP_MAX_HIER] = { 0 };
+	unsigned missing = 0;
+
+	memset(cg, 0, sizeof(*cg));
+	cg->v2_fd = -1;
+	cg->enforced = true;
+	for (size_t i = 0; i < ARRAY_SIZE(all); i++) {
+		unsigned c = all[i];
+		bool req = requested(c, limits);
+		bool want = req || want_stats || (c == CORDON_CTRL_PIDS && limits->pids);
+		int h;
+
+		if (!want)
+			continue;
+		h = hier_for(layout, c);
+		if (h < 0) {
+			if (req)
+				missing |= c;
+			continue;
+		}
+		per_hier[h] |= c;
+		if (req)
+			required[h] |= c;
+	}
+	if (missing) {
+		char why[96];
+
+		snprintf(why, sizeof(why), "no %s controller available", ctrl_name(missing & -missing));
+		if (cannot_enforce(limits, missing, why, err) < 0)
+			return -1;
+		cg->enforced = false;
+	}
+
+	for (size_t h = 0; h < layout->n; h++) {
+		const struct cordon_cgroup_hier *hi = &layout->hier[h];
+		const char *base = parent ? parent : hi->path;
+		_cleanup_free_ char *pdir = NULL, *dir = NULL;
+
+		if (!per_hier[h])
+			continue;
+		pdir = cordon_xasprintf("%s%s", hi->mount, strcmp(base, "/") == 0 ? "" : base);
+		dir = cordon_xasprintf("%s/cordon-%s", pdir, id);
+		if (hi->v2 && v2_enable(pdir, per_hier[h], err) < 0) {
+			if (required[h] && !limits->best_effort)
+				goto fail;
+			cg->enforced = cg->enforced && !required[h];
+			continue;
+		}
+		if (mkdir(dir, 0755) < 0) {
+			int e = errno;
+			char why[256];
+
+			if (e == EEXIST) {
+				cordon_error_set(err, CORDON_E_CGROUP, e, "cgroup %s", dir);
+				goto fail;
+			}
+			snprintf(why, sizeof(why), "creating %s: %s", dir, strerror(e));
+			if (cannot_enforce(limits, required[h], why, err) < 0)
+				goto fail;
+			if (required[h])
+				cg->enforced = false;
+			continue;
+		}
+		cg->dir[cg->n] = TAKE_PTR(dir);
+		cg->ctrls[cg->n] = per_hier[h];
+		cg->v2[cg->n] = hi->v2;
+		cg->n++;
+		if ((hi->v2 ? limits_v2 : limits_v1)(cg->dir[cg->n - 1], per_hier[h], limits, err) < 0) {
+			if (required[h] && !limits->best_effort)
+				goto fail;
+			if (required[h])
+				cg->enforced = false;
+		}
+	}
+	return 0;
+fail:
+	cordon_cgroup_destroy(cg);
+	return -1;
+}
+
+int cordon_cgroup_attach(const struct cordon_cgroup *cg, pid_t pid, struct cordon_error *err)
+{
+	for (size_t i = 0; i < cg->n; i++)
+		if (write_u64(cg->dir[i], "cgroup.procs", (uint64_t)pid, err) < 0)
+			return -1;
+	return 0;
+}
+
+/* "key value" lines (memory.events, memory.oom_control, cpu.stat). */
+static bool read_keyed(const char *dir, const char *file, const char *key, uint64_t *out)
+{
+	_cleanup_free_ char *path = cordon_xasprintf("%s/%s", dir, file), *text = NULL;
+	size_t klen = strlen(key);
+
+	if (cordon_read_file_at(AT_FDCWD, path, &text, NULL) < 0)
+		return false;
+	char *save = NULL;
+
+	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		if (strncmp(line, key, klen) == 0 && line[klen] == ' ')
+			return cordon_parse_u64_prefix(line + klen + 1, out) == 0;
+	return false;
+}
+
+static bool read_single(const char *dir, const char *file, uint64_t *out)
+{
+	_cleanup_free_ char *path = cordon_xasprintf("%s/%s", dir, file), *text = NULL;
+
+	if (cordon_read_file_at(AT_FDCWD, path, &text, NULL) < 0)
+		return false;
+	return cordon_parse_u64_prefix(text, out) == 0;
+}
+
+void cordon_cgroup_stats(const struct cordon_cgroup *cg, struct cordon_cgroup_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->enforced = cg->enforced;
+	for (size_t i = 0; i < cg->n; i++) {
+		const char *d = cg->dir[i];
+		uint64_t v;
+
+		if (cg->ctrls[i] & CORDON_CTRL_MEMORY) {
+			if (cg->v2[i]) {
+				if (read_keyed(d, "memory.events", "oom_kill", &v) && v)
+					st->oom_killed = true;
+				st->memory_peak_known = read_single(d, "memory.peak", &st->memory_peak);
+			} else {
+				if (read_keyed(d, "memory.oom_control", "oom_kill", &v) && v)
+					st->oom_killed = true;
+				st->memory_peak_known =
+					read_single(d, "memory.max_usage_in_bytes", &st->memory_peak);
+			}
+		}
+		if (cg->ctrls[i] & CORDON_CTRL_CPUACCT) {
+			if (cg->v2[i]) {
+				st->cpu_usage_known = read_keyed(d, "cpu.stat", "usage_usec", &st->cpu_usage_us);
+			} else if (read_single(d, "cpuacct.usage", &v)) {
+				st->cpu_usage_known = true;
+				st->cpu_usage_us = v / 1000;
+			}
+		}
+		if (cg->ctrls[i] & CORDON_CTRL_PIDS)
+			st->pids_peak_known = read_single(d, "pids.peak", &st->pids_peak);
+	}
+}
+
+int cordon_cgroup_remove_dir(const char *dir)
+{
+	struct timespec pause = { 0, 2 * 1000 * 1000 };
+
+	for (int i = 0; i < RMDIR_TRIES; i++) {
+		if (rmdir(dir) == 0 || errno == ENOENT)
+			return 0;
+		if (errno != EBUSY)
+			return -errno;
+		nanosleep(&pause, NULL);
+	}
+	return -EBUSY;
+}
+
+void cordon_cgroup_destroy(struct cordon_cgroup *cg)
+{
+	for (size_t i = 0; i < cg->n; i++) {
+		int r = cordon_cgroup_remove_dir(cg->dir[i]);
+
+		if (r < 0)
+			cordon_warn("could not remove cgroup %s: %s", cg->dir[i], strerror(-r));
+		free(cg->dir[i]);
+		cg->dir[i] = NULL;
+	}
+	cg->n = 0;
+	cordon_closep(&cg->v2_fd);
+}
