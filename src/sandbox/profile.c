@@ -61,6 +61,63 @@ static void rlimit_value(yajl_gen g, rlim_t v)
 		yajl_gen_integer(g, (long long)v);
 }
 
+static void limit(yajl_gen g, const char *k, uint64_t v)
+{
+	key(g, k);
+	if (v)
+		yajl_gen_integer(g, (long long)v);
+	else
+		yajl_gen_null(g);
+}
+
+static int cgroup_layout(yajl_gen g, const struct cordon_spec *spec, struct cordon_error *err)
+{
+	struct cordon_cgroup_layout layout;
+	const struct cordon_limits *l = &spec->limits;
+
+	if (cordon_cgroup_detect(&layout, err) < 0)
+		return -1;
+	key(g, "cgroups");
+	yajl_gen_map_open(g);
+	key(g, "layout");
+	str(g, cordon_cgroup_kind_name(layout.kind));
+	key(g, "hierarchies");
+	yajl_gen_array_open(g);
+	for (size_t i = 0; i < layout.n; i++) {
+		yajl_gen_map_open(g);
+		key(g, "version");
+		yajl_gen_integer(g, layout.hier[i].v2 ? 2 : 1);
+		key(g, "mount");
+		str(g, layout.hier[i].mount);
+		key(g, "path");
+		str(g, layout.hier[i].path);
+		key(g, "controllers");
+		str(g, layout.hier[i].ctrl_names);
+		yajl_gen_map_close(g);
+	}
+	yajl_gen_array_close(g);
+	key(g, "parent");
+	if (spec->cgroup_parent)
+		str(g, spec->cgroup_parent);
+	else
+		yajl_gen_null(g);
+	key(g, "limits");
+	yajl_gen_map_open(g);
+	limit(g, "memory_bytes", l->memory);
+	limit(g, "memory_swap_bytes", l->memory_swap);
+	limit(g, "cpu_quota_us", l->cpu_quota);
+	limit(g, "cpu_period_us", l->cpu_quota ? l->cpu_period : 0);
+	limit(g, "pids", l->pids);
+	key(g, "pids_is_default");
+	yajl_gen_bool(g, l->pids_default);
+	key(g, "mode");
+	str(g, l->best_effort ? "best-effort" : "strict");
+	yajl_gen_map_close(g);
+	yajl_gen_map_close(g);
+	cordon_cgroup_layout_free(&layout);
+	return 0;
+}
+
 int cordon_sandbox_print_profile(const struct cordon_spec *spec, struct cordon_error *err)
 {
 	static const char *const namespaces[] = { "user", "mnt", "pid", "net", "uts", "ipc",
@@ -154,6 +211,11 @@ int cordon_sandbox_print_profile(const struct cordon_spec *spec, struct cordon_e
 	str_list(g, "masked_paths", cordon_fs_masked_paths);
 	str_list(g, "readonly_paths", cordon_fs_readonly_paths);
 	yajl_gen_map_close(g);
+
+	if (cgroup_layout(g, spec, err) < 0) {
+		yajl_gen_free(g);
+		return -1;
+	}
 
 	key(g, "root_readonly");
 	yajl_gen_bool(g, !spec->overlay);
