@@ -32,6 +32,8 @@ enum {
 	CORDON_CTRL_CPU = 1 << 1,
 	CORDON_CTRL_CPUACCT = 1 << 2,
 	CORDON_CTRL_PIDS = 1 << 3,
+	CORDON_CTRL_CPUSET = 1 << 4,
+	CORDON_CTRL_DEVICES = 1 << 5,
 };
 
 struct cordon_cgroup_hier {
@@ -76,7 +78,54 @@ struct cordon_cgroup {
 	size_t n;
 	bool enforced;
 	int v2_fd; /* directory fd of the v2 cgroup (for CLONE_INTO_CGROUP), or -1 */
+	int device_prog_fd; /* the attached v2 device program, or -1 */
 };
+
+/* One OCI linux.resources.devices rule; -1 major/minor = any. */
+struct cordon_device_rule {
+	bool allow;
+	char type;       /* 'a' (all), 'c' or 'b' */
+	int64_t major;
+	int64_t minor;
+	char access[4];  /* subset of "rwm" */
+};
+
+/*
+ * The OCI linux.resources object (runtime-spec 1.2), as far as cordon
+ * applies it. 0 / NULL means "not set" (OCI's absent field); memory_swap
+ * is memory + swap as in the OCI spec.
+ */
+struct cordon_resources {
+	int64_t memory_limit;
+	int64_t memory_reservation;
+	int64_t memory_swap;
+	uint64_t cpu_shares;
+	int64_t cpu_quota;
+	uint64_t cpu_period;
+	char *cpus; /* cpuset.cpus, e.g. "0-1" */
+	char *mems; /* cpuset.mems */
+	int64_t pids_limit;
+	struct cordon_device_rule *devices;
+	size_t n_devices;
+};
+
+/* v1 cpu.shares → v2 cpu.weight (the kernel's documented mapping). */
+uint64_t cordon_shares_to_weight(uint64_t shares);
+/* Parse "c 1:3 rwm" style rules (also used for tests): type major:minor access. */
+int cordon_device_rule_parse(const char *text, bool allow, struct cordon_device_rule *rule,
+			     struct cordon_error *err);
+
+/*
+ * The OCI create path: memory, swap, cpu and pids go through
+ * cordon_cgroup_create (via cordon_resources_to_limits); this adds the
+ * rest to an existing sandbox cgroup: memory reservation, cpu shares,
+ * cpuset cpus/mems, and device rules (v1 devices.allow/deny; v2 a
+ * BPF_PROG_TYPE_CGROUP_DEVICE program attached to the cgroup).
+ */
+void cordon_resources_to_limits(const struct cordon_resources *res, struct cordon_limits *l);
+int cordon_cgroup_apply_resources(const struct cordon_cgroup_layout *layout, const char *id,
+				  const char *parent, const struct cordon_resources *res,
+				  struct cordon_cgroup *cg, struct cordon_error *err);
 
 /*
  * Parse the layout from the text of /proc/self/mountinfo and

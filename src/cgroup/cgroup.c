@@ -6,7 +6,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "cordon/cgroup.h"
+#include "cgroup-internal.h"
 
 #define RMDIR_TRIES 50 /* × 2 ms: a memory cgroup can take a moment to go offline */
 
@@ -39,6 +39,9 @@ int cordon_swap_only(const struct cordon_limits *l, uint64_t *swap, struct cordo
 	return 0;
 }
 
+int cgroup_write(const char *dir, const char *file, const char *value, struct cordon_error *err);
+int cgroup_write_u64(const char *dir, const char *file, uint64_t v, struct cordon_error *err);
+
 static int write_value(const char *dir, const char *file, const char *value,
 		       struct cordon_error *err)
 {
@@ -56,6 +59,16 @@ static int write_u64(const char *dir, const char *file, uint64_t v, struct cordo
 
 	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)v);
 	return write_value(dir, file, buf, err);
+}
+
+int cgroup_write(const char *dir, const char *file, const char *value, struct cordon_error *err)
+{
+	return write_value(dir, file, value, err);
+}
+
+int cgroup_write_u64(const char *dir, const char *file, uint64_t v, struct cordon_error *err)
+{
+	return write_u64(dir, file, v, err);
 }
 
 static bool file_exists(const char *dir, const char *file)
@@ -205,6 +218,7 @@ int cordon_cgroup_create(const struct cordon_cgroup_layout *layout, const char *
 
 	memset(cg, 0, sizeof(*cg));
 	cg->v2_fd = -1;
+	cg->device_prog_fd = -1;
 	cg->enforced = true;
 	for (size_t i = 0; i < ARRAY_SIZE(all); i++) {
 		unsigned c = all[i];
@@ -372,4 +386,5 @@ void cordon_cgroup_destroy(struct cordon_cgroup *cg)
 	}
 	cg->n = 0;
 	cordon_closep(&cg->v2_fd);
+	cordon_closep(&cg->device_prog_fd);
 }

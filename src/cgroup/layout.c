@@ -49,6 +49,10 @@ static unsigned ctrl_bits(const char *list)
 			bits |= CORDON_CTRL_CPUACCT;
 		else if (strcmp(c, "pids") == 0)
 			bits |= CORDON_CTRL_PIDS;
+		else if (strcmp(c, "cpuset") == 0)
+			bits |= CORDON_CTRL_CPUSET;
+		else if (strcmp(c, "devices") == 0)
+			bits |= CORDON_CTRL_DEVICES;
 	}
 	return bits;
 }

@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: Apache-2.0
+/* The OCI linux.resources object on a sandbox's cgroups. */
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cgroup-internal.h"
+
+uint64_t cordon_shares_to_weight(uint64_t shares)
+{
+	if (shares == 0)
+		return 0;
+	if (shares < 2)
+		shares = 2;
+	if (shares > 262144)
+		shares = 262144;
+	/* [2, 262144] onto [1, 10000], as the kernel documents for cgroup v2. */
+	return 1 + ((shares - 2) * 9999) / 262142;
+}
+
+void cordon_resources_to_limits(const struct cordon_resources *res, struct cordon_limits *l)
+{
+	if (res->memory_limit > 0)
+		l->memory = (uint64_t)res->memory_limit;
+	if (res->memory_swap > 0)
+		l->memory_swap = (uint64_t)res->memory_swap;
+	if (res->cpu_quota > 0) {
+		l->cpu_quota = (uint64_t)res->cpu_quota;
+		l->cpu_period = res->cpu_period ? res->cpu_period : CORDON_CPU_PERIOD_US;
+	}
+	if (res->pids_limit > 0) {
+		l->pids = (uint64_t)res->pids_limit;
+		l->pids_default = false;
+	}
+}
+
+static int hier_with(const struct cordon_cgroup_layout *layout, unsigned ctrl, bool want_v2)
+{
+	for (size_t i = 0; i < layout->n; i++)
+		if (layout->hier[i].v2 == want_v2 && (layout->hier[i].ctrls & ctrl))
+			return (int)i;
+	return -1;
+}
+
+int cgroup_dir_for(const struct cordon_cgroup_layout *layout, size_t h, const char *id,
+		   const char *parent, struct cordon_cgroup *cg, const char **dir,
+		   struct cordon_error *err)
+{
+	const struct cordon_cgroup_hier *hi = &layout->hier[h];
+	const char *base = parent ? parent : hi->path;
+	_cleanup_free_ char *path = cordon_xasprintf("%s%s/cordon-%s", hi->mount,
+						     strcmp(base, "/") == 0 ? "" : base, id);
+
+	for (size_t i = 0; i < cg->n; i++) {
+		if (strcmp(cg->dir[i], path) == 0) {
+			*dir = cg->dir[i];
+			return (int)i;
+		}
+	}
+	if (cg->n == CORDON_CGROUP_MAX_HIER)
+		return cordon_error_set(err, CORDON_E_CGROUP, E2BIG, "too many hierarchies");
+	if (mkdir(path, 0755) < 0)
+		return cordon_error_set(err, CORDON_E_CGROUP, errno, "creating %s", path);
+	cg->dir[cg->n] = TAKE_PTR(path);
+	cg->v2[cg->n] = hi->v2;
+	cg->ctrls[cg->n] = 0;
+	*dir = cg->dir[cg->n];
+	return (int)cg->n++;
+}
+
+/* A v1 cpuset child starts empty and refuses tasks: inherit the parent's first. */
+static int cpuset_v1(const char *dir, const struct cordon_resources *res, struct cordon_error *err)
+{
+	static const char *const files[] = { "cpuset.cpus", "cpuset.mems" };
+	const char *wanted[] = { res->cpus, res->mems };
+
+	for (size_t i = 0; i < 2; i++) {
+		_cleanup_free_ char *parent_file = cordon_xasprintf("%s/../%s", dir, files[i]);
+		_cleanup_free_ char *inherited = NULL;
+		const char *v = wanted[i];
+
+		if (!v || !*v) {
+			if (cordon_read_file_at(AT_FDCWD, parent_file, &inherited, NULL) < 0)
+				return cordon_error_set(err, CORDON_E_CGROUP, errno, "reading %s",
+							parent_file);
+			inherited[strcspn(inherited, "\n")] = '\0';
+			v = inherited;
+		}
+		if (cgroup_write(dir, files[i], v, err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+int cordon_cgroup_apply_resources(const struct cordon_cgroup_layout *layout, const char *id,
+				  const char *parent, const struct cordon_resources *res,
+				  struct cordon_cgroup *cg, struct cordon_error *err)
+{
+	bool v1;
+	const char *dir;
+	int h, i;
+
+	/* memory.reservation: v1 soft limit, v2 memory.low */
+	if (res->memory_reservation > 0) {
+		v1 = (h = hier_with(layout, CORDON_CTRL_MEMORY, false)) >= 0;
+		if (!v1 && (h = hier_with(layout, CORDON_CTRL_MEMORY, true)) < 0)
+			return cordon_error_set(err, CORDON_E_CGROUP, 0,
+						"linux.resources.memory.reservation: no memory controller");
+		if ((i = cgroup_dir_for(layout, (size_t)h, id, parent, cg, &dir, err)) < 0 ||
+		    cgroup_write_u64(dir, v1 ? "memory.soft_limit_in_bytes" : "memory.low",
+				     (uint64_t)res->memory_reservation, err) < 0)
+			return -1;
+	}
+	if (res->cpu_shares) {
+		v1 = (h = hier_with(layout, CORDON_CTRL_CPU, false)) >= 0;
+		if (!v1 && (h = hier_with(layout, CORDON_CTRL_CPU, true)) < 0)
+			return cordon_error_set(err, CORDON_E_CGROUP, 0,
+						"linux.resources.cpu.shares: no cpu controller");
+		if ((i = cgroup_dir_for(layout, (size_t)h, id, parent, cg, &dir, err)) < 0 ||
+		    cgroup_write_u64(dir, v1 ? "cpu.shares" : "cpu.weight",
+				     v1 ? res->cpu_shares : cordon_shares_to_weight(res->cpu_shares),
+				     err) < 0)
+			return -1;
+	}
+	if ((res->cpus && *res->cpus) || (res->mems && *res->mems)) {
+		v1 = (h = hier_with(layout, CORDON_CTRL_CPUSET, false)) >= 0;
+		if (!v1 && (h = hier_with(layout, CORDON_CTRL_CPUSET, true)) < 0)
+			return cordon_error_set(err, CORDON_E_CGROUP, 0,
+						"linux.resources.cpu.cpus/mems: no cpuset controller");
+		if ((i = cgroup_dir_for(layout, (size_t)h, id, parent, cg, &dir, err)) < 0)
+			return -1;
+		if (v1 ? cpuset_v1(dir, res, err) < 0
+		       : ((res->cpus && *res->cpus && cgroup_write(dir, "cpuset.cpus", res->cpus, err) < 0) ||
+			  (res->mems && *res->mems && cgroup_write(dir, "cpuset.mems", res->mems, err) < 0)))
+			return -1;
+	}
+	if (res->n_devices) {
+		v1 = (h = hier_with(layout, CORDON_CTRL_DEVICES, false)) >= 0;
+		if (!v1 && (h = hier_with(layout, 0, true)) < 0) {
+			/* v2: any cgroup2 hierarchy takes a device program */
+			for (size_t k = 0; k < layout->n && h < 0; k++)
+				if (layout->hier[k].v2)
+					h = (int)k;
+		}
+		if (h < 0)
+			return cordon_error_set(err, CORDON_E_CGROUP, 0,
+						"linux.resources.devices: no devices controller and no cgroup2");
+		if ((i = cgroup_dir_for(layout, (size_t)h, id, parent, cg, &dir, err)) < 0)
+			return -1;
+		if (v1 ? cgroup_devices_v1(dir, res->devices, res->n_devices, err) < 0
+		       : cgroup_devices_v2(dir, res->devices, res->n_devices, &cg->device_prog_fd, err) < 0)
+			return -1;
+	}
+	return 0;
+}
