@@ -194,8 +194,8 @@ int cgroup_devices_v2(const char *dir, const struct cordon_device_rule *rules, s
 		int e = errno;
 
 		log[strcspn(log, "\n")] = '\0';
-		return cordon_error_set(err, CORDON_E_CGROUP, e, "loading the device program%s%s",
-					*log ? " (verifier: " : "", *log ? log : "");
+		return cordon_error_set(err, CORDON_E_CGROUP, e, "loading the device program%s%s%s",
+					*log ? " (verifier: " : "", log, *log ? ")" : "");
 	}
 	cgfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (cgfd < 0)
