@@ -1,0 +1,326 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * net: cordon's network containment engine (docs/network.md).
+ *
+ *   allowlist  IPs, CIDRs, exact hostnames and single-label wildcards,
+ *              normalised and validated before anything is created;
+ *              hostnames matched through a trie on reversed labels
+ *   addr       the vetting table: which addresses DNS may attest
+ *   dns        a bounded DNS wire-format parser and editor
+ *   dnsproxy   the per-sandbox DNS proxy (one epoll loop, UDP and TCP)
+ *   nft        the gateway's nftables ruleset, built with libnftnl and
+ *              committed as one batch through libmnl
+ */
+#ifndef CORDON_NET_H
+#define CORDON_NET_H
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cordon/core.h"
+
+/* ---------------------------------------------------------------------- */
+/* Addresses                                                               */
+/* ---------------------------------------------------------------------- */
+
+struct cordon_addr {
+	int family; /* AF_INET or AF_INET6 */
+	union {
+		struct in_addr v4;
+		struct in6_addr v6;
+		uint8_t bytes[16];
+	} u;
+};
+
+struct cordon_cidr {
+	struct cordon_addr addr; /* network address (host bits zero) */
+	unsigned prefix;         /* 0-32 or 0-128 */
+};
+
+/* Parse "a.b.c.d", "::1", "10.0.0.0/8", "fd00::/8". 0 or -EINVAL. */
+int cordon_addr_parse(const char *s, struct cordon_addr *out);
+int cordon_cidr_parse(const char *s, struct cordon_cidr *out, bool *host_bits_set);
+bool cordon_cidr_contains(const struct cordon_cidr *c, const struct cordon_addr *a);
+/* Text form; buf of INET6_ADDRSTRLEN + 4 (for "/NNN") is enough. */
+void cordon_addr_format(const struct cordon_addr *a, char *buf, size_t len);
+void cordon_cidr_format(const struct cordon_cidr *c, char *buf, size_t len);
+
+/* Why the vetting table refuses an address (CORDON_VET_OK when it does not). */
+enum cordon_vet {
+	CORDON_VET_OK = 0,
+	CORDON_VET_UNSPECIFIED,
+	CORDON_VET_LOOPBACK,
+	CORDON_VET_LINK_LOCAL,
+	CORDON_VET_METADATA,
+	CORDON_VET_PRIVATE,   /* RFC 1918, ULA fc00::/7 */
+	CORDON_VET_CGNAT,     /* 100.64.0.0/10 */
+	CORDON_VET_MULTICAST,
+	CORDON_VET_BROADCAST,
+	CORDON_VET_THIS_NETWORK, /* 0.0.0.0/8 */
+	CORDON_VET_RESERVED,     /* 240.0.0.0/4 */
+	CORDON_VET_BENCHMARK,    /* 198.18.0.0/15 */
+	CORDON_VET_DOCUMENTATION,
+	CORDON_VET_EMBEDDED,     /* IPv4-mapped/compatible, NAT64, 6to4 of a refused IPv4 */
+	CORDON_VET_COUNT,
+};
+
+/* Stable short name for audit rows ("loopback", "metadata", ...). */
+const char *cordon_vet_name(enum cordon_vet v);
+
+/*
+ * The one decision: may an address attested by DNS enter the allow sets?
+ * Refused unless a CIDR entry of the allowlist covers it explicitly
+ * (allowed may be NULL). A test-only override (see docs/network.md) can
+ * turn one range "public" for the private test lab.
+ */
+enum cordon_vet cordon_addr_vet(const struct cordon_addr *a, const struct cordon_cidr *allowed,
+				size_t n_allowed);
+
+/* The table itself, for the nft blocked sets: every refused range. */
+size_t cordon_vet_table(int family, const struct cordon_cidr **ranges);
+
+/* ---------------------------------------------------------------------- */
+/* Allowlist                                                               */
+/* ---------------------------------------------------------------------- */
+
+enum cordon_allow_kind {
+	CORDON_ALLOW_ADDR,     /* a single address (stored as a /32 or /128 CIDR) */
+	CORDON_ALLOW_CIDR,
+	CORDON_ALLOW_HOST,     /* exact hostname */
+	CORDON_ALLOW_WILDCARD, /* "*.example.org": one label below example.org */
+};
+
+struct cordon_allow_entry {
+	enum cordon_allow_kind kind;
+	char *text;              /* normalised form */
+	struct cordon_cidr cidr; /* ADDR and CIDR */
+};
+
+struct cordon_allowlist; /* opaque: entries plus the hostname trie */
+
+struct cordon_allowlist *cordon_allowlist_new(void);
+void cordon_allowlist_free(struct cordon_allowlist *al);
+
+/*
+ * Add one --net-allow value (comma-separated entries allowed). Every entry
+ * is validated; an error names the entry. allow_any permits 0.0.0.0/0 and
+ * ::/0 (--net-allow-any).
+ */
+int cordon_allowlist_add(struct cordon_allowlist *al, const char *value, bool allow_any,
+			 struct cordon_error *err);
+/* One entry per line, '#' comments, blank lines ignored. */
+int cordon_allowlist_add_file(struct cordon_allowlist *al, const char *path, bool allow_any,
+			      struct cordon_error *err);
+
+/* Hostname match (case-insensitive, trailing dot ignored). O(labels). */
+bool cordon_allowlist_match_name(const struct cordon_allowlist *al, const char *name);
+/* Address listed literally or inside a listed CIDR. */
+bool cordon_allowlist_match_addr(const struct cordon_allowlist *al, const struct cordon_addr *a);
+
+size_t cordon_allowlist_count(const struct cordon_allowlist *al);
+const struct cordon_allow_entry *cordon_allowlist_entry(const struct cordon_allowlist *al, size_t i);
+/* CIDR and address entries, for cordon_addr_vet's explicit cover and the nft static sets. */
+size_t cordon_allowlist_cidrs(const struct cordon_allowlist *al, const struct cordon_cidr **out);
+/* SHA-256 hex over the normalised, sorted, deduplicated entries, '\n'-joined. */
+void cordon_allowlist_fingerprint(const struct cordon_allowlist *al, char out[65]);
+
+/* ---------------------------------------------------------------------- */
+/* DNS wire format                                                         */
+/* ---------------------------------------------------------------------- */
+
+#define CORDON_DNS_NAME_MAX 255 /* presentation form incl. NUL, without trailing dot */
+#define CORDON_DNS_MAX_RECORDS 256
+
+enum {
+	CORDON_DNS_TYPE_A = 1,
+	CORDON_DNS_TYPE_CNAME = 5,
+	CORDON_DNS_TYPE_AAAA = 28,
+	CORDON_DNS_TYPE_OPT = 41,
+	CORDON_DNS_TYPE_SVCB = 64,
+	CORDON_DNS_TYPE_HTTPS = 65,
+};
+
+enum {
+	CORDON_DNS_RCODE_NOERROR = 0,
+	CORDON_DNS_RCODE_FORMERR = 1,
+	CORDON_DNS_RCODE_SERVFAIL = 2,
+	CORDON_DNS_RCODE_NXDOMAIN = 3,
+	CORDON_DNS_RCODE_NOTIMP = 4,
+	CORDON_DNS_RCODE_REFUSED = 5,
+};
+
+struct cordon_dns_question {
+	char name[CORDON_DNS_NAME_MAX]; /* lower case, no trailing dot */
+	uint16_t qtype;
+	uint16_t qclass;
+};
+
+/* One resource record of a parsed message (answer, authority or additional). */
+struct cordon_dns_rr {
+	char name[CORDON_DNS_NAME_MAX];
+	uint16_t type;
+	uint16_t rclass;
+	uint32_t ttl;
+	uint16_t section;   /* 1 answer, 2 authority, 3 additional */
+	size_t offset;      /* of the record in the message */
+	size_t length;      /* of the whole record */
+	size_t rdata_offset;
+	uint16_t rdlength;
+	char target[CORDON_DNS_NAME_MAX]; /* CNAME target, decompressed */
+	struct cordon_addr addr;          /* A / AAAA */
+};
+
+struct cordon_dns_msg {
+	uint16_t id;
+	uint16_t flags;
+	uint16_t qdcount, ancount, nscount, arcount;
+	struct cordon_dns_question question; /* the first (and only accepted) one */
+	struct cordon_dns_rr rr[CORDON_DNS_MAX_RECORDS];
+	size_t n_rr;
+};
+
+/*
+ * Parse a whole message. Bounded: every length checked, compression
+ * pointers must point backwards and are followed at most 32 times per
+ * name, names at most 255 bytes, no recursion. -EINVAL / -EMSGSIZE.
+ */
+int cordon_dns_parse(const uint8_t *buf, size_t len, struct cordon_dns_msg *msg);
+/* Only the header and the first question (for queries). */
+int cordon_dns_parse_question(const uint8_t *buf, size_t len, struct cordon_dns_msg *msg);
+
+/* A reply with rcode that echoes the query's id and question. Returns length or -errno. */
+ssize_t cordon_dns_build_error(const uint8_t *query, size_t qlen, int rcode, uint8_t *out,
+			       size_t cap);
+
+/*
+ * The A/AAAA records whose owner is the question name or a name on its
+ * CNAME chain (followed from the question name, at most 16 links, loops
+ * refused). Fills idx with indexes into msg->rr. Returns the count.
+ */
+size_t cordon_dns_chain_addrs(const struct cordon_dns_msg *msg, size_t *idx, size_t cap);
+
+/*
+ * Rewrite a reply in place: keep only the records for which keep[i] is
+ * true (indexes into msg->rr; records not listed in msg->rr such as OPT
+ * are kept), drop HTTPS and SVCB records whole, and fix the counts.
+ * Returns the new length or -errno.
+ */
+ssize_t cordon_dns_filter(uint8_t *buf, size_t len, const struct cordon_dns_msg *msg,
+			  const bool *keep);
+
+/* Set or clear the TC bit. */
+void cordon_dns_set_tc(uint8_t *buf, size_t len, bool tc);
+
+/* ---------------------------------------------------------------------- */
+/* nftables ruleset of a gateway namespace                                 */
+/* ---------------------------------------------------------------------- */
+
+#define CORDON_NFT_TABLE "cordon"
+#define CORDON_NFT_SET_MAX 65536
+
+struct cordon_nft; /* a netfilter netlink socket plus batch state */
+
+struct cordon_nft_config {
+	const char *workload_if;       /* the gateway's interface towards the workload */
+	const char *uplink_if;         /* towards the outside, or NULL */
+	struct cordon_addr proxy4;     /* the DNS proxy's address on the workload link */
+	struct cordon_addr proxy6;     /* family 0 when absent */
+	bool masquerade;               /* postrouting masquerade on the uplink */
+	const struct cordon_cidr *static_allow; /* CIDR and literal entries */
+	size_t n_static;
+	const struct cordon_cidr *blocked;      /* vetting table + uplink and host addresses */
+	size_t n_blocked;
+	uint32_t set_size;             /* max elements of allow4/allow6 */
+	bool dns_closed;               /* --dns none: no port 53 */
+};
+
+struct cordon_nft_counters {
+	uint64_t dropped_packets;
+	uint64_t dropped_bytes;
+};
+
+/* Open a netfilter socket in the current network namespace. */
+struct cordon_nft *cordon_nft_open(struct cordon_error *err);
+void cordon_nft_close(struct cordon_nft *nft);
+
+/* Create table inet cordon with its sets and chains, in one atomic batch. */
+int cordon_nft_create(struct cordon_nft *nft, const struct cordon_nft_config *cfg,
+		      struct cordon_error *err);
+/* Add addresses to allow4/allow6 with a timeout (ms), one batch for all of them. */
+int cordon_nft_allow(struct cordon_nft *nft, const struct cordon_addr *addrs, size_t n,
+		     uint32_t timeout_ms, struct cordon_error *err);
+int cordon_nft_read_counters(struct cordon_nft *nft, struct cordon_nft_counters *out,
+			     struct cordon_error *err);
+/* Elements currently in a set (allow4, allow6, static4, ...), for tests and reports. */
+int cordon_nft_list_set(struct cordon_nft *nft, const char *set, struct cordon_addr *out,
+			size_t cap, size_t *n, struct cordon_error *err);
+int cordon_nft_delete(struct cordon_nft *nft, struct cordon_error *err);
+
+/* ---------------------------------------------------------------------- */
+/* DNS proxy                                                               */
+/* ---------------------------------------------------------------------- */
+
+#define CORDON_DNS_TTL_FLOOR_S 30
+#define CORDON_DNS_TTL_CEILING_S 3600
+
+struct cordon_dnsproxy;
+
+/* One decision, for the audit layer. */
+struct cordon_dns_event {
+	const char *name;
+	uint16_t qtype;
+	bool allowed;
+	const struct cordon_addr *added;   /* inserted into the allow sets */
+	size_t n_added;
+	const struct cordon_addr *refused; /* dropped from the reply by vetting */
+	const enum cordon_vet *refused_why;
+	size_t n_refused;
+	int rcode; /* what the client got */
+	const char *note; /* "rate limited", "upstream timeout", ... or NULL */
+};
+
+struct cordon_dnsproxy_config {
+	const struct cordon_allowlist *allowlist;
+	const struct sockaddr_storage *upstreams;
+	size_t n_upstreams;
+	uint32_t upstream_timeout_ms;  /* per attempt */
+	uint32_t ttl_floor_s, ttl_ceiling_s;
+	uint32_t max_inflight;
+	uint32_t qps;                  /* token bucket rate; burst = qps */
+	uint32_t max_addrs_per_reply;
+	uint32_t max_set_elements;
+	/* Insert addresses before the reply leaves; 0 or -errno (reply SERVFAIL then). */
+	int (*insert)(void *opaque, const struct cordon_addr *addrs, size_t n, uint32_t timeout_ms);
+	void (*event)(void *opaque, const struct cordon_dns_event *ev);
+	void *opaque;
+};
+
+struct cordon_dnsproxy_stats {
+	uint64_t queries, allowed, denied, forwarded, servfail, tcp_retries;
+	uint64_t rate_limited, inflight_limited, addr_cap_hits, set_full;
+	uint64_t addrs_inserted, addrs_refused;
+};
+
+/*
+ * A proxy serving the given sockets (UDP and listening TCP, already bound,
+ * non-blocking; it takes ownership). Its fds are driven by the caller's
+ * epoll loop through cordon_dnsproxy_fds / cordon_dnsproxy_handle, so the
+ * supervisor runs it in its own single loop.
+ */
+struct cordon_dnsproxy *cordon_dnsproxy_new(const struct cordon_dnsproxy_config *cfg,
+					    int udp_fd, int tcp_fd, struct cordon_error *err);
+void cordon_dnsproxy_free(struct cordon_dnsproxy *p);
+/* Register every fd the proxy wants watched into epfd (data.ptr = p's own tags). */
+int cordon_dnsproxy_attach(struct cordon_dnsproxy *p, int epfd, struct cordon_error *err);
+/* Handle one epoll event whose data.ptr the proxy registered; returns 1 if it was ours. */
+int cordon_dnsproxy_handle(struct cordon_dnsproxy *p, void *tag, uint32_t events);
+/* Milliseconds until the proxy's next deadline (-1 none), and running it. */
+int cordon_dnsproxy_timeout_ms(const struct cordon_dnsproxy *p);
+void cordon_dnsproxy_tick(struct cordon_dnsproxy *p);
+void cordon_dnsproxy_stats(const struct cordon_dnsproxy *p, struct cordon_dnsproxy_stats *out);
+
+#endif
