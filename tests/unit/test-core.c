@@ -1,0 +1,517 @@
+// SPDX-License-Identifier: Apache-2.0
+/* Unit tests of src/core: the error type, strict parsers, strv, file helpers. */
+#include <fcntl.h>
+#include <stdint.h>
+#include <string.h>
+#include <time.h>
+
+#include "cordon/core.h"
+#include "unit.h"
+
+/* --- errors ---------------------------------------------------------- */
+
+START_TEST(error_set_fills_fields)
+{
+	struct cordon_error err = { 0 };
+
+	ck_assert_int_eq(cordon_error_set(&err, CORDON_E_PATH, ENOENT, "--bind %s", "/x"), -1);
+	ck_assert_int_eq(err.code, CORDON_E_PATH);
+	ck_assert_int_eq(err.errnum, ENOENT);
+	ck_assert_str_eq(err.msg, "--bind /x");
+}
+END_TEST
+
+START_TEST(error_set_truncates_long_message)
+{
+	struct cordon_error err = { 0 };
+	char big[2000];
+
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	cordon_error_set(&err, CORDON_E_INTERNAL, 0, "%s", big);
+	ck_assert_uint_eq(strlen(err.msg), sizeof(err.msg) - 1);
+}
+END_TEST
+
+START_TEST(error_wrap_prefixes_context)
+{
+	struct cordon_error err = { 0 };
+
+	cordon_error_set(&err, CORDON_E_NET_POLICY, EPERM, "commit");
+	ck_assert_int_eq(cordon_error_wrap(&err, "nft"), -1);
+	ck_assert_int_eq(cordon_error_wrap(&err, "net: %s", "gateway"), -1);
+	ck_assert_str_eq(err.msg, "net: gateway: nft: commit");
+	/* Wrapping adds context; it never changes the code or the errno. */
+	ck_assert_int_eq(err.code, CORDON_E_NET_POLICY);
+	ck_assert_int_eq(err.errnum, EPERM);
+}
+END_TEST
+
+START_TEST(error_wrap_long_context_stays_terminated)
+{
+	struct cordon_error err = { 0 };
+	char big[1000];
+
+	memset(big, 'y', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	cordon_error_set(&err, CORDON_E_MOUNT, 0, "inner");
+	cordon_error_wrap(&err, "%s", big);
+	ck_assert_uint_lt(strlen(err.msg), sizeof(err.msg));
+	ck_assert_int_eq(err.msg[0], 'y');
+}
+END_TEST
+
+START_TEST(error_message_appends_strerror)
+{
+	struct cordon_error err = { 0 };
+	char buf[256], want[256];
+
+	cordon_error_set(&err, CORDON_E_ROOTFS, ENOENT, "rootfs /nope");
+	cordon_error_message(&err, buf, sizeof(buf));
+	snprintf(want, sizeof(want), "rootfs /nope: %s", strerror(ENOENT));
+	ck_assert_str_eq(buf, want);
+
+	cordon_error_set(&err, CORDON_E_USAGE, 0, "no command given");
+	cordon_error_message(&err, buf, sizeof(buf));
+	ck_assert_str_eq(buf, "no command given");
+
+	/* A short buffer is truncated, never overrun. */
+	cordon_error_message(&err, buf, 5);
+	ck_assert_str_eq(buf, "no c");
+}
+END_TEST
+
+START_TEST(error_print_one_line_with_code)
+{
+	struct cordon_error err = { 0 };
+	struct unit_capture cap;
+	char want[256];
+	char *out;
+
+	cordon_error_set(&err, CORDON_E_PATH, ENOTDIR, "--workspace /a");
+	unit_capture_start(&cap);
+	cordon_error_print(&err);
+	out = unit_capture_end(&cap);
+	snprintf(want, sizeof(want), "cordon: CORDON_E_PATH: --workspace /a: %s\n",
+		 strerror(ENOTDIR));
+	ck_assert_str_eq(out, want);
+	free(out);
+}
+END_TEST
+
+START_TEST(error_print_flattens_newlines)
+{
+	struct cordon_error err = { 0 };
+	struct unit_capture cap;
+	char *out, *nl;
+
+	cordon_error_set(&err, CORDON_E_SPEC, 0, "line one\nline two\r\nthree");
+	cordon_error_wrap(&err, "ctx\nmore");
+	unit_capture_start(&cap);
+	cordon_error_print(&err);
+	out = unit_capture_end(&cap);
+	nl = strchr(out, '\n');
+	ck_assert_ptr_nonnull(nl);
+	ck_assert_msg(nl[1] == '\0', "more than one line printed: '%s'", out);
+	ck_assert_ptr_null(strchr(out, '\r'));
+	ck_assert_str_eq(out, "cordon: CORDON_E_SPEC: ctx more: line one line two  three\n");
+	free(out);
+}
+END_TEST
+
+START_TEST(code_names_are_stable)
+{
+	/* These strings are an interface (scripts match them); never rename. */
+	static const struct {
+		enum cordon_code code;
+		int value;
+		const char *name;
+	} table[] = {
+		{ CORDON_OK, 0, "CORDON_OK" },
+		{ CORDON_E_USAGE, 1, "CORDON_E_USAGE" },
+		{ CORDON_E_ROOTFS, 2, "CORDON_E_ROOTFS" },
+		{ CORDON_E_PATH, 3, "CORDON_E_PATH" },
+		{ CORDON_E_USERNS, 4, "CORDON_E_USERNS" },
+		{ CORDON_E_NAMESPACE, 5, "CORDON_E_NAMESPACE" },
+		{ CORDON_E_MOUNT, 6, "CORDON_E_MOUNT" },
+		{ CORDON_E_STATE, 7, "CORDON_E_STATE" },
+		{ CORDON_E_RESULT, 8, "CORDON_E_RESULT" },
+		{ CORDON_E_EXEC, 9, "CORDON_E_EXEC" },
+		{ CORDON_E_INTERNAL, 10, "CORDON_E_INTERNAL" },
+		{ CORDON_E_SECURITY, 11, "CORDON_E_SECURITY" },
+		{ CORDON_E_CGROUP, 12, "CORDON_E_CGROUP" },
+		{ CORDON_E_NET_POLICY, 13, "CORDON_E_NET_POLICY" },
+		{ CORDON_E_SPEC, 14, "CORDON_E_SPEC" },
+	};
+
+	ck_assert_int_eq(ARRAY_SIZE(table), CORDON_CODE_COUNT);
+	for (size_t i = 0; i < ARRAY_SIZE(table); i++) {
+		ck_assert_int_eq(table[i].code, table[i].value);
+		ck_assert_str_eq(cordon_code_name(table[i].code), table[i].name);
+	}
+}
+END_TEST
+
+START_TEST(code_name_out_of_range)
+{
+	ck_assert_str_eq(cordon_code_name(CORDON_CODE_COUNT), "CORDON_E_INTERNAL");
+	ck_assert_str_eq(cordon_code_name((enum cordon_code)1000), "CORDON_E_INTERNAL");
+	ck_assert_str_eq(cordon_code_name((enum cordon_code)-1), "CORDON_E_INTERNAL");
+}
+END_TEST
+
+START_TEST(warn_is_one_prefixed_line)
+{
+	struct unit_capture cap;
+	char *out;
+
+	unit_capture_start(&cap);
+	cordon_warn("no %s here", "subuid");
+	out = unit_capture_end(&cap);
+	ck_assert_str_eq(out, "cordon: warning: no subuid here\n");
+	free(out);
+}
+END_TEST
+
+/* --- strict number parsing ----------------------------------------- */
+
+START_TEST(parse_u64_accepts_plain_decimal)
+{
+	uint64_t v = 99;
+
+	ck_assert_int_eq(cordon_parse_u64("0", &v), 0);
+	ck_assert_uint_eq(v, 0);
+	ck_assert_int_eq(cordon_parse_u64("42", &v), 0);
+	ck_assert_uint_eq(v, 42);
+	ck_assert_int_eq(cordon_parse_u64("18446744073709551615", &v), 0);
+	ck_assert_uint_eq(v, UINT64_MAX);
+}
+END_TEST
+
+START_TEST(parse_u64_rejects)
+{
+	static const char *const bad[] = {
+		"-1", " 1", "1 ", "1x", "", "+1", "0x10", "1.5", "١", "\t1", "1\n",
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		uint64_t v = 7;
+		int r = cordon_parse_u64(bad[i], &v);
+
+		ck_assert_msg(r < 0, "cordon_parse_u64(\"%s\") accepted it as %llu", bad[i],
+			      (unsigned long long)v);
+		ck_assert_msg(r == -EINVAL, "cordon_parse_u64(\"%s\") = %d, want -EINVAL", bad[i], r);
+	}
+	ck_assert_int_lt(cordon_parse_u64(NULL, &(uint64_t){ 0 }), 0);
+}
+END_TEST
+
+START_TEST(parse_u64_overflow)
+{
+	uint64_t v = 7;
+
+	ck_assert_int_eq(cordon_parse_u64("18446744073709551616", &v), -ERANGE);
+	ck_assert_int_eq(cordon_parse_u64("99999999999999999999999", &v), -ERANGE);
+}
+END_TEST
+
+START_TEST(parse_seconds_ms_values)
+{
+	static const struct {
+		const char *in;
+		uint64_t ms;
+	} good[] = {
+		{ "1", 1000 }, { "0.5", 500 }, { "1.25", 1250 }, { "0", 0 },
+		{ "2.001", 2001 }, { "10", 10000 }, { "0.05", 50 }, { "3.000", 3000 },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(good); i++) {
+		uint64_t ms = 1;
+
+		ck_assert_msg(cordon_parse_seconds_ms(good[i].in, &ms) == 0,
+			      "cordon_parse_seconds_ms(\"%s\") failed", good[i].in);
+		ck_assert_msg(ms == good[i].ms, "cordon_parse_seconds_ms(\"%s\") = %llu, want %llu",
+			      good[i].in, (unsigned long long)ms, (unsigned long long)good[i].ms);
+	}
+}
+END_TEST
+
+START_TEST(parse_seconds_ms_rejects)
+{
+	static const char *const bad[] = {
+		"1.", ".5", "a", "", "-1", " 1", "1.x", "1.5s", "1..5", "1.-5", "+1", ".",
+		"18446744073709551615", "99999999999999999999999",
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		uint64_t ms = 7;
+
+		ck_assert_msg(cordon_parse_seconds_ms(bad[i], &ms) < 0,
+			      "cordon_parse_seconds_ms(\"%s\") accepted it as %llu ms", bad[i],
+			      (unsigned long long)ms);
+	}
+	ck_assert_int_lt(cordon_parse_seconds_ms(NULL, &(uint64_t){ 0 }), 0);
+}
+END_TEST
+
+/* --- strv ------------------------------------------------------------ */
+
+START_TEST(strv_push_copies_and_terminates)
+{
+	char **v = NULL;
+	size_t n = 0;
+	char word[8] = "alpha";
+
+	cordon_strv_push(&v, &n, word);
+	strcpy(word, "beta");
+	cordon_strv_push(&v, &n, word);
+	cordon_strv_push(&v, &n, "");
+	ck_assert_uint_eq(n, 3);
+	ck_assert_str_eq(v[0], "alpha");
+	ck_assert_str_eq(v[1], "beta");
+	ck_assert_str_eq(v[2], "");
+	ck_assert_ptr_null(v[3]);
+	cordon_strv_free(v);
+}
+END_TEST
+
+START_TEST(strv_free_null_and_cleanup)
+{
+	cordon_strv_free(NULL);
+	{
+		_cleanup_strv_ char **v = NULL;
+		size_t n = 0;
+
+		for (int i = 0; i < 100; i++)
+			cordon_strv_push(&v, &n, "x");
+		ck_assert_uint_eq(n, 100);
+		ck_assert_ptr_null(v[100]);
+	}
+	{
+		_cleanup_strv_ char **empty = NULL;
+
+		(void)empty;
+	}
+}
+END_TEST
+
+/* --- memory and ownership helpers ---------------------------------- */
+
+START_TEST(take_ptr_and_fd)
+{
+	char *p = cordon_xstrdup("x");
+	char *q = TAKE_PTR(p);
+	int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	int g;
+
+	ck_assert_ptr_null(p);
+	ck_assert_str_eq(q, "x");
+	free(q);
+	ck_assert_int_ge(fd, 0);
+	g = TAKE_FD(fd);
+	ck_assert_int_eq(fd, -1);
+	ck_assert_int_ge(g, 0);
+	{
+		_cleanup_close_ int h = g;
+
+		(void)h;
+	}
+	/* The cleanup closed it. */
+	ck_assert_int_eq(fcntl(g, F_GETFD), -1);
+	ck_assert_int_eq(errno, EBADF);
+}
+END_TEST
+
+START_TEST(xasprintf_formats)
+{
+	_cleanup_free_ char *s = cordon_xasprintf("%s=%d", "N", 42);
+
+	ck_assert_str_eq(s, "N=42");
+}
+END_TEST
+
+START_TEST(clocks_move_forward)
+{
+	uint64_t a = cordon_now_mono_us(), b = cordon_now_mono_us();
+	uint64_t wall = cordon_now_wall_ms();
+	uint64_t now = (uint64_t)time(NULL) * 1000u;
+
+	ck_assert_uint_ge(b, a);
+	ck_assert_uint_gt(a, 0);
+	ck_assert_uint_ge(wall + 2000, now);
+	ck_assert_uint_le(wall, now + 2000);
+}
+END_TEST
+
+/* --- file helpers ---------------------------------------------------- */
+
+static char *tmp;
+static int tmpfd = -1;
+
+static void files_setup(void)
+{
+	tmp = unit_tmpdir();
+	tmpfd = open(tmp, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	ck_assert_int_ge(tmpfd, 0);
+}
+
+static void files_teardown(void)
+{
+	close(tmpfd);
+	unit_rm_rf(tmp);
+	free(tmp);
+}
+
+START_TEST(write_then_read_file_at)
+{
+	_cleanup_free_ char *path = unit_write(tmp, "f", "");
+	_cleanup_free_ char *data = NULL;
+	size_t len = 99;
+
+	ck_assert_int_eq(cordon_write_file_at(tmpfd, "f", "hello\n", 6), 0);
+	ck_assert_int_eq(cordon_read_file_at(tmpfd, "f", &data, &len), 0);
+	ck_assert_uint_eq(len, 6);
+	ck_assert_str_eq(data, "hello\n");
+}
+END_TEST
+
+START_TEST(write_file_at_does_not_create)
+{
+	struct stat st;
+
+	/* It is meant for files like uid_map that exist; no O_CREAT. */
+	ck_assert_int_eq(cordon_write_file_at(tmpfd, "missing", "x", 1), -ENOENT);
+	ck_assert_int_eq(fstatat(tmpfd, "missing", &st, 0), -1);
+}
+END_TEST
+
+START_TEST(write_file_at_absolute_path)
+{
+	_cleanup_free_ char *path = unit_write(tmp, "abs", "");
+	_cleanup_free_ char *data = NULL;
+
+	ck_assert_int_eq(cordon_write_file_at(AT_FDCWD, path, "0 1000 1\n", 9), 0);
+	ck_assert_int_eq(cordon_read_file_at(AT_FDCWD, path, &data, NULL), 0);
+	ck_assert_str_eq(data, "0 1000 1\n");
+}
+END_TEST
+
+START_TEST(read_file_at_empty_missing_and_dir)
+{
+	_cleanup_free_ char *path = unit_write(tmp, "empty", "");
+	_cleanup_free_ char *data = NULL, *none = NULL;
+	size_t len = 99;
+
+	ck_assert_int_eq(cordon_read_file_at(tmpfd, "empty", &data, &len), 0);
+	ck_assert_ptr_nonnull(data);
+	ck_assert_uint_eq(len, 0);
+	ck_assert_str_eq(data, "");
+	ck_assert_int_eq(cordon_read_file_at(tmpfd, "nope", &none, &len), -ENOENT);
+	ck_assert_ptr_null(none);
+	unit_mkdirs(tmp, "sub");
+	ck_assert_int_eq(cordon_read_file_at(tmpfd, "sub", &none, &len), -EISDIR);
+	ck_assert_ptr_null(none);
+}
+END_TEST
+
+START_TEST(read_file_at_large)
+{
+	const size_t size = 300000;
+	_cleanup_free_ char *want = malloc(size + 1);
+	_cleanup_free_ char *path = NULL, *data = NULL;
+	size_t len = 0;
+
+	for (size_t i = 0; i < size; i++)
+		want[i] = (char)('a' + i % 26);
+	want[size] = '\0';
+	path = unit_write(tmp, "big", want);
+	ck_assert_int_eq(cordon_read_file_at(tmpfd, "big", &data, &len), 0);
+	ck_assert_uint_eq(len, size);
+	ck_assert_int_eq(data[size], '\0');
+	ck_assert_int_eq(memcmp(data, want, size), 0);
+}
+END_TEST
+
+START_TEST(read_file_at_proc)
+{
+	_cleanup_free_ char *data = NULL;
+	size_t len = 0;
+
+	/* procfs files report size 0: reading must not trust st_size. */
+	ck_assert_int_eq(cordon_read_file_at(AT_FDCWD, "/proc/self/status", &data, &len), 0);
+	ck_assert_uint_gt(len, 0);
+	ck_assert_ptr_nonnull(strstr(data, "Pid:"));
+}
+END_TEST
+
+START_TEST(write_all_regular_file_and_bad_fd)
+{
+	const size_t size = 200000;
+	_cleanup_free_ char *buf = malloc(size);
+	_cleanup_free_ char *path = NULL, *data = NULL;
+	_cleanup_close_ int fd = -1;
+	size_t len = 0;
+
+	memset(buf, 'z', size);
+	path = unit_write(tmp, "all", "");
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(cordon_write_all(fd, buf, size), 0);
+	ck_assert_int_eq(cordon_read_file_at(AT_FDCWD, path, &data, &len), 0);
+	ck_assert_uint_eq(len, size);
+	ck_assert_int_eq(cordon_write_all(-1, "x", 1), -EBADF);
+	ck_assert_int_eq(cordon_write_all(fd, "", 0), 0);
+}
+END_TEST
+
+static Suite *core_suite(void)
+{
+	Suite *s = suite_create("core");
+	TCase *tc;
+
+	tc = tcase_create("error");
+	tcase_add_test(tc, error_set_fills_fields);
+	tcase_add_test(tc, error_set_truncates_long_message);
+	tcase_add_test(tc, error_wrap_prefixes_context);
+	tcase_add_test(tc, error_wrap_long_context_stays_terminated);
+	tcase_add_test(tc, error_message_appends_strerror);
+	tcase_add_test(tc, error_print_one_line_with_code);
+	tcase_add_test(tc, error_print_flattens_newlines);
+	tcase_add_test(tc, code_names_are_stable);
+	tcase_add_test(tc, code_name_out_of_range);
+	tcase_add_test(tc, warn_is_one_prefixed_line);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("parse");
+	tcase_add_test(tc, parse_u64_accepts_plain_decimal);
+	tcase_add_test(tc, parse_u64_rejects);
+	tcase_add_test(tc, parse_u64_overflow);
+	tcase_add_test(tc, parse_seconds_ms_values);
+	tcase_add_test(tc, parse_seconds_ms_rejects);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("memory");
+	tcase_add_test(tc, strv_push_copies_and_terminates);
+	tcase_add_test(tc, strv_free_null_and_cleanup);
+	tcase_add_test(tc, take_ptr_and_fd);
+	tcase_add_test(tc, xasprintf_formats);
+	tcase_add_test(tc, clocks_move_forward);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("files");
+	tcase_add_checked_fixture(tc, files_setup, files_teardown);
+	tcase_add_test(tc, write_then_read_file_at);
+	tcase_add_test(tc, write_file_at_does_not_create);
+	tcase_add_test(tc, write_file_at_absolute_path);
+	tcase_add_test(tc, read_file_at_empty_missing_and_dir);
+	tcase_add_test(tc, read_file_at_large);
+	tcase_add_test(tc, read_file_at_proc);
+	tcase_add_test(tc, write_all_regular_file_and_bad_fd);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return unit_run(core_suite());
+}
