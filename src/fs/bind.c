@@ -8,10 +8,15 @@
 
 #include "fs-internal.h"
 
-/* A detached clone of a host path (not recursive: its submounts stay out). */
+/*
+ * A detached clone of a host path with everything mounted below it: in a
+ * user namespace the kernel refuses a non-recursive bind of a tree whose
+ * submounts are locked (that would uncover what they hide).
+ */
 static int clone_tree(const char *path, const char *what, struct cordon_error *err)
 {
-	int tree = cordon_open_tree(AT_FDCWD, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+	int tree = cordon_open_tree(AT_FDCWD, path,
+				    OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
 
 	if (tree < 0)
 		return cordon_error_set(err, CORDON_E_MOUNT, errno, "%s %s", what, path);
@@ -42,7 +47,7 @@ static int bind_one(int root, const char *source, const char *destination, bool 
 		if (tree < 0)
 			return -1;
 	}
-	if (fs_setattr(tree, attrs, destination, err) < 0 ||
+	if (fs_setattr_recursive(tree, attrs, destination, err) < 0 ||
 	    fs_move_tree(tree, target, destination, err) < 0)
 		return -1;
 	return 0;
@@ -78,7 +83,7 @@ static int idmapped_tree(const char *path, int userns_fd, const char *what,
 
 	if (tree < 0)
 		return -2;
-	if (cordon_mount_setattr(tree, "", AT_EMPTY_PATH, &attr, sizeof(attr)) < 0) {
+	if (cordon_mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof(attr)) < 0) {
 		/* EINVAL: this filesystem cannot be idmapped (e.g. NFS): plain bind. */
 		if (errno == EINVAL || errno == EOPNOTSUPP)
 			return -1;

@@ -32,6 +32,9 @@ int fs_move_tree(int tree, int target, const char *what, struct cordon_error *er
 /* Set attributes (MOUNT_ATTR_*) on the mount whose root fd is given. */
 int fs_setattr(int mount_root, unsigned long long set, const char *what,
 	       struct cordon_error *err);
+/* The same on the mount and every mount below it. */
+int fs_setattr_recursive(int mount_root, unsigned long long set, const char *what,
+			 struct cordon_error *err);
 
 int fs_setup_proc(int root, struct cordon_error *err);
 int fs_setup_dev(int root, const struct cordon_fs_options *opts, struct cordon_error *err);

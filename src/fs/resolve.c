@@ -148,13 +148,25 @@ int fs_move_tree(int tree, int target, const char *what, struct cordon_error *er
 	return 0;
 }
 
-int fs_setattr(int mount_root, unsigned long long set, const char *what,
-	       struct cordon_error *err)
+static int setattr_flags(int mount_root, unsigned long long set, unsigned flags, const char *what,
+			 struct cordon_error *err)
 {
 	struct mount_attr attr = { .attr_set = set };
 
-	if (cordon_mount_setattr(mount_root, "", AT_EMPTY_PATH, &attr, sizeof(attr)) < 0)
+	if (cordon_mount_setattr(mount_root, "", AT_EMPTY_PATH | flags, &attr, sizeof(attr)) < 0)
 		return cordon_error_set(err, CORDON_E_MOUNT, errno, "setting attributes of %s",
 					what);
 	return 0;
+}
+
+int fs_setattr(int mount_root, unsigned long long set, const char *what,
+	       struct cordon_error *err)
+{
+	return setattr_flags(mount_root, set, 0, what, err);
+}
+
+int fs_setattr_recursive(int mount_root, unsigned long long set, const char *what,
+			 struct cordon_error *err)
+{
+	return setattr_flags(mount_root, set, AT_RECURSIVE, what, err);
 }

@@ -32,8 +32,8 @@ static int attach_root(const struct cordon_spec *spec, const struct cordon_fs_ho
 						"attaching the idmapped rootfs %s", spec->rootfs);
 		return 0;
 	}
-	/* Not recursive: mounts below the rootfs on the host stay out. */
-	if (mount(spec->rootfs, spec->rootfs, NULL, MS_BIND, NULL) < 0)
+	/* Recursive: a user namespace may not bind a tree without its locked submounts. */
+	if (mount(spec->rootfs, spec->rootfs, NULL, MS_BIND | MS_REC, NULL) < 0)
 		return cordon_error_set(err, CORDON_E_MOUNT, errno, "binding rootfs %s",
 					spec->rootfs);
 	return 0;
