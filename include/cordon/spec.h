@@ -64,6 +64,7 @@ struct cordon_spec {
 	cordon_capset cap_drop; /* --cap-drop */
 	struct cordon_security security; /* resolved by finalize */
 	char *seccomp_profile;  /* --seccomp-profile FILE */
+	bool seccomp_mode_given; /* --seccomp was on the command line */
 	bool print_profile;     /* --print-profile: report, do not run */
 
 	struct cordon_limits limits; /* --memory, --cpus, --pids, ... */

@@ -150,6 +150,8 @@ static int parse_caps(const char *flag, const char *value, cordon_capset *set,
 	_cleanup_free_ char *copy = cordon_xstrdup(value);
 	char *save = NULL;
 
+	if (!*value || value[strspn(value, ",")] == '\0')
+		return cordon_error_set(err, CORDON_E_USAGE, 0, "%s: no capability named", flag);
 	for (char *name = strtok_r(copy, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
 		cordon_capset one;
 
@@ -231,6 +233,9 @@ static int apply_flag(struct cordon_spec *spec, int id, const char *value,
 	case F_RLIMIT:
 		return cordon_rlimit_parse(value, &spec->security.rlimits, err);
 	case F_SECCOMP:
+		if (spec->seccomp_profile)
+			return cordon_error_set(err, CORDON_E_USAGE, 0,
+						"--seccomp and --seccomp-profile exclude each other");
 		if (strcmp(value, "default") == 0)
 			spec->security.seccomp = CORDON_SECCOMP_DEFAULT;
 		else if (strcmp(value, "unconfined") == 0)
@@ -239,8 +244,12 @@ static int apply_flag(struct cordon_spec *spec, int id, const char *value,
 			return cordon_error_set(err, CORDON_E_USAGE, 0,
 						"--seccomp: expected default or unconfined, got '%s'",
 						value);
+		spec->seccomp_mode_given = true;
 		return 0;
 	case F_SECCOMP_PROFILE:
+		if (spec->security.seccomp == CORDON_SECCOMP_UNCONFINED || spec->seccomp_mode_given)
+			return cordon_error_set(err, CORDON_E_USAGE, 0,
+						"--seccomp and --seccomp-profile exclude each other");
 		spec->security.seccomp = CORDON_SECCOMP_PROFILE;
 		return set_string(&spec->seccomp_profile, value);
 	case F_PRINT_PROFILE:

@@ -71,7 +71,9 @@ static bool supervisor_gone(int sync_fd)
  * The workload's user namespace is the last one in this sandbox: the
  * limit counts every namespace created below ours, and the workload's
  * own is the one it allows. Seccomp refuses CLONE_NEWUSER as well; this
- * holds even under --seccomp unconfined or a permissive profile.
+ * holds even under --seccomp unconfined or a permissive profile -- but
+ * only with a sandbox user namespace: under --userns host the limit would
+ * be the host's, and seccomp is the only control (docs/security.md).
  */
 static int limit_user_namespaces(struct cordon_error *err)
 {

@@ -235,8 +235,7 @@ int cordon_seccomp_profile_load(const char *path, struct cordon_security *sec,
 		return cordon_error_set(err, CORDON_E_SPEC, 0, "--seccomp-profile %s: %s", path,
 					*ebuf ? ebuf : "expected a JSON object");
 	}
-	r = parse_action(tree, "defaultAction", "defaultErrnoRet", EPERM, "--seccomp-profile", &dflt,
-			 err);
+	r = parse_action(tree, "defaultAction", "defaultErrnoRet", EPERM, "profile", &dflt, err);
 	if (r == 0) {
 		ctx = seccomp_init(dflt);
 		if (!ctx)
@@ -256,16 +255,15 @@ int cordon_seccomp_profile_load(const char *path, struct cordon_security *sec,
 			if (!name)
 				k = ARRAY_SIZE(arches);
 			if (k == ARRAY_SIZE(arches)) {
-				r = cordon_error_set(err, CORDON_E_SPEC, 0,
-						     "--seccomp-profile: architectures[%zu]: unknown", i);
+				r = cordon_error_set(err, CORDON_E_SPEC, 0, "architectures[%zu]: unknown",
+						     i);
 				break;
 			}
 			if (arches[k].arch != seccomp_arch_native()) {
 				int e = seccomp_arch_add(ctx, arches[k].arch);
 
 				if (e < 0 && e != -EEXIST)
-					r = cordon_error_set(err, CORDON_E_SPEC, -e,
-							     "--seccomp-profile: architecture %s",
+					r = cordon_error_set(err, CORDON_E_SPEC, -e, "architecture %s",
 							     arches[k].name);
 			}
 		}
@@ -274,7 +272,8 @@ int cordon_seccomp_profile_load(const char *path, struct cordon_security *sec,
 		r = add_rules(ctx, field(tree, "syscalls"), err);
 	if (r == 0)
 		r = export_filter(ctx, sec, err);
-	if (r < 0 && err->code == CORDON_E_SPEC && strncmp(err->msg, "--seccomp", 9) != 0)
+	/* Every message names the file, whichever step refused it. */
+	if (r < 0 && !strstr(err->msg, path))
 		cordon_error_wrap(err, "--seccomp-profile %s", path);
 	if (ctx)
 		seccomp_release(ctx);

@@ -1,0 +1,598 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * sec-probe: attempts one hostile or privileged action per argument and
+ * prints what the kernel answered, so the security tests can assert on
+ * exact errno values that busybox cannot show.
+ *
+ * Usage: sec-probe ACTION[:ARG[:ARG]]...
+ *
+ * Each action prints one line "ACTION=RESULT", where RESULT is "ok" (or
+ * "ok VALUE" where a value is interesting) or the errno's name (EPERM,
+ * ENOSYS, ...). Actions that the seccomp filter is expected to kill the
+ * process for (int80, x32) print "reached" first and flush, so a caller
+ * can tell "killed by the call" from "killed before it". Exit status 0
+ * unless an action was misused (2).
+ *
+ * Actions: keyctl add_key request_key userfaultfd io_uring_setup bpf
+ * perf_event_open ptrace:PID traceme process_vm_readv:PID
+ * tiocsti[:FD[:CMD]] tiocsti-pty tioclinux[:FD] clone:NS clone3
+ * unshare:NS setns:PATH netlink:PROTO personality:VALUE raw
+ * mount[:TARGET[:FSTYPE]] umount[:TARGET] name_to_handle_at
+ * open_by_handle_at kexec_load init_module finit_module delete_module
+ * chroot[:DIR] chroot-escape:PATH open-write:PATH open-read:PATH
+ * mkdir:PATH mknod:PATH chown:PATH:UID setuid:UID ids fds abstract:NAME
+ * tcp:PORT bind:PORT int80[:NR] x32[:NR]; NS is none, newuser, newns,
+ * newnet, newpid, newuts, newipc, newcgroup or newtime. Numbers may be
+ * hex and use all 64 bits (passed to the kernel through syscall()).
+ *
+ * Linked statically so it runs in the busybox rootfs.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/bpf.h>
+#include <linux/io_uring.h>
+#include <linux/keyctl.h>
+#include <linux/netlink.h>
+#include <linux/perf_event.h>
+#include <netinet/in.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/personality.h>
+#include <sys/ptrace.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <dirent.h>
+#include <termios.h>
+#include <unistd.h>
+
+#ifndef __NR_clone3
+#define __NR_clone3 435
+#endif
+#ifndef __X32_SYSCALL_BIT
+#define __X32_SYSCALL_BIT 0x40000000
+#endif
+
+static const char *cur; /* the action being run, for output */
+
+static void result_errno(int e)
+{
+	const char *name = strerrorname_np(e);
+
+	if (name)
+		printf("%s=%s\n", cur, name);
+	else
+		printf("%s=E%d\n", cur, e);
+}
+
+/* Print the outcome of a call that returns -1/errno on failure. */
+static void report(long r)
+{
+	if (r < 0)
+		result_errno(errno);
+	else
+		printf("%s=ok\n", cur);
+}
+
+static void report_value(long r)
+{
+	if (r < 0)
+		result_errno(errno);
+	else
+		printf("%s=ok %ld\n", cur, r);
+}
+
+/* A file descriptor result: ok, and the fd is closed again. */
+static void report_fd(long fd)
+{
+	report(fd);
+	if (fd >= 0)
+		close((int)fd);
+}
+
+static long num(const char *s, long dflt)
+{
+	char *end;
+	long v;
+
+	if (!s || !*s)
+		return dflt;
+	errno = 0;
+	/* Unsigned, so that 64-bit masks like 0xffffffff00005412 parse. */
+	v = (long)strtoull(s, &end, 0);
+	if (errno || *end) {
+		fprintf(stderr, "sec-probe: %s: bad number '%s'\n", cur, s);
+		exit(2);
+	}
+	return v;
+}
+
+static unsigned long clone_flags(const char *s)
+{
+	static const struct {
+		const char *name;
+		unsigned long flag;
+	} names[] = {
+		{ "none", 0 },
+		{ "newuser", CLONE_NEWUSER },
+		{ "newns", CLONE_NEWNS },
+		{ "newnet", CLONE_NEWNET },
+		{ "newpid", CLONE_NEWPID },
+		{ "newuts", CLONE_NEWUTS },
+		{ "newipc", CLONE_NEWIPC },
+		{ "newcgroup", CLONE_NEWCGROUP },
+		{ "newtime", 0x00000080 /* CLONE_NEWTIME */ },
+	};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (s && strcmp(s, names[i].name) == 0)
+			return names[i].flag;
+	fprintf(stderr, "sec-probe: %s: unknown namespace '%s'\n", cur, s ? s : "");
+	exit(2);
+}
+
+/* clone(2) with FLAGS; the child exits at once. */
+static void do_clone(unsigned long flags)
+{
+	long r = syscall(SYS_clone, flags | SIGCHLD, 0, NULL, NULL, 0);
+
+	if (r == 0)
+		_exit(0);
+	if (r > 0)
+		waitpid((pid_t)r, NULL, 0);
+	report(r);
+}
+
+/* struct clone_args of <linux/sched.h>, whose macros clash with glibc's. */
+struct probe_clone_args {
+	uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls;
+};
+
+static void do_clone3(void)
+{
+	struct probe_clone_args args;
+	long r;
+
+	memset(&args, 0, sizeof(args));
+	args.exit_signal = SIGCHLD;
+	r = syscall(__NR_clone3, &args, sizeof(args));
+	if (r == 0)
+		_exit(0);
+	if (r > 0)
+		waitpid((pid_t)r, NULL, 0);
+	report(r);
+}
+
+static void do_ioctl_sti(int fd, unsigned long cmd)
+{
+	char c = 'x';
+
+	/* Through syscall(): glibc must not narrow the request to 32 bits. */
+	report(syscall(SYS_ioctl, fd, cmd, &c));
+}
+
+/*
+ * TIOCSTI on a terminal that is the caller's controlling terminal: the
+ * case the kernel itself allows, so only the seccomp filter stops it.
+ */
+static void do_sti_pty(void)
+{
+	int m, p[2];
+	pid_t pid;
+	int status, e = 0;
+
+	m = posix_openpt(O_RDWR | O_NOCTTY);
+	if (m < 0 || grantpt(m) < 0 || unlockpt(m) < 0 || pipe(p) < 0) {
+		printf("%s=setup-failed %s\n", cur, strerrorname_np(errno));
+		return;
+	}
+	pid = fork();
+	if (pid == 0) {
+		char c = 'x';
+		int s;
+
+		close(p[0]);
+		if (setsid() < 0 || (s = open(ptsname(m), O_RDWR)) < 0)
+			e = -errno; /* negative: setup, not the ioctl */
+		else if (syscall(SYS_ioctl, s, (unsigned long)TIOCSTI, &c) < 0)
+			e = errno;
+		if (write(p[1], &e, sizeof(e)) != sizeof(e))
+			_exit(1);
+		_exit(0);
+	}
+	close(p[1]);
+	if (pid < 0 || read(p[0], &e, sizeof(e)) != sizeof(e)) {
+		printf("%s=setup-failed\n", cur);
+		close(p[0]);
+		close(m);
+		return;
+	}
+	close(p[0]);
+	waitpid(pid, &status, 0);
+	if (e < 0)
+		printf("%s=setup-failed %s\n", cur, strerrorname_np(-e));
+	else if (e)
+		result_errno(e);
+	else
+		printf("%s=ok\n", cur);
+	close(m);
+}
+
+static void do_bpf(void)
+{
+	union bpf_attr attr;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.map_type = BPF_MAP_TYPE_ARRAY;
+	attr.key_size = 4;
+	attr.value_size = 4;
+	attr.max_entries = 1;
+	report_fd(syscall(SYS_bpf, BPF_MAP_CREATE, &attr, sizeof(attr)));
+}
+
+static void do_perf(void)
+{
+	struct perf_event_attr attr;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = PERF_TYPE_SOFTWARE;
+	attr.config = PERF_COUNT_SW_TASK_CLOCK;
+	attr.disabled = 1;
+	attr.exclude_kernel = 1;
+	report_fd(syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0));
+}
+
+static void do_io_uring(void)
+{
+	struct io_uring_params p;
+
+	memset(&p, 0, sizeof(p));
+	report_fd(syscall(SYS_io_uring_setup, 1, &p));
+}
+
+static void do_ptrace(pid_t pid)
+{
+	long r = ptrace(PTRACE_ATTACH, pid, NULL, NULL);
+
+	if (r == 0) {
+		waitpid(pid, NULL, __WALL);
+		ptrace(PTRACE_DETACH, pid, NULL, NULL);
+	}
+	report(r);
+}
+
+static void do_traceme(void)
+{
+	pid_t pid = fork();
+	int status;
+
+	if (pid == 0) {
+		/* The child reports through its exit status: 0 ok, else errno. */
+		_exit(ptrace(PTRACE_TRACEME, 0, NULL, NULL) < 0 ? errno : 0);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status)) {
+		printf("%s=setup-failed\n", cur);
+		return;
+	}
+	if (WEXITSTATUS(status))
+		result_errno(WEXITSTATUS(status));
+	else
+		printf("%s=ok\n", cur);
+}
+
+static void do_vm_readv(pid_t pid)
+{
+	char buf[8], there[8];
+	struct iovec local = { buf, sizeof(buf) }, remote = { there, sizeof(there) };
+
+	report(syscall(SYS_process_vm_readv, pid, &local, 1, &remote, 1, 0));
+}
+
+static void do_handle(bool open_it)
+{
+	struct {
+		struct file_handle fh;
+		unsigned char data[128];
+	} h;
+	int mount_id;
+
+	memset(&h, 0, sizeof(h));
+	h.fh.handle_bytes = sizeof(h.data);
+	if (!open_it) {
+		report(syscall(SYS_name_to_handle_at, AT_FDCWD, "/", &h.fh, &mount_id, 0));
+		return;
+	}
+	/* A made-up handle: the call must be refused before it is looked at. */
+	h.fh.handle_bytes = 8;
+	h.fh.handle_type = 1;
+	report_fd(syscall(SYS_open_by_handle_at, AT_FDCWD, &h.fh, O_RDONLY));
+}
+
+/* Every open descriptor but the one reading /proc/self/fd. */
+static void do_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	char line[4096] = "";
+	size_t len = 0;
+
+	if (!d) {
+		result_errno(errno);
+		return;
+	}
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.' || atoi(e->d_name) == dirfd(d))
+			continue;
+		len += (size_t)snprintf(line + len, sizeof(line) - len, "%s%s", len ? "," : "",
+					e->d_name);
+		if (len >= sizeof(line))
+			break;
+	}
+	closedir(d);
+	printf("%s=%s\n", cur, line);
+}
+
+static void do_abstract(const char *name)
+{
+	struct sockaddr_un sa;
+	socklen_t len;
+	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+
+	if (fd < 0 || !name) {
+		report(-1);
+		return;
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sun_family = AF_UNIX;
+	snprintf(sa.sun_path + 1, sizeof(sa.sun_path) - 1, "%s", name);
+	len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + strlen(name));
+	report(connect(fd, (struct sockaddr *)&sa, len));
+	close(fd);
+}
+
+static void do_tcp(int port)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	if (fd < 0) {
+		report(-1);
+		return;
+	}
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	report(connect(fd, (struct sockaddr *)&sa, sizeof(sa)));
+	close(fd);
+}
+
+/*
+ * The classic chroot escape: keep an fd of the current root, chroot into
+ * a subdirectory, fchdir back out and climb. Prints whether PATH (a path
+ * that exists only on the host) is visible from where the climb ends.
+ */
+static void do_chroot_escape(const char *path)
+{
+	int root = open("/", O_RDONLY | O_DIRECTORY);
+	struct stat st;
+
+	mkdir("/tmp/cordon-jail", 0755);
+	if (root < 0 || chroot("/tmp/cordon-jail") < 0) {
+		report(-1);
+		return;
+	}
+	if (fchdir(root) < 0) {
+		report(-1);
+		return;
+	}
+	for (int i = 0; i < 256; i++)
+		if (chdir("..") < 0)
+			break;
+	if (chroot(".") < 0) {
+		report(-1);
+		return;
+	}
+	printf("%s=%s\n", cur, path && stat(path, &st) == 0 ? "escaped" : "contained");
+	close(root);
+}
+
+/* bind(2) a TCP socket to 127.0.0.1:PORT (privileged below 1024). */
+static void do_bind(int port)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	if (fd < 0) {
+		report(-1);
+		return;
+	}
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	report(bind(fd, (struct sockaddr *)&sa, sizeof(sa)));
+	close(fd);
+}
+
+static void do_ids(void)
+{
+	uid_t r, e, s;
+	gid_t gr, ge, gs;
+
+	getresuid(&r, &e, &s);
+	getresgid(&gr, &ge, &gs);
+	printf("%s=%u,%u,%u:%u,%u,%u\n", cur, r, e, s, gr, ge, gs);
+}
+
+/*
+ * int 0x80 (the i386 entry) with eax = NR and harmless arguments. A
+ * filter that checks the architecture kills the process here.
+ */
+static void do_int80(long nr)
+{
+	long ret;
+
+	printf("%s=reached\n", cur);
+	fflush(stdout);
+	__asm__ volatile("int $0x80" : "=a"(ret) : "a"(nr), "b"(0), "c"(0), "d"(0) : "memory");
+	if (ret < 0 && ret > -4096)
+		printf("%s=returned %s\n", cur, strerrorname_np((int)-ret));
+	else
+		printf("%s=returned %ld\n", cur, ret);
+}
+
+static void do_x32(long nr)
+{
+	long ret;
+
+	printf("%s=reached\n", cur);
+	fflush(stdout);
+	ret = syscall(nr | __X32_SYSCALL_BIT, 0, 0, 0);
+	if (ret < 0)
+		printf("%s=returned %s\n", cur, strerrorname_np(errno));
+	else
+		printf("%s=returned %ld\n", cur, ret);
+}
+
+static void run(char *spec)
+{
+	char *a1 = NULL, *a2 = NULL, *p;
+
+	cur = spec;
+	/* Split a copy of "name:arg1:arg2"; cur keeps the full spec for output. */
+	spec = strdup(spec);
+	if ((p = strchr(spec, ':'))) {
+		*p = '\0';
+		a1 = p + 1;
+		if ((p = strchr(a1, ':'))) {
+			*p = '\0';
+			a2 = p + 1;
+		}
+	}
+#define IS(n) (strcmp(spec, n) == 0)
+	if (IS("keyctl"))
+		report_value(syscall(SYS_keyctl, KEYCTL_GET_KEYRING_ID, KEY_SPEC_SESSION_KEYRING, 1));
+	else if (IS("add_key"))
+		report_value(syscall(SYS_add_key, "user", "cordon-probe", "x", 1,
+				     KEY_SPEC_SESSION_KEYRING));
+	else if (IS("request_key"))
+		report_value(syscall(SYS_request_key, "user", "cordon-probe", NULL, 0));
+	else if (IS("userfaultfd"))
+		report_fd(syscall(SYS_userfaultfd, O_CLOEXEC));
+	else if (IS("io_uring_setup"))
+		do_io_uring();
+	else if (IS("bpf"))
+		do_bpf();
+	else if (IS("perf_event_open"))
+		do_perf();
+	else if (IS("ptrace"))
+		do_ptrace((pid_t)num(a1, 1));
+	else if (IS("traceme"))
+		do_traceme();
+	else if (IS("process_vm_readv"))
+		do_vm_readv((pid_t)num(a1, 1));
+	else if (IS("tiocsti"))
+		do_ioctl_sti((int)num(a1, 0), (unsigned long)num(a2, TIOCSTI));
+	else if (IS("tiocsti-pty"))
+		do_sti_pty();
+	else if (IS("tioclinux")) {
+		char sub = 0;
+
+		report(syscall(SYS_ioctl, (int)num(a1, 0), (unsigned long)TIOCLINUX, &sub));
+	} else if (IS("clone"))
+		do_clone(clone_flags(a1));
+	else if (IS("clone3"))
+		do_clone3();
+	else if (IS("unshare"))
+		report(syscall(SYS_unshare, clone_flags(a1)));
+	else if (IS("setns")) {
+		int fd = open(a1 ? a1 : "/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+
+		if (fd < 0) {
+			printf("%s=open-%s\n", cur, strerrorname_np(errno));
+		} else {
+			report(syscall(SYS_setns, fd, 0));
+			close(fd);
+		}
+	} else if (IS("netlink"))
+		/* syscall(), so that bits above the int reach the filter. */
+		report_fd(syscall(SYS_socket, AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC,
+				  (unsigned long)num(a1, NETLINK_ROUTE)));
+	else if (IS("personality"))
+		report_value(syscall(SYS_personality, (unsigned long)num(a1, 0)));
+	else if (IS("raw"))
+		report_fd(socket(AF_INET, SOCK_RAW | SOCK_CLOEXEC, IPPROTO_ICMP));
+	else if (IS("mount"))
+		report(mount("none", a1 ? a1 : "/tmp", a2 ? a2 : "tmpfs", 0, NULL));
+	else if (IS("umount"))
+		report(umount2(a1 ? a1 : "/proc", MNT_DETACH));
+	else if (IS("name_to_handle_at"))
+		do_handle(false);
+	else if (IS("open_by_handle_at"))
+		do_handle(true);
+	else if (IS("kexec_load"))
+		report(syscall(SYS_kexec_load, 0, 0, NULL, 0));
+	else if (IS("init_module"))
+		report(syscall(SYS_init_module, "", 0, ""));
+	else if (IS("finit_module"))
+		report(syscall(SYS_finit_module, 0, "", 0));
+	else if (IS("delete_module"))
+		report(syscall(SYS_delete_module, "cordon_probe", O_NONBLOCK));
+	else if (IS("chroot"))
+		report(chroot(a1 ? a1 : "/"));
+	else if (IS("open-write"))
+		report_fd(open(a1 ? a1 : "", O_WRONLY | O_CLOEXEC));
+	else if (IS("open-read"))
+		report_fd(open(a1 ? a1 : "", O_RDONLY | O_CLOEXEC));
+	else if (IS("mkdir"))
+		report(mkdir(a1 ? a1 : "", 0755));
+	else if (IS("mknod"))
+		report(mknod(a1 ? a1 : "", S_IFCHR | 0600, makedev(1, 3)));
+	else if (IS("chown"))
+		report(chown(a1 ? a1 : "", (uid_t)num(a2, 0), (gid_t)-1));
+	else if (IS("setuid"))
+		report(setuid((uid_t)num(a1, 0)));
+	else if (IS("ids"))
+		do_ids();
+	else if (IS("fds"))
+		do_fds();
+	else if (IS("abstract"))
+		do_abstract(a1);
+	else if (IS("chroot-escape"))
+		do_chroot_escape(a1);
+	else if (IS("bind"))
+		do_bind((int)num(a1, 80));
+	else if (IS("tcp"))
+		do_tcp((int)num(a1, 1));
+	else if (IS("int80"))
+		do_int80(num(a1, 20 /* i386 getpid */));
+	else if (IS("x32"))
+		do_x32(num(a1, 39 /* getpid */));
+	else {
+		fprintf(stderr, "sec-probe: unknown action '%s'\n", spec);
+		exit(2);
+	}
+#undef IS
+	fflush(stdout);
+	free(spec);
+}
+
+int main(int argc, char **argv)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc < 2) {
+		fprintf(stderr, "usage: sec-probe ACTION[:ARG[:ARG]]...\n");
+		return 2;
+	}
+	for (int i = 1; i < argc; i++)
+		run(argv[i]);
+	return 0;
+}
