@@ -255,10 +255,34 @@ int cordon_nft_allow(struct cordon_nft *nft, const struct cordon_addr *addrs, si
 		     uint32_t timeout_ms, struct cordon_error *err);
 int cordon_nft_read_counters(struct cordon_nft *nft, struct cordon_nft_counters *out,
 			     struct cordon_error *err);
-/* Elements currently in a set (allow4, allow6, static4, ...), for tests and reports. */
+/*
+ * Elements currently in a set (allow4, allow6, static4, ...), for tests and reports,
+ * sorted; of an interval set, the first address of each range. *n is the count,
+ * of which at most cap were written.
+ */
 int cordon_nft_list_set(struct cordon_nft *nft, const char *set, struct cordon_addr *out,
 			size_t cap, size_t *n, struct cordon_error *err);
+/* The same as CIDRs: a merged range comes back as the fewest CIDRs covering it. */
+int cordon_nft_list_ranges(struct cordon_nft *nft, const char *set, struct cordon_cidr *out,
+			   size_t cap, size_t *n, struct cordon_error *err);
 int cordon_nft_delete(struct cordon_nft *nft, struct cordon_error *err);
+
+/* ---------------------------------------------------------------------- */
+/* Links (libnl-route-3), in the calling thread's network namespace        */
+/* ---------------------------------------------------------------------- */
+
+struct cordon_link;
+
+struct cordon_link *cordon_link_open(struct cordon_error *err);
+void cordon_link_close(struct cordon_link *l);
+/* A veth pair; the peer goes into peer_netns_fd (-1: stays here); group 0: none. */
+int cordon_link_veth(struct cordon_link *l, const char *name, const char *peer_name,
+		     int peer_netns_fd, uint32_t group, struct cordon_error *err);
+int cordon_link_up(struct cordon_link *l, const char *name, struct cordon_error *err);
+int cordon_link_addr(struct cordon_link *l, const char *name, const struct cordon_addr *a,
+		     unsigned prefix, struct cordon_error *err);
+int cordon_link_default_route(struct cordon_link *l, const char *name, const struct cordon_addr *gw,
+			      struct cordon_error *err);
 
 /* ---------------------------------------------------------------------- */
 /* DNS proxy                                                               */
@@ -292,8 +316,12 @@ struct cordon_dnsproxy_config {
 	uint32_t max_inflight;
 	uint32_t qps;                  /* token bucket rate; burst = qps */
 	uint32_t max_addrs_per_reply;
-	uint32_t max_set_elements;
-	/* Insert addresses before the reply leaves; 0 or -errno (reply SERVFAIL then). */
+	/*
+	 * Insert addresses before the reply leaves; 0 or -errno (the client
+	 * then gets SERVFAIL). The set's size limit is the kernel's (the nft
+	 * set is created with it): -ENOSPC, -E2BIG or -ENFILE (what nft
+	 * answers) count as "set full".
+	 */
 	int (*insert)(void *opaque, const struct cordon_addr *addrs, size_t n, uint32_t timeout_ms);
 	void (*event)(void *opaque, const struct cordon_dns_event *ev);
 	void *opaque;

@@ -1,0 +1,474 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Addresses, CIDRs and the vetting table: which addresses a DNS answer may
+ * put into the gateway's allow sets, and (the same table) which ranges the
+ * gateway drops before any allow rule.
+ *
+ * The table is a list of refused ranges, each with a reason. An address
+ * takes the reason of the most specific (longest-prefix) range holding it,
+ * so 169.254.169.254 is METADATA although it is also link-local. IPv6 gets
+ * the IPv4-mapped, IPv4-compatible, NAT64 and 6to4 forms of every refused
+ * IPv4 range as EMBEDDED ranges, generated from the IPv4 list so the two can
+ * never drift apart.
+ */
+#include <arpa/inet.h>
+#include <pthread.h>
+#include <string.h>
+
+#include "cordon/net.h"
+
+/* --- parsing and formatting ------------------------------------------ */
+
+int cordon_addr_parse(const char *s, struct cordon_addr *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (!s)
+		return -EINVAL;
+	/*
+	 * inet_pton is the strict parser we want: IPv4 only as four decimal
+	 * octets without leading zeros (no "0x7f.1", "127.1" or "0177.0.0.1",
+	 * which inet_aton would take), IPv6 without a zone index.
+	 */
+	if (strchr(s, ':')) {
+		if (inet_pton(AF_INET6, s, &out->u.v6) != 1)
+			return -EINVAL;
+		out->family = AF_INET6;
+	} else {
+		if (inet_pton(AF_INET, s, &out->u.v4) != 1)
+			return -EINVAL;
+		out->family = AF_INET;
+	}
+	return 0;
+}
+
+static unsigned addr_bits(int family)
+{
+	return family == AF_INET ? 32 : 128;
+}
+
+static bool addr_bit(const struct cordon_addr *a, unsigned i)
+{
+	return (a->u.bytes[i / 8] >> (7 - i % 8)) & 1;
+}
+
+static void addr_flip_bit(struct cordon_addr *a, unsigned i)
+{
+	a->u.bytes[i / 8] ^= (uint8_t)(0x80 >> (i % 8));
+}
+
+/* Zero every bit from prefix on; returns whether any was set. */
+static bool addr_mask(struct cordon_addr *a, unsigned prefix)
+{
+	unsigned nbytes = addr_bits(a->family) / 8;
+	bool had = false;
+
+	for (unsigned i = 0; i < nbytes; i++) {
+		uint8_t keep;
+
+		if (prefix >= 8 * (i + 1))
+			continue;
+		keep = prefix <= 8 * i ? 0 : (uint8_t)(0xff << (8 - (prefix - 8 * i)));
+		if (a->u.bytes[i] & ~keep)
+			had = true;
+		a->u.bytes[i] &= keep;
+	}
+	return had;
+}
+
+/*
+ * "ADDR/PREFIX", or a bare address as a /32 or /128. out->addr always
+ * holds the network address. A CIDR with host bits set ("10.0.0.1/8") is
+ * reported through *host_bits_set so that the caller can name the network
+ * it probably meant; with host_bits_set NULL it is refused (-EINVAL), so a
+ * caller that does not look can never widen a range by accident.
+ */
+int cordon_cidr_parse(const char *s, struct cordon_cidr *out, bool *host_bits_set)
+{
+	char addr[INET6_ADDRSTRLEN];
+	const char *slash;
+	unsigned prefix = 0;
+	bool had;
+
+	memset(out, 0, sizeof(*out));
+	if (host_bits_set)
+		*host_bits_set = false;
+	if (!s)
+		return -EINVAL;
+	slash = strchr(s, '/');
+	if (!slash) {
+		if (cordon_addr_parse(s, &out->addr) < 0)
+			return -EINVAL;
+		out->prefix = addr_bits(out->addr.family);
+		return 0;
+	}
+	if ((size_t)(slash - s) >= sizeof(addr))
+		return -EINVAL;
+	memcpy(addr, s, (size_t)(slash - s));
+	addr[slash - s] = '\0';
+	if (cordon_addr_parse(addr, &out->addr) < 0)
+		return -EINVAL;
+
+	/* Strict decimal: 1-3 digits, no sign, no leading zero, no spaces. */
+	const char *p = slash + 1;
+	size_t ndigits = strspn(p, "0123456789");
+
+	if (ndigits == 0 || ndigits > 3 || p[ndigits] != '\0' || (ndigits > 1 && p[0] == '0'))
+		return -EINVAL;
+	for (size_t i = 0; i < ndigits; i++)
+		prefix = prefix * 10 + (unsigned)(p[i] - '0');
+	if (prefix > addr_bits(out->addr.family))
+		return -EINVAL;
+	out->prefix = prefix;
+
+	had = addr_mask(&out->addr, prefix);
+	if (had && !host_bits_set)
+		return -EINVAL;
+	if (host_bits_set)
+		*host_bits_set = had;
+	return 0;
+}
+
+bool cordon_cidr_contains(const struct cordon_cidr *c, const struct cordon_addr *a)
+{
+	unsigned full, rest;
+
+	if (c->addr.family != a->family || (a->family != AF_INET && a->family != AF_INET6))
+		return false;
+	if (c->prefix > addr_bits(a->family))
+		return false;
+	full = c->prefix / 8;
+	rest = c->prefix % 8;
+	if (memcmp(c->addr.u.bytes, a->u.bytes, full) != 0)
+		return false;
+	if (rest) {
+		uint8_t m = (uint8_t)(0xff << (8 - rest));
+
+		if ((c->addr.u.bytes[full] & m) != (a->u.bytes[full] & m))
+			return false;
+	}
+	return true;
+}
+
+void cordon_addr_format(const struct cordon_addr *a, char *buf, size_t len)
+{
+	char tmp[INET6_ADDRSTRLEN];
+
+	if (len == 0)
+		return;
+	if ((a->family != AF_INET && a->family != AF_INET6) ||
+	    !inet_ntop(a->family, a->u.bytes, tmp, sizeof(tmp)))
+		snprintf(tmp, sizeof(tmp), "invalid");
+	snprintf(buf, len, "%s", tmp);
+}
+
+void cordon_cidr_format(const struct cordon_cidr *c, char *buf, size_t len)
+{
+	char tmp[INET6_ADDRSTRLEN];
+
+	cordon_addr_format(&c->addr, tmp, sizeof(tmp));
+	snprintf(buf, len, "%s/%u", tmp, c->prefix);
+}
+
+/* --- the vetting table ------------------------------------------------- */
+
+static const char *const vet_names[CORDON_VET_COUNT] = {
+	[CORDON_VET_OK] = "ok",
+	[CORDON_VET_UNSPECIFIED] = "unspecified",
+	[CORDON_VET_LOOPBACK] = "loopback",
+	[CORDON_VET_LINK_LOCAL] = "link-local",
+	[CORDON_VET_METADATA] = "metadata",
+	[CORDON_VET_PRIVATE] = "private",
+	[CORDON_VET_CGNAT] = "cgnat",
+	[CORDON_VET_MULTICAST] = "multicast",
+	[CORDON_VET_BROADCAST] = "broadcast",
+	[CORDON_VET_THIS_NETWORK] = "this-network",
+	[CORDON_VET_RESERVED] = "reserved",
+	[CORDON_VET_BENCHMARK] = "benchmark",
+	[CORDON_VET_DOCUMENTATION] = "documentation",
+	[CORDON_VET_EMBEDDED] = "embedded",
+};
+
+const char *cordon_vet_name(enum cordon_vet v)
+{
+	if ((unsigned)v >= CORDON_VET_COUNT || !vet_names[v])
+		return "unknown";
+	return vet_names[v];
+}
+
+struct vet_range {
+	const char *text;
+	enum cordon_vet why;
+};
+
+static const struct vet_range base4[] = {
+	{ "0.0.0.0/8", CORDON_VET_THIS_NETWORK },
+	{ "0.0.0.0/32", CORDON_VET_UNSPECIFIED },
+	{ "10.0.0.0/8", CORDON_VET_PRIVATE },
+	{ "100.64.0.0/10", CORDON_VET_CGNAT },
+	{ "100.100.100.200/32", CORDON_VET_METADATA }, /* Alibaba Cloud */
+	{ "127.0.0.0/8", CORDON_VET_LOOPBACK },
+	{ "168.63.129.16/32", CORDON_VET_METADATA }, /* Azure wire server (a public address) */
+	{ "169.254.0.0/16", CORDON_VET_LINK_LOCAL },
+	{ "169.254.169.253/32", CORDON_VET_METADATA }, /* AWS VPC resolver */
+	{ "169.254.169.254/32", CORDON_VET_METADATA }, /* AWS, GCP, Azure, OpenStack, ... */
+	{ "169.254.170.2/32", CORDON_VET_METADATA },   /* AWS ECS task credentials */
+	{ "172.16.0.0/12", CORDON_VET_PRIVATE },
+	/* IETF protocol assignments (RFC 6890): no reason of its own, so RESERVED. */
+	{ "192.0.0.0/24", CORDON_VET_RESERVED },
+	{ "192.0.0.192/32", CORDON_VET_METADATA }, /* Oracle Cloud */
+	{ "192.0.2.0/24", CORDON_VET_DOCUMENTATION },
+	{ "192.168.0.0/16", CORDON_VET_PRIVATE },
+	{ "198.18.0.0/15", CORDON_VET_BENCHMARK },
+	{ "198.51.100.0/24", CORDON_VET_DOCUMENTATION },
+	{ "203.0.113.0/24", CORDON_VET_DOCUMENTATION },
+	{ "224.0.0.0/4", CORDON_VET_MULTICAST },
+	{ "240.0.0.0/4", CORDON_VET_RESERVED },
+	{ "255.255.255.255/32", CORDON_VET_BROADCAST },
+};
+
+static const struct vet_range base6[] = {
+	{ "::/128", CORDON_VET_UNSPECIFIED },
+	{ "::1/128", CORDON_VET_LOOPBACK },
+	{ "2001:db8::/32", CORDON_VET_DOCUMENTATION }, /* RFC 3849 */
+	{ "fc00::/7", CORDON_VET_PRIVATE },	       /* unique local (RFC 4193) */
+	{ "fd00:ec2::254/128", CORDON_VET_METADATA },  /* AWS IMDS over IPv6 */
+	{ "fe80::/10", CORDON_VET_LINK_LOCAL },
+	{ "ff00::/8", CORDON_VET_MULTICAST },
+};
+
+/*
+ * Where IPv6 carries an IPv4 address: the IPv4 bits start at bit `shift`
+ * of the IPv6 address, below the fixed prefix given here.
+ */
+static const struct {
+	const char *prefix;
+	unsigned shift;
+} embeddings[] = {
+	{ "::ffff:0:0/96", 96 }, /* IPv4-mapped */
+	{ "::/96", 96 },	 /* IPv4-compatible (deprecated, still parsed by stacks) */
+	{ "64:ff9b::/96", 96 },	 /* NAT64 well-known prefix (RFC 6052) */
+	{ "2002::/16", 16 },	 /* 6to4: the IPv4 address in bits 16-47 */
+};
+
+struct vet_entry {
+	struct cordon_cidr cidr;
+	enum cordon_vet why;
+};
+
+struct vet_list {
+	struct vet_entry *v;
+	size_t n, cap;
+};
+
+static struct vet_list vet_full[2];	   /* with reasons, nested ranges kept */
+static struct cordon_cidr *vet_blocked[2]; /* disjoint and sorted, for nft */
+static size_t vet_n_blocked[2];
+static pthread_once_t vet_once = PTHREAD_ONCE_INIT;
+
+static int family_index(int family)
+{
+	return family == AF_INET ? 0 : 1;
+}
+
+static void vet_list_push(struct vet_list *l, const struct cordon_cidr *c, enum cordon_vet why)
+{
+	if (l->n == l->cap) {
+		l->cap = l->cap ? 2 * l->cap : 64;
+		l->v = cordon_xrealloc(l->v, l->cap * sizeof(*l->v));
+	}
+	l->v[l->n].cidr = *c;
+	l->v[l->n].why = why;
+	l->n++;
+}
+
+static void vet_list_push_text(struct vet_list *l, const char *text, enum cordon_vet why)
+{
+	struct cordon_cidr c;
+
+	/* The table is a constant of this file; a typo in it is a bug. */
+	if (cordon_cidr_parse(text, &c, NULL) < 0)
+		abort();
+	vet_list_push(l, &c, why);
+}
+
+static bool cidr_within(const struct cordon_cidr *inner, const struct cordon_cidr *outer)
+{
+	return inner->addr.family == outer->addr.family && inner->prefix >= outer->prefix &&
+	       cordon_cidr_contains(outer, &inner->addr);
+}
+
+static void vet_add_embedded(struct vet_list *v6, const struct vet_list *v4)
+{
+	for (size_t k = 0; k < ARRAY_SIZE(embeddings); k++) {
+		struct cordon_cidr base;
+
+		if (cordon_cidr_parse(embeddings[k].prefix, &base, NULL) < 0)
+			abort();
+		for (size_t i = 0; i < v4->n; i++) {
+			struct cordon_cidr c = base;
+			unsigned shift = embeddings[k].shift;
+
+			for (unsigned b = 0; b < v4->v[i].cidr.prefix; b++)
+				if (addr_bit(&v4->v[i].cidr.addr, b))
+					addr_flip_bit(&c.addr, shift + b);
+			c.prefix = shift + v4->v[i].cidr.prefix;
+			vet_list_push(v6, &c, CORDON_VET_EMBEDDED);
+		}
+	}
+}
+
+static int cidr_order(const void *pa, const void *pb)
+{
+	const struct cordon_cidr *a = pa, *b = pb;
+	int r = memcmp(a->addr.u.bytes, b->addr.u.bytes, addr_bits(a->addr.family) / 8);
+
+	if (r)
+		return r;
+	return (a->prefix > b->prefix) - (a->prefix < b->prefix);
+}
+
+/* Sorted, and every range inside another one dropped: what an nft interval set accepts. */
+static void vet_build_blocked(int idx)
+{
+	const struct vet_list *l = &vet_full[idx];
+	struct cordon_cidr *all = cordon_xcalloc(l->n ? l->n : 1, sizeof(*all));
+	size_t n = 0;
+
+	for (size_t i = 0; i < l->n; i++)
+		all[i] = l->v[i].cidr;
+	qsort(all, l->n, sizeof(*all), cidr_order);
+	for (size_t i = 0; i < l->n; i++) {
+		if (n > 0 && cidr_within(&all[i], &all[n - 1]))
+			continue;
+		all[n++] = all[i];
+	}
+	vet_blocked[idx] = all;
+	vet_n_blocked[idx] = n;
+}
+
+#ifdef CORDON_TEST_LAB
+/*
+ * Test-only override, compiled in only with -DCORDON_TEST_LAB (never in a
+ * release build): the private network lab (tests/lab/) gives its fake
+ * "internet" addresses from a refused range such as 198.18.0.0/15, and
+ * CORDON_LAB_PUBLIC_CIDR names that one range. It is cut out of the table
+ * before anything else uses it, so cordon_addr_vet treats it as public and
+ * cordon_vet_table leaves it out, IPv4 embedded forms included. Read once
+ * per process. Without the define the variable is ignored.
+ */
+static bool lab_public_cidr(struct cordon_cidr *out)
+{
+	const char *s = getenv("CORDON_LAB_PUBLIC_CIDR");
+	bool host_bits;
+
+	if (!s || !*s)
+		return false;
+	if (cordon_cidr_parse(s, out, &host_bits) < 0 || host_bits) {
+		cordon_warn("CORDON_LAB_PUBLIC_CIDR '%s' is not a network CIDR; ignored", s);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * Remove the range `hole` from every entry of l: an entry inside the hole
+ * goes, an entry holding the hole is replaced by the (prefix difference)
+ * CIDRs that cover the rest of it, keeping its reason.
+ */
+static void vet_list_subtract(struct vet_list *l, const struct cordon_cidr *hole)
+{
+	struct vet_list out = { 0 };
+
+	for (size_t i = 0; i < l->n; i++) {
+		const struct vet_entry *e = &l->v[i];
+
+		if (cidr_within(&e->cidr, hole))
+			continue;
+		if (!cidr_within(hole, &e->cidr)) {
+			vet_list_push(&out, &e->cidr, e->why);
+			continue;
+		}
+		for (unsigned p = e->cidr.prefix; p < hole->prefix; p++) {
+			struct cordon_cidr piece = { .addr = hole->addr, .prefix = p + 1 };
+
+			addr_flip_bit(&piece.addr, p);
+			addr_mask(&piece.addr, p + 1);
+			vet_list_push(&out, &piece, e->why);
+		}
+	}
+	free(l->v);
+	*l = out;
+}
+#endif
+
+static void vet_init(void)
+{
+	struct vet_list *v4 = &vet_full[0], *v6 = &vet_full[1];
+
+	for (size_t i = 0; i < ARRAY_SIZE(base4); i++)
+		vet_list_push_text(v4, base4[i].text, base4[i].why);
+	for (size_t i = 0; i < ARRAY_SIZE(base6); i++)
+		vet_list_push_text(v6, base6[i].text, base6[i].why);
+#ifdef CORDON_TEST_LAB
+	struct cordon_cidr lab;
+	bool lab_set = lab_public_cidr(&lab);
+
+	/* An IPv4 hole is cut before the embedded forms are derived, so they lose it too. */
+	if (lab_set && lab.addr.family == AF_INET)
+		vet_list_subtract(v4, &lab);
+	vet_add_embedded(v6, v4);
+	if (lab_set && lab.addr.family == AF_INET6)
+		vet_list_subtract(v6, &lab);
+#else
+	vet_add_embedded(v6, v4);
+#endif
+	vet_build_blocked(0);
+	vet_build_blocked(1);
+}
+
+enum cordon_vet cordon_addr_vet(const struct cordon_addr *a, const struct cordon_cidr *allowed,
+				size_t n_allowed)
+{
+	const struct vet_entry *best = NULL;
+	const struct vet_list *l;
+
+	/* Fail closed on something that is not an address at all. */
+	if (a->family != AF_INET && a->family != AF_INET6)
+		return CORDON_VET_UNSPECIFIED;
+	pthread_once(&vet_once, vet_init);
+	l = &vet_full[family_index(a->family)];
+	for (size_t i = 0; i < l->n; i++)
+		if (cordon_cidr_contains(&l->v[i].cidr, a) &&
+		    (!best || l->v[i].cidr.prefix > best->cidr.prefix))
+			best = &l->v[i];
+	if (!best)
+		return CORDON_VET_OK;
+
+	/*
+	 * An explicit cover is an allowlisted CIDR that holds the address and
+	 * lies inside the refused range the address fell in: listing
+	 * 10.0.0.0/8 or 10.1.0.0/16 opens 10.1.2.3; 0.0.0.0/0
+	 * (--net-allow-any) opens nothing the table refuses, and 169.254/16
+	 * opens link-local but not 169.254.169.254, which must be listed
+	 * itself.
+	 */
+	for (size_t i = 0; allowed && i < n_allowed; i++)
+		if (allowed[i].prefix >= best->cidr.prefix && cordon_cidr_contains(&allowed[i], a))
+			return CORDON_VET_OK;
+	return best->why;
+}
+
+/* Sorted and disjoint: ranges nested in a wider refused range are left out. */
+size_t cordon_vet_table(int family, const struct cordon_cidr **ranges)
+{
+	int idx;
+
+	if (family != AF_INET && family != AF_INET6) {
+		*ranges = NULL;
+		return 0;
+	}
+	pthread_once(&vet_once, vet_init);
+	idx = family_index(family);
+	*ranges = vet_blocked[idx];
+	return vet_n_blocked[idx];
+}

@@ -1,0 +1,522 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * The ruleset of a gateway namespace, as nft would print it:
+ *
+ *   table inet cordon {
+ *     counter dropped { }
+ *     set allow4   { type ipv4_addr; flags timeout; size N; }
+ *     set allow6   { type ipv6_addr; flags timeout; size N; }
+ *     set static4  { type ipv4_addr; flags interval; elements = { ... } }
+ *     set static6  { type ipv6_addr; flags interval; ... }
+ *     set blocked4 { type ipv4_addr; flags interval; ... }
+ *     set blocked6 { type ipv6_addr; flags interval; ... }
+ *
+ *     chain input { type filter hook input priority 0; policy drop;
+ *       iif "lo" accept
+ *       ct state established,related accept
+ *       icmpv6 type { nd-neighbor-solicit, nd-neighbor-advert } accept
+ *       iifname W ip daddr PROXY4 udp dport 53 accept     (and tcp, and ip6)
+ *     }
+ *     chain forward { type filter hook forward priority 0; policy drop;
+ *       ct state established,related accept
+ *       iifname W ip daddr @blocked4 counter name dropped drop    (and ip6)
+ *       iifname W ip daddr @static4 accept                        (and ip6)
+ *       iifname W ip daddr @allow4 accept                         (and ip6)
+ *       counter name dropped drop
+ *     }
+ *     chain postrouting { type nat hook postrouting priority srcnat; policy accept;
+ *       oifname U masquerade                     (only with cfg->masquerade)
+ *     }
+ *   }
+ *
+ * Why these choices:
+ * - The accept rules of forward match only what enters from the workload:
+ *   nothing from the uplink side may open a connection inwards.
+ * - Blocked ranges come first, so no allowlist entry or DNS answer can
+ *   open them; the caller leaves out of cfg->blocked what it wants
+ *   reachable (an explicitly allowlisted private CIDR).
+ * - One named counter object, "dropped", is fed by every policy drop of
+ *   forward (blocked and the final rule): cordon_nft_read_counters reads
+ *   it by name with no rule handle to track.
+ * - Neighbour solicitations and advertisements are accepted on input:
+ *   without them IPv6 on the workload link (and the DNS proxy's IPv6
+ *   address) cannot work under policy drop. ARP is not filtered by inet.
+ * - The nat chain exists only with masquerade: a nat hook costs the
+ *   nf_nat module and per-packet work for nothing otherwise.
+ */
+#include <linux/netfilter/nf_conntrack_common.h>
+#include <net/if.h>
+#include <netinet/icmp6.h>
+#include <string.h>
+#include <ctype.h>
+
+#include "nft-internal.h"
+
+/* nft's datatype numbers, which nft list uses to print the keys. */
+#define NFT_DATATYPE_IPV4_ADDR 7
+#define NFT_DATATYPE_IPV6_ADDR 8
+
+#define LOOPBACK_IFINDEX 1 /* lo is index 1 in every network namespace */
+#define DNS_PORT 53
+#define PRIORITY_SRCNAT 100 /* NF_IP_PRI_NAT_SRC, nft's "srcnat" */
+
+enum set_id { SET_ALLOW4 = 1, SET_ALLOW6, SET_STATIC4, SET_STATIC6, SET_BLOCKED4, SET_BLOCKED6 };
+
+static const struct set_def {
+	const char *name;
+	enum set_id id;
+	int family;
+	uint32_t flags;
+} set_defs[] = {
+	{ "allow4", SET_ALLOW4, AF_INET, NFT_SET_TIMEOUT },
+	{ "allow6", SET_ALLOW6, AF_INET6, NFT_SET_TIMEOUT },
+	{ "static4", SET_STATIC4, AF_INET, NFT_SET_INTERVAL },
+	{ "static6", SET_STATIC6, AF_INET6, NFT_SET_INTERVAL },
+	{ "blocked4", SET_BLOCKED4, AF_INET, NFT_SET_INTERVAL },
+	{ "blocked6", SET_BLOCKED6, AF_INET6, NFT_SET_INTERVAL },
+};
+
+/* --- config ----------------------------------------------------------- */
+
+/* What the kernel's dev_valid_name() accepts. */
+static bool ifname_valid(const char *name)
+{
+	size_t len = name ? strlen(name) : 0;
+
+	if (len == 0 || len >= IFNAMSIZ || !strcmp(name, ".") || !strcmp(name, ".."))
+		return false;
+	for (const char *p = name; *p; p++)
+		if (*p == '/' || *p == ':' || isspace((unsigned char)*p))
+			return false;
+	return true;
+}
+
+static int check_cidrs(const struct cordon_cidr *c, size_t n, const char *field,
+		       struct cordon_error *err)
+{
+	if (n > 0 && !c)
+		return cordon_error_set(err, CORDON_E_NET_POLICY, EINVAL,
+					"nft: %s: %zu entries but no array", field, n);
+	for (size_t i = 0; i < n; i++) {
+		unsigned max = c[i].addr.family == AF_INET ? 32 : 128;
+
+		if (c[i].addr.family != AF_INET && c[i].addr.family != AF_INET6)
+			return cordon_error_set(err, CORDON_E_NET_POLICY, EINVAL,
+						"nft: %s[%zu]: address family %d", field, i,
+						c[i].addr.family);
+		if (c[i].prefix > max)
+			return cordon_error_set(err, CORDON_E_NET_POLICY, EINVAL,
+						"nft: %s[%zu]: prefix /%u", field, i, c[i].prefix);
+	}
+	return 0;
+}
+
+int nft_config_check(const struct cordon_nft_config *cfg, struct cordon_error *err)
+{
+	if (!ifname_valid(cfg->workload_if))
+		return cordon_error_set(err, CORDON_E_NET_POLICY, EINVAL,
+					"nft: workload interface name '%s' is not valid",
+					cfg->workload_if ? cfg->workload_if : "(null)");
+	if (cfg->uplink_if && !ifname_valid(cfg->uplink_if))
+		return cordon_error_set(err, CORDON_E_NET_POLICY, EINVAL,
+					"nft: uplink interface name '%s' is not valid",
+					cfg->uplink_if);
+	if (cfg->masquerade && !cfg->uplink_if)
+		return cordon_error_set(err, CORDON_E_NET_POLICY, EINVAL,
+					"nft: masquerade needs an uplink interface");
+	if (cfg->proxy4.family != 0 && cfg->proxy4.family != AF_INET)
+		return cordon_error_set(err, CORDON_E_NET_POLICY, EINVAL,
+					"nft: proxy4 is not an IPv4 address");
+	if (cfg->proxy6.family != 0 && cfg->proxy6.family != AF_INET6)
+		return cordon_error_set(err, CORDON_E_NET_POLICY, EINVAL,
+					"nft: proxy6 is not an IPv6 address");
+	if (!cfg->dns_closed && !cfg->proxy4.family && !cfg->proxy6.family)
+		return cordon_error_set(err, CORDON_E_NET_POLICY, EINVAL,
+					"nft: DNS is open but the proxy has no address");
+	if (cfg->set_size == 0 || cfg->set_size > CORDON_NFT_SET_MAX)
+		return cordon_error_set(err, CORDON_E_NET_POLICY, EINVAL,
+					"nft: set size %u is not in 1..%u", cfg->set_size,
+					CORDON_NFT_SET_MAX);
+	if (check_cidrs(cfg->static_allow, cfg->n_static, "static_allow", err) < 0 ||
+	    check_cidrs(cfg->blocked, cfg->n_blocked, "blocked", err) < 0)
+		return -1;
+	return 0;
+}
+
+/* --- expressions ------------------------------------------------------ */
+
+static void add_expr(struct nftnl_rule *r, struct nftnl_expr *e)
+{
+	nftnl_rule_add_expr(r, e);
+}
+
+static void load_meta(struct nftnl_rule *r, uint32_t key)
+{
+	struct nftnl_expr *e = nft_must(nftnl_expr_alloc("meta"));
+
+	nftnl_expr_set_u32(e, NFTNL_EXPR_META_KEY, key);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_META_DREG, NFT_REG_1);
+	add_expr(r, e);
+}
+
+static void load_payload(struct nftnl_rule *r, uint32_t base, uint32_t offset, uint32_t len)
+{
+	struct nftnl_expr *e = nft_must(nftnl_expr_alloc("payload"));
+
+	nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_BASE, base);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_OFFSET, offset);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_LEN, len);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_DREG, NFT_REG_1);
+	add_expr(r, e);
+}
+
+static void cmp(struct nftnl_rule *r, uint32_t op, const void *data, uint32_t len)
+{
+	struct nftnl_expr *e = nft_must(nftnl_expr_alloc("cmp"));
+
+	nftnl_expr_set_u32(e, NFTNL_EXPR_CMP_SREG, NFT_REG_1);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_CMP_OP, op);
+	nftnl_expr_set(e, NFTNL_EXPR_CMP_DATA, data, len);
+	add_expr(r, e);
+}
+
+static void verdict(struct nftnl_rule *r, int v)
+{
+	struct nftnl_expr *e = nft_must(nftnl_expr_alloc("immediate"));
+
+	nftnl_expr_set_u32(e, NFTNL_EXPR_IMM_DREG, NFT_REG_VERDICT);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_IMM_VERDICT, (uint32_t)v);
+	add_expr(r, e);
+}
+
+static void count_dropped(struct nftnl_rule *r)
+{
+	struct nftnl_expr *e = nft_must(nftnl_expr_alloc("objref"));
+
+	nftnl_expr_set_u32(e, NFTNL_EXPR_OBJREF_IMM_TYPE, NFT_OBJECT_COUNTER);
+	nftnl_expr_set_str(e, NFTNL_EXPR_OBJREF_IMM_NAME, NFT_COUNTER_DROPPED);
+	add_expr(r, e);
+}
+
+/* iifname / oifname: the whole IFNAMSIZ field, NUL padded, an exact match. */
+static void match_ifname(struct nftnl_rule *r, uint32_t key, const char *name)
+{
+	char buf[IFNAMSIZ] = { 0 };
+
+	memcpy(buf, name, strlen(name));
+	load_meta(r, key);
+	cmp(r, NFT_CMP_EQ, buf, sizeof(buf));
+}
+
+static void match_iif_loopback(struct nftnl_rule *r)
+{
+	uint32_t index = LOOPBACK_IFINDEX;
+
+	load_meta(r, NFT_META_IIF);
+	cmp(r, NFT_CMP_EQ, &index, sizeof(index));
+}
+
+/* In an inet table every network-header match needs its family first. */
+static void match_nfproto(struct nftnl_rule *r, int family)
+{
+	uint8_t proto = family == AF_INET ? NFPROTO_IPV4 : NFPROTO_IPV6;
+
+	load_meta(r, NFT_META_NFPROTO);
+	cmp(r, NFT_CMP_EQ, &proto, sizeof(proto));
+}
+
+static void match_l4proto(struct nftnl_rule *r, uint8_t proto)
+{
+	load_meta(r, NFT_META_L4PROTO);
+	cmp(r, NFT_CMP_EQ, &proto, sizeof(proto));
+}
+
+static void load_daddr(struct nftnl_rule *r, int family)
+{
+	if (family == AF_INET)
+		load_payload(r, NFT_PAYLOAD_NETWORK_HEADER, 16, 4);
+	else
+		load_payload(r, NFT_PAYLOAD_NETWORK_HEADER, 24, 16);
+}
+
+static void match_ct_established_related(struct nftnl_rule *r)
+{
+	uint32_t mask = NF_CT_STATE_BIT(IP_CT_ESTABLISHED) | NF_CT_STATE_BIT(IP_CT_RELATED);
+	uint32_t zero = 0;
+	struct nftnl_expr *e;
+
+	e = nft_must(nftnl_expr_alloc("ct"));
+	nftnl_expr_set_u32(e, NFTNL_EXPR_CT_KEY, NFT_CT_STATE);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_CT_DREG, NFT_REG_1);
+	add_expr(r, e);
+
+	e = nft_must(nftnl_expr_alloc("bitwise"));
+	nftnl_expr_set_u32(e, NFTNL_EXPR_BITWISE_SREG, NFT_REG_1);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_BITWISE_DREG, NFT_REG_1);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_BITWISE_LEN, sizeof(mask));
+	nftnl_expr_set(e, NFTNL_EXPR_BITWISE_MASK, &mask, sizeof(mask));
+	nftnl_expr_set(e, NFTNL_EXPR_BITWISE_XOR, &zero, sizeof(zero));
+	add_expr(r, e);
+
+	cmp(r, NFT_CMP_NEQ, &zero, sizeof(zero));
+}
+
+static void lookup(struct nftnl_rule *r, const struct set_def *set)
+{
+	struct nftnl_expr *e = nft_must(nftnl_expr_alloc("lookup"));
+
+	nftnl_expr_set_u32(e, NFTNL_EXPR_LOOKUP_SREG, NFT_REG_1);
+	nftnl_expr_set_str(e, NFTNL_EXPR_LOOKUP_SET, set->name);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_LOOKUP_SET_ID, set->id);
+	add_expr(r, e);
+}
+
+static const struct set_def *set_by_id(enum set_id id)
+{
+	return &set_defs[id - 1];
+}
+
+/* --- objects ---------------------------------------------------------- */
+
+static void put_table(struct cordon_nft *nft)
+{
+	_cleanup_nft_table_ struct nftnl_table *t = nft_must(nftnl_table_alloc());
+	struct nlmsghdr *nlh;
+
+	nftnl_table_set_str(t, NFTNL_TABLE_NAME, CORDON_NFT_TABLE);
+	/* EXCL: a table already there means someone else's ruleset, or a
+	 * second create; neither is silently merged into. */
+	nlh = nft_batch_msg(nft, NFT_MSG_NEWTABLE, NLM_F_CREATE | NLM_F_EXCL,
+			    "table inet " CORDON_NFT_TABLE);
+	nftnl_table_nlmsg_build_payload(nlh, t);
+	nft_batch_next(nft, nlh);
+}
+
+static void put_counter(struct cordon_nft *nft, const char *name)
+{
+	_cleanup_nft_obj_ struct nftnl_obj *o = nft_must(nftnl_obj_alloc());
+	struct nlmsghdr *nlh;
+
+	nftnl_obj_set_str(o, NFTNL_OBJ_TABLE, CORDON_NFT_TABLE);
+	nftnl_obj_set_str(o, NFTNL_OBJ_NAME, name);
+	nftnl_obj_set_u32(o, NFTNL_OBJ_TYPE, NFT_OBJECT_COUNTER);
+	nlh = nft_batch_msg(nft, NFT_MSG_NEWOBJ, NLM_F_CREATE | NLM_F_EXCL, "counter %s", name);
+	nftnl_obj_nlmsg_build_payload(nlh, o);
+	nft_batch_next(nft, nlh);
+}
+
+static void put_set(struct cordon_nft *nft, const struct set_def *def, uint32_t size)
+{
+	_cleanup_nft_set_ struct nftnl_set *s = nft_must(nftnl_set_alloc());
+	struct nlmsghdr *nlh;
+
+	nftnl_set_set_str(s, NFTNL_SET_TABLE, CORDON_NFT_TABLE);
+	nftnl_set_set_str(s, NFTNL_SET_NAME, def->name);
+	nftnl_set_set_u32(s, NFTNL_SET_ID, def->id);
+	nftnl_set_set_u32(s, NFTNL_SET_FLAGS, def->flags);
+	nftnl_set_set_u32(s, NFTNL_SET_KEY_TYPE,
+			  def->family == AF_INET ? NFT_DATATYPE_IPV4_ADDR : NFT_DATATYPE_IPV6_ADDR);
+	nftnl_set_set_u32(s, NFTNL_SET_KEY_LEN, def->family == AF_INET ? 4 : 16);
+	if (size)
+		nftnl_set_set_u32(s, NFTNL_SET_DESC_SIZE, size);
+	nlh = nft_batch_msg(nft, NFT_MSG_NEWSET, NLM_F_CREATE | NLM_F_EXCL, "set %s", def->name);
+	nftnl_set_nlmsg_build_payload(nlh, s);
+	nft_batch_next(nft, nlh);
+}
+
+static void put_chain(struct cordon_nft *nft, const char *name, const char *type, uint32_t hook,
+		      int32_t prio, uint32_t policy)
+{
+	_cleanup_nft_chain_ struct nftnl_chain *c = nft_must(nftnl_chain_alloc());
+	struct nlmsghdr *nlh;
+
+	nftnl_chain_set_str(c, NFTNL_CHAIN_TABLE, CORDON_NFT_TABLE);
+	nftnl_chain_set_str(c, NFTNL_CHAIN_NAME, name);
+	nftnl_chain_set_str(c, NFTNL_CHAIN_TYPE, type);
+	nftnl_chain_set_u32(c, NFTNL_CHAIN_HOOKNUM, hook);
+	nftnl_chain_set_s32(c, NFTNL_CHAIN_PRIO, prio);
+	nftnl_chain_set_u32(c, NFTNL_CHAIN_POLICY, policy);
+	nlh = nft_batch_msg(nft, NFT_MSG_NEWCHAIN, NLM_F_CREATE | NLM_F_EXCL, "chain %s", name);
+	nftnl_chain_nlmsg_build_payload(nlh, c);
+	nft_batch_next(nft, nlh);
+}
+
+static struct nftnl_rule *rule_new(const char *chain)
+{
+	struct nftnl_rule *r = nft_must(nftnl_rule_alloc());
+
+	nftnl_rule_set_str(r, NFTNL_RULE_TABLE, CORDON_NFT_TABLE);
+	nftnl_rule_set_str(r, NFTNL_RULE_CHAIN, chain);
+	return r;
+}
+
+/* Append rule r (freed) to its chain; what names it in errors. */
+static void put_rule(struct cordon_nft *nft, struct nftnl_rule *r, const char *what)
+{
+	struct nlmsghdr *nlh;
+
+	nlh = nft_batch_msg(nft, NFT_MSG_NEWRULE, NLM_F_CREATE | NLM_F_APPEND, "chain %s: rule %s",
+			    nftnl_rule_get_str(r, NFTNL_RULE_CHAIN), what);
+	nftnl_rule_nlmsg_build_payload(nlh, r);
+	nft_batch_next(nft, nlh);
+	nftnl_rule_free(r);
+}
+
+static void put_accept_established(struct cordon_nft *nft, const char *chain)
+{
+	struct nftnl_rule *r = rule_new(chain);
+
+	match_ct_established_related(r);
+	verdict(r, NF_ACCEPT);
+	put_rule(nft, r, "ct state established,related accept");
+}
+
+/* --- chains ----------------------------------------------------------- */
+
+static void put_dns_rule(struct cordon_nft *nft, const struct cordon_nft_config *cfg,
+			 const struct cordon_addr *proxy, uint8_t l4proto)
+{
+	struct nftnl_rule *r = rule_new("input");
+	uint16_t port = htons(DNS_PORT);
+	char what[64], addr[INET6_ADDRSTRLEN];
+
+	match_ifname(r, NFT_META_IIFNAME, cfg->workload_if);
+	match_nfproto(r, proxy->family);
+	load_daddr(r, proxy->family);
+	cmp(r, NFT_CMP_EQ, proxy->u.bytes, proxy->family == AF_INET ? 4 : 16);
+	match_l4proto(r, l4proto);
+	load_payload(r, NFT_PAYLOAD_TRANSPORT_HEADER, 2, sizeof(port));
+	cmp(r, NFT_CMP_EQ, &port, sizeof(port));
+	verdict(r, NF_ACCEPT);
+	nft_format_key(proxy->u.bytes, proxy->family == AF_INET ? 4 : 16, addr, sizeof(addr));
+	snprintf(what, sizeof(what), "DNS %s/%s accept", addr,
+		 l4proto == IPPROTO_UDP ? "udp" : "tcp");
+	put_rule(nft, r, what);
+}
+
+static void put_input(struct cordon_nft *nft, const struct cordon_nft_config *cfg)
+{
+	struct nftnl_rule *r;
+
+	put_chain(nft, "input", "filter", NF_INET_LOCAL_IN, 0, NF_DROP);
+
+	/* The gateway talks to itself over lo (the proxy's own sockets). */
+	r = rule_new("input");
+	match_iif_loopback(r);
+	verdict(r, NF_ACCEPT);
+	put_rule(nft, r, "iif lo accept");
+
+	/* Replies to the proxy's upstream queries come back this way. */
+	put_accept_established(nft, "input");
+
+	r = rule_new("input");
+	{
+		struct nftnl_expr *e = nft_must(nftnl_expr_alloc("range"));
+		uint8_t from = ND_NEIGHBOR_SOLICIT, to = ND_NEIGHBOR_ADVERT;
+
+		match_nfproto(r, AF_INET6);
+		match_l4proto(r, IPPROTO_ICMPV6);
+		load_payload(r, NFT_PAYLOAD_TRANSPORT_HEADER, 0, 1);
+		nftnl_expr_set_u32(e, NFTNL_EXPR_RANGE_SREG, NFT_REG_1);
+		nftnl_expr_set_u32(e, NFTNL_EXPR_RANGE_OP, NFT_RANGE_EQ);
+		nftnl_expr_set(e, NFTNL_EXPR_RANGE_FROM_DATA, &from, sizeof(from));
+		nftnl_expr_set(e, NFTNL_EXPR_RANGE_TO_DATA, &to, sizeof(to));
+		add_expr(r, e);
+	}
+	verdict(r, NF_ACCEPT);
+	put_rule(nft, r, "icmpv6 neighbour discovery accept");
+
+	if (cfg->dns_closed)
+		return;
+	if (cfg->proxy4.family == AF_INET) {
+		put_dns_rule(nft, cfg, &cfg->proxy4, IPPROTO_UDP);
+		put_dns_rule(nft, cfg, &cfg->proxy4, IPPROTO_TCP);
+	}
+	if (cfg->proxy6.family == AF_INET6) {
+		put_dns_rule(nft, cfg, &cfg->proxy6, IPPROTO_UDP);
+		put_dns_rule(nft, cfg, &cfg->proxy6, IPPROTO_TCP);
+	}
+}
+
+/* iifname W <daddr> @set, then drop (counted) or accept. */
+static void put_set_rule(struct cordon_nft *nft, const struct cordon_nft_config *cfg,
+			 enum set_id id, int v)
+{
+	const struct set_def *set = set_by_id(id);
+	struct nftnl_rule *r = rule_new("forward");
+	char what[96];
+
+	match_ifname(r, NFT_META_IIFNAME, cfg->workload_if);
+	match_nfproto(r, set->family);
+	load_daddr(r, set->family);
+	lookup(r, set);
+	if (v == NF_DROP)
+		count_dropped(r);
+	verdict(r, v);
+	snprintf(what, sizeof(what), "daddr @%s %s", set->name, v == NF_DROP ? "drop" : "accept");
+	put_rule(nft, r, what);
+}
+
+static void put_forward(struct cordon_nft *nft, const struct cordon_nft_config *cfg)
+{
+	struct nftnl_rule *r;
+
+	put_chain(nft, "forward", "filter", NF_INET_FORWARD, 0, NF_DROP);
+	put_accept_established(nft, "forward");
+	put_set_rule(nft, cfg, SET_BLOCKED4, NF_DROP);
+	put_set_rule(nft, cfg, SET_BLOCKED6, NF_DROP);
+	put_set_rule(nft, cfg, SET_STATIC4, NF_ACCEPT);
+	put_set_rule(nft, cfg, SET_STATIC6, NF_ACCEPT);
+	put_set_rule(nft, cfg, SET_ALLOW4, NF_ACCEPT);
+	put_set_rule(nft, cfg, SET_ALLOW6, NF_ACCEPT);
+
+	/* The policy would drop too, but uncounted. */
+	r = rule_new("forward");
+	count_dropped(r);
+	verdict(r, NF_DROP);
+	put_rule(nft, r, "counter dropped drop");
+}
+
+static void put_postrouting(struct cordon_nft *nft, const struct cordon_nft_config *cfg)
+{
+	struct nftnl_rule *r;
+
+	put_chain(nft, "postrouting", "nat", NF_INET_POST_ROUTING, PRIORITY_SRCNAT, NF_ACCEPT);
+	r = rule_new("postrouting");
+	match_ifname(r, NFT_META_OIFNAME, cfg->uplink_if);
+	add_expr(r, nft_must(nftnl_expr_alloc("masq")));
+	put_rule(nft, r, "oifname masquerade");
+}
+
+/* Interval sets take their elements from CIDR lists of both families. */
+static void put_intervals(struct cordon_nft *nft, enum set_id id, const struct cordon_cidr *cidrs,
+			  size_t n)
+{
+	const struct set_def *set = set_by_id(id);
+	_cleanup_free_ struct nft_range *ranges = cordon_xcalloc(n ? n : 1, sizeof(*ranges));
+	size_t k = nft_ranges_from_cidrs(cidrs, n, set->family, ranges);
+
+	nft_build_intervals(nft, set->name, set->family, ranges, k);
+}
+
+int nft_build_ruleset(struct cordon_nft *nft, const struct cordon_nft_config *cfg,
+		      struct cordon_error *err)
+{
+	if (nft_config_check(cfg, err) < 0)
+		return -1;
+
+	/* Order matters within the batch: what a message names must come first. */
+	put_table(nft);
+	put_counter(nft, NFT_COUNTER_DROPPED);
+	for (size_t i = 0; i < ARRAY_SIZE(set_defs); i++)
+		put_set(nft, &set_defs[i], set_defs[i].flags & NFT_SET_TIMEOUT ? cfg->set_size : 0);
+	put_intervals(nft, SET_STATIC4, cfg->static_allow, cfg->n_static);
+	put_intervals(nft, SET_STATIC6, cfg->static_allow, cfg->n_static);
+	put_intervals(nft, SET_BLOCKED4, cfg->blocked, cfg->n_blocked);
+	put_intervals(nft, SET_BLOCKED6, cfg->blocked, cfg->n_blocked);
+	put_input(nft, cfg);
+	put_forward(nft, cfg);
+	if (cfg->masquerade)
+		put_postrouting(nft, cfg);
+	return 0;
+}

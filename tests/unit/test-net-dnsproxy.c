@@ -1,0 +1,590 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * The DNS proxy against an in-process upstream stub over real sockets.
+ * Addresses in answers are public ones that are never contacted (the
+ * vetting table refuses the documentation ranges). Every test runs in a
+ * network namespace of its own (a new user namespace
+ * too when not root), so nothing leaves the process's private loopback.
+ */
+#include <arpa/inet.h>
+#include <check.h>
+#include <fcntl.h>
+#include <net/if.h>
+#include <sched.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+
+#include "cordon/net.h"
+#include "unit.h"
+
+/* --- a private network ----------------------------------------------------- */
+
+static void private_network(void)
+{
+	struct ifreq ifr = { .ifr_name = "lo" };
+	int s;
+
+	if (unshare(CLONE_NEWNET) < 0) {
+		char map[64];
+		uid_t uid = getuid();
+		gid_t gid = getgid();
+		int fd;
+
+		ck_assert_int_eq(unshare(CLONE_NEWUSER | CLONE_NEWNET), 0);
+		fd = open("/proc/self/setgroups", O_WRONLY);
+		if (fd >= 0) {
+			ck_assert_int_eq(write(fd, "deny", 4), 4);
+			close(fd);
+		}
+		snprintf(map, sizeof(map), "0 %u 1", uid);
+		ck_assert_int_eq(cordon_write_file_at(AT_FDCWD, "/proc/self/uid_map", map, strlen(map)), 0);
+		snprintf(map, sizeof(map), "0 %u 1", gid);
+		ck_assert_int_eq(cordon_write_file_at(AT_FDCWD, "/proc/self/gid_map", map, strlen(map)), 0);
+	}
+	s = socket(AF_INET, SOCK_DGRAM, 0);
+	ck_assert_int_ge(s, 0);
+	ck_assert_int_eq(ioctl(s, SIOCGIFFLAGS, &ifr), 0);
+	ifr.ifr_flags |= IFF_UP;
+	ck_assert_int_eq(ioctl(s, SIOCSIFFLAGS, &ifr), 0);
+	close(s);
+}
+
+static int bound_socket(int type, const char *ip, uint16_t port)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(port) };
+	int one = 1, fd = socket(AF_INET, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+
+	ck_assert_int_ge(fd, 0);
+	inet_pton(AF_INET, ip, &sa.sin_addr);
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	ck_assert_int_eq(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	if (type == SOCK_STREAM)
+		ck_assert_int_eq(listen(fd, 8), 0);
+	return fd;
+}
+
+/* --- DNS messages by hand ----------------------------------------------------- */
+
+struct msgbuf {
+	uint8_t b[4096];
+	size_t n;
+};
+
+static void put8(struct msgbuf *m, uint8_t v)
+{
+	m->b[m->n++] = v;
+}
+
+static void put16(struct msgbuf *m, uint16_t v)
+{
+	put8(m, (uint8_t)(v >> 8));
+	put8(m, (uint8_t)v);
+}
+
+static void put32(struct msgbuf *m, uint32_t v)
+{
+	put16(m, (uint16_t)(v >> 16));
+	put16(m, (uint16_t)v);
+}
+
+static void put_name(struct msgbuf *m, const char *name)
+{
+	while (*name) {
+		const char *dot = strchrnul(name, '.');
+
+		put8(m, (uint8_t)(dot - name));
+		memcpy(m->b + m->n, name, (size_t)(dot - name));
+		m->n += (size_t)(dot - name);
+		name = *dot ? dot + 1 : dot;
+	}
+	put8(m, 0);
+}
+
+static void header(struct msgbuf *m, uint16_t id, uint16_t flags, uint16_t an)
+{
+	m->n = 0;
+	put16(m, id);
+	put16(m, flags);
+	put16(m, 1);
+	put16(m, an);
+	put16(m, 0);
+	put16(m, 0);
+}
+
+static void query_msg(struct msgbuf *m, uint16_t id, const char *name, uint16_t type)
+{
+	header(m, id, 0x0100, 0);
+	put_name(m, name);
+	put16(m, type);
+	put16(m, 1);
+}
+
+static void rr_a(struct msgbuf *m, const char *owner, const char *ip, uint32_t ttl)
+{
+	struct in_addr a;
+
+	inet_pton(AF_INET, ip, &a);
+	put_name(m, owner);
+	put16(m, CORDON_DNS_TYPE_A);
+	put16(m, 1);
+	put32(m, ttl);
+	put16(m, 4);
+	memcpy(m->b + m->n, &a, 4);
+	m->n += 4;
+}
+
+static void rr_cname(struct msgbuf *m, const char *owner, const char *target, uint32_t ttl)
+{
+	struct msgbuf t = { .n = 0 };
+
+	put_name(m, owner);
+	put16(m, CORDON_DNS_TYPE_CNAME);
+	put16(m, 1);
+	put32(m, ttl);
+	put_name(&t, target);
+	put16(m, (uint16_t)t.n);
+	memcpy(m->b + m->n, t.b, t.n);
+	m->n += t.n;
+}
+
+/* --- the upstream stub ----------------------------------------------------------- */
+
+struct stub {
+	int udp, tcp;
+	int conn;       /* the accepted TCP connection, or -1 */
+	uint8_t in[4098];
+	size_t got;
+	unsigned queries;     /* over UDP and TCP */
+	unsigned tcp_queries;
+	char last_name[256];
+};
+
+/* The zone: answers by question name. */
+static size_t stub_answer(struct stub *st, const uint8_t *q, size_t qlen, bool over_tcp,
+			  struct msgbuf *out)
+{
+	struct cordon_dns_msg *m = cordon_xmalloc(sizeof(*m));
+	uint16_t id = (uint16_t)(q[0] << 8 | q[1]);
+	const char *name;
+	size_t r = 0;
+
+	if (cordon_dns_parse_question(q, qlen, m) < 0)
+		goto out;
+	name = m->question.name;
+	snprintf(st->last_name, sizeof(st->last_name), "%s", name);
+	st->queries++;
+	if (strcmp(name, "allowed.test") == 0) {
+		header(out, id, 0x8180, 1);
+		put_name(out, name), put16(out, 1), put16(out, 1);
+		rr_a(out, name, "93.184.216.7", 300);
+	} else if (strcmp(name, "ttl0.allowed.test") == 0) {
+		header(out, id, 0x8180, 1);
+		put_name(out, name), put16(out, 1), put16(out, 1);
+		rr_a(out, name, "93.184.216.9", 0);
+	} else if (strcmp(name, "rebind.allowed.test") == 0) {
+		header(out, id, 0x8180, 3);
+		put_name(out, name), put16(out, 1), put16(out, 1);
+		rr_a(out, name, "169.254.169.254", 60);
+		rr_a(out, name, "127.0.0.1", 60);
+		rr_a(out, name, "93.184.216.8", 60);
+	} else if (strcmp(name, "cdn.allowed.test") == 0) {
+		header(out, id, 0x8180, 3);
+		put_name(out, name), put16(out, 1), put16(out, 1);
+		rr_cname(out, name, "edge.cdnnet.test", 60);
+		rr_a(out, "edge.cdnnet.test", "93.184.216.20", 60);
+		rr_a(out, "unrelated.test", "93.184.216.99", 60);
+	} else if (strcmp(name, "big.allowed.test") == 0 && !over_tcp) {
+		header(out, id, 0x8380, 0); /* TC */
+		put_name(out, name), put16(out, 1), put16(out, 1);
+	} else if (strcmp(name, "big.allowed.test") == 0) {
+		header(out, id, 0x8180, 1);
+		put_name(out, name), put16(out, 1), put16(out, 1);
+		rr_a(out, name, "93.184.216.30", 60);
+	} else {
+		header(out, id, 0x8183, 0);
+		put_name(out, name), put16(out, 1), put16(out, 1);
+	}
+	r = out->n;
+out:
+	free(m);
+	return r;
+}
+
+static void stub_udp(struct stub *st)
+{
+	uint8_t buf[4096];
+	struct sockaddr_storage from;
+	socklen_t fl = sizeof(from);
+	ssize_t n = recvfrom(st->udp, buf, sizeof(buf), 0, (struct sockaddr *)&from, &fl);
+	struct msgbuf out;
+	size_t len;
+
+	if (n <= 0)
+		return;
+	len = stub_answer(st, buf, (size_t)n, false, &out);
+	if (len)
+		sendto(st->udp, out.b, len, 0, (struct sockaddr *)&from, fl);
+}
+
+/* The connection is driven by the same loop as the proxy: never block. */
+static void stub_tcp_accept(struct stub *st, int epfd)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &st->conn };
+
+	st->conn = accept4(st->tcp, NULL, NULL, SOCK_NONBLOCK);
+	st->got = 0;
+	if (st->conn >= 0)
+		epoll_ctl(epfd, EPOLL_CTL_ADD, st->conn, &ev);
+}
+
+static void stub_tcp_read(struct stub *st)
+{
+	ssize_t n = read(st->conn, st->in + st->got, sizeof(st->in) - st->got);
+	struct msgbuf out;
+	size_t len;
+
+	if (n > 0)
+		st->got += (size_t)n;
+	if (st->got < 2 || st->got < 2 + (size_t)(st->in[0] << 8 | st->in[1]))
+		return;
+	st->tcp_queries++;
+	len = stub_answer(st, st->in + 2, st->got - 2, true, &out);
+	if (len) {
+		uint8_t l[2] = { (uint8_t)(len >> 8), (uint8_t)len };
+
+		ck_assert_int_eq(write(st->conn, l, 2), 2);
+		ck_assert_int_eq(write(st->conn, out.b, len), (ssize_t)len);
+	}
+	close(st->conn);
+	st->conn = -1;
+}
+
+/* --- the harness -------------------------------------------------------------------- */
+
+struct inserted {
+	struct cordon_addr addr[64];
+	uint32_t timeout_ms[64];
+	size_t n;
+	unsigned calls;
+	bool client_had_reply_at_insert;
+	int fail;
+};
+
+struct harness {
+	struct stub stub;
+	struct cordon_allowlist *al;
+	struct cordon_dnsproxy *proxy;
+	struct inserted ins;
+	int epfd, client;
+	struct sockaddr_storage upstream;
+};
+
+static int record_insert(void *opaque, const struct cordon_addr *a, size_t n, uint32_t timeout_ms)
+{
+	struct harness *h = opaque;
+	uint8_t probe;
+
+	if (h->ins.fail)
+		return h->ins.fail;
+	h->ins.calls++;
+	/* The reply must not have left before the insert. */
+	if (recv(h->client, &probe, 1, MSG_DONTWAIT | MSG_PEEK) >= 0)
+		h->ins.client_had_reply_at_insert = true;
+	for (size_t i = 0; i < n && h->ins.n < 64; i++) {
+		h->ins.addr[h->ins.n] = a[i];
+		h->ins.timeout_ms[h->ins.n++] = timeout_ms;
+	}
+	return 0;
+}
+
+static void harness_up(struct harness *h, uint32_t qps, bool upstream_alive)
+{
+	struct cordon_error err = { 0 };
+	struct cordon_dnsproxy_config cfg = { 0 };
+	struct sockaddr_in *up = (struct sockaddr_in *)&h->upstream;
+	struct epoll_event ev = { .events = EPOLLIN };
+	struct sockaddr_in px = { .sin_family = AF_INET, .sin_port = htons(5353) };
+
+	memset(h, 0, sizeof(*h));
+	h->stub.conn = -1;
+	private_network();
+	h->stub.udp = upstream_alive ? bound_socket(SOCK_DGRAM, "127.0.0.1", 5300) : -1;
+	h->stub.tcp = upstream_alive ? bound_socket(SOCK_STREAM, "127.0.0.1", 5300) : -1;
+	up->sin_family = AF_INET;
+	up->sin_port = htons(5300);
+	inet_pton(AF_INET, "127.0.0.1", &up->sin_addr);
+	h->al = cordon_allowlist_new();
+	ck_assert_int_eq(cordon_allowlist_add(h->al, "allowed.test,*.allowed.test", false, &err), 0);
+	cfg.allowlist = h->al;
+	cfg.upstreams = &h->upstream;
+	cfg.n_upstreams = 1;
+	cfg.upstream_timeout_ms = 300;
+	cfg.qps = qps;
+	cfg.insert = record_insert;
+	cfg.opaque = h;
+	h->proxy = cordon_dnsproxy_new(&cfg, bound_socket(SOCK_DGRAM, "127.0.0.2", 5353),
+				       bound_socket(SOCK_STREAM, "127.0.0.2", 5353), &err);
+	ck_assert_ptr_nonnull(h->proxy);
+	h->epfd = epoll_create1(EPOLL_CLOEXEC);
+	ck_assert_int_eq(cordon_dnsproxy_attach(h->proxy, h->epfd, &err), 0);
+	if (upstream_alive) {
+		ev.data.ptr = &h->stub.udp;
+		epoll_ctl(h->epfd, EPOLL_CTL_ADD, h->stub.udp, &ev);
+		ev.data.ptr = &h->stub.tcp;
+		epoll_ctl(h->epfd, EPOLL_CTL_ADD, h->stub.tcp, &ev);
+	}
+	h->client = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	inet_pton(AF_INET, "127.0.0.2", &px.sin_addr);
+	ck_assert_int_eq(connect(h->client, (struct sockaddr *)&px, sizeof(px)), 0);
+}
+
+static void harness_down(struct harness *h)
+{
+	cordon_dnsproxy_free(h->proxy);
+	cordon_allowlist_free(h->al);
+	close(h->epfd);
+	close(h->client);
+	if (h->stub.udp >= 0)
+		close(h->stub.udp);
+	if (h->stub.tcp >= 0)
+		close(h->stub.tcp);
+}
+
+/* Send a query, drive everything until the client has its reply; returns its length. */
+static ssize_t ask(struct harness *h, const char *name, uint16_t type, struct cordon_dns_msg *out)
+{
+	struct msgbuf q;
+	uint8_t buf[4096];
+	uint64_t deadline = cordon_now_mono_us() / 1000 + 3000;
+
+	query_msg(&q, 0x4242, name, type);
+	ck_assert_int_eq(send(h->client, q.b, q.n, 0), (ssize_t)q.n);
+	while (cordon_now_mono_us() / 1000 < deadline) {
+		struct epoll_event evs[8];
+		int t = cordon_dnsproxy_timeout_ms(h->proxy);
+		int n = epoll_wait(h->epfd, evs, 8, t < 0 || t > 50 ? 50 : t);
+		ssize_t got;
+
+		for (int i = 0; i < n; i++) {
+			if (evs[i].data.ptr == &h->stub.udp)
+				stub_udp(&h->stub);
+			else if (evs[i].data.ptr == &h->stub.tcp)
+				stub_tcp_accept(&h->stub, h->epfd);
+			else if (evs[i].data.ptr == &h->stub.conn)
+				stub_tcp_read(&h->stub);
+			else
+				cordon_dnsproxy_handle(h->proxy, evs[i].data.ptr, evs[i].events);
+		}
+		cordon_dnsproxy_tick(h->proxy);
+		got = recv(h->client, buf, sizeof(buf), MSG_DONTWAIT);
+		if (got > 0) {
+			ck_assert_int_eq(buf[0] << 8 | buf[1], 0x4242);
+			ck_assert_int_eq(cordon_dns_parse(buf, (size_t)got, out), 0);
+			return got;
+		}
+	}
+	return -1;
+}
+
+static int rcode(const struct cordon_dns_msg *m)
+{
+	return m->flags & 0x000f;
+}
+
+static size_t count_type(const struct cordon_dns_msg *m, uint16_t type)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < m->n_rr; i++)
+		n += m->rr[i].type == type;
+	return n;
+}
+
+static struct cordon_dns_msg *reply_msg(void)
+{
+	return cordon_xcalloc(1, sizeof(struct cordon_dns_msg));
+}
+
+START_TEST(allowed_forwarded_and_inserted_before_reply)
+{
+	struct harness h;
+	struct cordon_dns_msg *m = reply_msg();
+	char ip[64];
+
+	harness_up(&h, 0, true);
+	ck_assert_int_gt(ask(&h, "allowed.test", CORDON_DNS_TYPE_A, m), 0);
+	ck_assert_int_eq(rcode(m), CORDON_DNS_RCODE_NOERROR);
+	ck_assert_uint_eq(count_type(m, CORDON_DNS_TYPE_A), 1);
+	ck_assert_uint_eq(h.stub.queries, 1);
+	ck_assert_uint_eq(h.ins.n, 1);
+	cordon_addr_format(&h.ins.addr[0], ip, sizeof(ip));
+	ck_assert_str_eq(ip, "93.184.216.7");
+	ck_assert_uint_eq(h.ins.timeout_ms[0], 300 * 1000);
+	ck_assert(!h.ins.client_had_reply_at_insert);
+	harness_down(&h);
+	free(m);
+}
+END_TEST
+
+START_TEST(denied_nxdomain_without_upstream)
+{
+	struct harness h;
+	struct cordon_dns_msg *m = reply_msg();
+
+	harness_up(&h, 0, true);
+	ck_assert_int_gt(ask(&h, "denied.test", CORDON_DNS_TYPE_A, m), 0);
+	ck_assert_int_eq(rcode(m), CORDON_DNS_RCODE_NXDOMAIN);
+	ck_assert_str_eq(m->question.name, "denied.test");
+	ck_assert_uint_eq(h.stub.queries, 0);
+	ck_assert_uint_eq(h.ins.calls, 0);
+	/* the apex of a wildcard is not covered by it */
+	ck_assert_int_gt(ask(&h, "b.c.allowed.test", CORDON_DNS_TYPE_A, m), 0);
+	ck_assert_int_eq(rcode(m), CORDON_DNS_RCODE_NXDOMAIN);
+	ck_assert_uint_eq(h.stub.queries, 0);
+	harness_down(&h);
+	free(m);
+}
+END_TEST
+
+START_TEST(upstream_down_servfail)
+{
+	struct harness h;
+	struct cordon_dns_msg *m = reply_msg();
+
+	harness_up(&h, 0, false);
+	ck_assert_int_gt(ask(&h, "allowed.test", CORDON_DNS_TYPE_A, m), 0);
+	ck_assert_int_eq(rcode(m), CORDON_DNS_RCODE_SERVFAIL);
+	ck_assert_uint_eq(h.ins.calls, 0);
+	harness_down(&h);
+	free(m);
+}
+END_TEST
+
+START_TEST(truncated_retries_over_tcp)
+{
+	struct harness h;
+	struct cordon_dns_msg *m = reply_msg();
+	struct cordon_dnsproxy_stats st;
+
+	harness_up(&h, 0, true);
+	ck_assert_int_gt(ask(&h, "big.allowed.test", CORDON_DNS_TYPE_A, m), 0);
+	ck_assert_int_eq(rcode(m), CORDON_DNS_RCODE_NOERROR);
+	ck_assert_uint_eq(count_type(m, CORDON_DNS_TYPE_A), 1);
+	ck_assert_uint_eq(h.stub.tcp_queries, 1);
+	cordon_dnsproxy_stats(h.proxy, &st);
+	ck_assert_uint_eq(st.tcp_retries, 1);
+	harness_down(&h);
+	free(m);
+}
+END_TEST
+
+START_TEST(rebinding_stripped_not_inserted)
+{
+	struct harness h;
+	struct cordon_dns_msg *m = reply_msg();
+	char ip[64];
+
+	harness_up(&h, 0, true);
+	ck_assert_int_gt(ask(&h, "rebind.allowed.test", CORDON_DNS_TYPE_A, m), 0);
+	ck_assert_uint_eq(count_type(m, CORDON_DNS_TYPE_A), 1);
+	cordon_addr_format(&m->rr[0].addr, ip, sizeof(ip));
+	ck_assert_str_eq(ip, "93.184.216.8");
+	ck_assert_uint_eq(h.ins.n, 1);
+	cordon_addr_format(&h.ins.addr[0], ip, sizeof(ip));
+	ck_assert_str_eq(ip, "93.184.216.8");
+	harness_down(&h);
+	free(m);
+}
+END_TEST
+
+START_TEST(ttl_zero_gets_the_floor)
+{
+	struct harness h;
+	struct cordon_dns_msg *m = reply_msg();
+
+	harness_up(&h, 0, true);
+	ck_assert_int_gt(ask(&h, "ttl0.allowed.test", CORDON_DNS_TYPE_A, m), 0);
+	ck_assert_uint_eq(h.ins.n, 1);
+	ck_assert_uint_eq(h.ins.timeout_ms[0], CORDON_DNS_TTL_FLOOR_S * 1000);
+	harness_down(&h);
+	free(m);
+}
+END_TEST
+
+START_TEST(cname_chain_only)
+{
+	struct harness h;
+	struct cordon_dns_msg *m = reply_msg();
+	char ip[64];
+
+	harness_up(&h, 0, true);
+	ck_assert_int_gt(ask(&h, "cdn.allowed.test", CORDON_DNS_TYPE_A, m), 0);
+	ck_assert_uint_eq(count_type(m, CORDON_DNS_TYPE_CNAME), 1);
+	ck_assert_uint_eq(count_type(m, CORDON_DNS_TYPE_A), 1);
+	ck_assert_uint_eq(h.ins.n, 1);
+	cordon_addr_format(&h.ins.addr[0], ip, sizeof(ip));
+	ck_assert_str_eq(ip, "93.184.216.20");
+	harness_down(&h);
+	free(m);
+}
+END_TEST
+
+START_TEST(rate_limited)
+{
+	struct harness h;
+	struct cordon_dns_msg *m = reply_msg();
+	struct cordon_dnsproxy_stats st;
+	int refused = 0;
+
+	harness_up(&h, 3, true);
+	for (int i = 0; i < 6; i++) {
+		ck_assert_int_gt(ask(&h, "denied.test", CORDON_DNS_TYPE_A, m), 0);
+		refused += rcode(m) == CORDON_DNS_RCODE_REFUSED;
+	}
+	ck_assert_int_ge(refused, 2);
+	cordon_dnsproxy_stats(h.proxy, &st);
+	ck_assert_uint_eq(st.rate_limited, (uint64_t)refused);
+	harness_down(&h);
+	free(m);
+}
+END_TEST
+
+START_TEST(insert_failure_is_servfail)
+{
+	struct harness h;
+	struct cordon_dns_msg *m = reply_msg();
+
+	harness_up(&h, 0, true);
+	h.ins.fail = -ENOSPC;
+	ck_assert_int_gt(ask(&h, "allowed.test", CORDON_DNS_TYPE_A, m), 0);
+	ck_assert_int_eq(rcode(m), CORDON_DNS_RCODE_SERVFAIL);
+	harness_down(&h);
+	free(m);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("dnsproxy");
+	TCase *tc = tcase_create("proxy");
+
+	tcase_set_timeout(tc, 20);
+	tcase_add_test(tc, allowed_forwarded_and_inserted_before_reply);
+	tcase_add_test(tc, denied_nxdomain_without_upstream);
+	tcase_add_test(tc, upstream_down_servfail);
+	tcase_add_test(tc, truncated_retries_over_tcp);
+	tcase_add_test(tc, rebinding_stripped_not_inserted);
+	tcase_add_test(tc, ttl_zero_gets_the_floor);
+	tcase_add_test(tc, cname_chain_only);
+	tcase_add_test(tc, rate_limited);
+	tcase_add_test(tc, insert_failure_is_servfail);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return unit_run(suite());
+}
