@@ -18,8 +18,9 @@ CORDON_DEPS_REQUIRED=(
 	check busybox-static uidmap iproute2 procps util-linux python3
 )
 # useradd/usermod for the cordon-test user; runuser is in util-linux above.
-# nftables: a second reader of rulesets in tests; dnsmasq, dnsutils: the network lab.
-CORDON_DEPS_TEST=(passwd nftables dnsmasq dnsutils)
+# nftables: a second reader of rulesets in tests; dnsmasq-base (the binary, no
+# system service), dnsutils: the network lab.
+CORDON_DEPS_TEST=(passwd nftables dnsmasq-base dnsutils)
 # Only tests/bench uses these; nothing else needs them.
 CORDON_DEPS_BENCH=(bubblewrap runc crun)
 
