@@ -27,8 +27,14 @@ int cordon_device_rule_parse(const char *text, bool allow, struct cordon_device_
 		strcpy(rule->access, "rwm");
 		return 0;
 	}
-	if (sscanf(text, "%c %15[0-9*]:%15[0-9*] %7s", &type, major, minor, access) != 4 ||
-	    (type != 'a' && type != 'c' && type != 'b') || strspn(access, "rwm") != strlen(access))
+	int used = -1;
+
+	/* Strict: one space between fields, nothing after, each access letter once. */
+	if (sscanf(text, "%c %15[0-9*]:%15[0-9*] %7[rwm]%n", &type, major, minor, access, &used) != 4 ||
+	    used < 0 || text[used] != '\0' || text[1] != ' ' || strchr(text + 2, ' ') != strrchr(text, ' ') ||
+	    (type != 'a' && type != 'c' && type != 'b') || strlen(access) > 3 ||
+	    (strchr(access, 'r') != strrchr(access, 'r')) || (strchr(access, 'w') != strrchr(access, 'w')) ||
+	    (strchr(access, 'm') != strrchr(access, 'm')))
 		return cordon_error_set(err, CORDON_E_SPEC, 0,
 					"device rule '%s': expected TYPE MAJOR:MINOR ACCESS", text);
 	for (int i = 0; i < 2; i++) {
@@ -141,11 +147,20 @@ size_t cgroup_devices_bpf(const struct cordon_device_rule *rules, size_t n, stru
 				  r->type == 'c' ? BPF_DEVCG_DEV_CHAR : BPF_DEVCG_DEV_BLOCK));
 		}
 		if (!all_access) {
-			/* every requested access bit must be granted by the rule */
+			/*
+			 * An allow rule matches when it grants every requested
+			 * bit; a deny rule as soon as it covers any of them
+			 * (as cgroup v1 decides: "rw" is refused by a "w" deny).
+			 */
 			left -= 3;
 			EMIT(INSN(BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_6, BPF_REG_3, 0, 0));
-			EMIT(INSN(BPF_ALU64 | BPF_AND | BPF_K, BPF_REG_6, 0, 0, (int)~mask));
-			EMIT(INSN(BPF_JMP | BPF_JNE | BPF_K, BPF_REG_6, 0, (short)(left + 2), 0));
+			if (r->allow) {
+				EMIT(INSN(BPF_ALU64 | BPF_AND | BPF_K, BPF_REG_6, 0, 0, (int)~mask));
+				EMIT(INSN(BPF_JMP | BPF_JNE | BPF_K, BPF_REG_6, 0, (short)(left + 2), 0));
+			} else {
+				EMIT(INSN(BPF_ALU64 | BPF_AND | BPF_K, BPF_REG_6, 0, 0, (int)mask));
+				EMIT(INSN(BPF_JMP | BPF_JEQ | BPF_K, BPF_REG_6, 0, (short)(left + 2), 0));
+			}
 		}
 		if (r->type != 'a' && r->major >= 0) {
 			left--;

@@ -119,6 +119,31 @@ static char *relative_path(const char *self, const char *mroot)
 	return cordon_xstrdup(self);
 }
 
+/*
+ * mountinfo lists mounts in the order they were made: a mount is out of
+ * sight when a later one sits on its mount point or on a directory above it.
+ */
+static bool hidden_by_later_mount(const char *point, const char *later)
+{
+	_cleanup_free_ char *copy = later ? cordon_xstrdup(later) : NULL;
+	char *save = NULL;
+
+	if (!copy)
+		return false;
+	for (char *ml = strtok_r(copy, "\n", &save); ml; ml = strtok_r(NULL, "\n", &save)) {
+		struct mount_entry m;
+		size_t n;
+
+		if (!mountinfo_split(ml, &m))
+			continue;
+		n = strlen(m.point);
+		if (strcmp(m.point, point) == 0 ||
+		    (strncmp(point, m.point, n) == 0 && point[n] == '/'))
+			return true;
+	}
+	return false;
+}
+
 int cordon_cgroup_layout_parse(const char *mountinfo, const char *self_cgroup,
 			       struct cordon_cgroup_layout *layout, struct cordon_error *err)
 {
@@ -139,17 +164,20 @@ int cordon_cgroup_layout_parse(const char *mountinfo, const char *self_cgroup,
 		ctrls = c1 + 1;
 		path = c2 + 1;
 		v2 = strcmp(line, "0") == 0 && *ctrls == '\0';
-		if (!v2 && strncmp(ctrls, "name=", 5) == 0)
-			continue; /* named hierarchies (systemd) carry no controller */
+		if (!v2 && (*ctrls == '\0' || strncmp(ctrls, "name=", 5) == 0))
+			continue; /* named hierarchies (systemd) carry no controller; malformed */
 		for (char *ml = strtok_r(mi, "\n", &msave); ml; ml = strtok_r(NULL, "\n", &msave)) {
 			struct mount_entry m;
 			struct cordon_cgroup_hier *h;
+			char *rest = msave;
 
 			if (!mountinfo_split(ml, &m))
 				continue;
 			if (v2 ? strcmp(m.fstype, "cgroup2") != 0
 			       : strcmp(m.fstype, "cgroup") != 0 || !options_have_all(m.super, ctrls))
 				continue;
+			if (hidden_by_later_mount(m.point, rest))
+				continue; /* e.g. cgroup2 mounted over /sys/fs/cgroup afterwards */
 			h = &layout->hier[layout->n++];
 			h->mount = cordon_xstrdup(m.point);
 			h->path = relative_path(path, m.root);

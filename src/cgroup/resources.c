@@ -136,12 +136,10 @@ int cordon_cgroup_apply_resources(const struct cordon_cgroup_layout *layout, con
 	}
 	if (res->n_devices) {
 		v1 = (h = hier_with(layout, CORDON_CTRL_DEVICES, false)) >= 0;
-		if (!v1 && (h = hier_with(layout, 0, true)) < 0) {
-			/* v2: any cgroup2 hierarchy takes a device program */
-			for (size_t k = 0; k < layout->n && h < 0; k++)
-				if (layout->hier[k].v2)
-					h = (int)k;
-		}
+		/* v2: any cgroup2 hierarchy takes a device program */
+		for (size_t k = 0; !v1 && k < layout->n && h < 0; k++)
+			if (layout->hier[k].v2)
+				h = (int)k;
 		if (h < 0)
 			return cordon_error_set(err, CORDON_E_CGROUP, 0,
 						"linux.resources.devices: no devices controller and no cgroup2");

@@ -26,7 +26,10 @@ uint64_t cordon_proc_start_time(pid_t pid)
 	p = strrchr(buf, ')');
 	if (!p)
 		return 0;
-	/* after ") " comes field 3 (state); start time is field 22 */
+	/* after ") " comes field 3 (state); an exited, unreaped owner is gone too */
+	if (p[1] != ' ' || p[2] == 'Z' || p[2] == 'X')
+		return 0;
+	/* start time is field 22 */
 	if (sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
 		   &start) != 1)
 		return 0;

@@ -1,0 +1,497 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# shellcheck disable=SC2317 # cases are called through each_mode
+# e2e: resource limits (cgroups) on this host's layout. Rootful: --memory
+# OOM-kills, --pids stops a fork bomb, --cpus throttles, the default pids
+# limit, the cgroup namespace, and the sandbox's cgroup directories gone
+# after every kind of exit. Rootless (no delegation on v1/hybrid): requested
+# limits fail closed, --limits best-effort runs unenforced, a plain run is
+# unaffected. And a "pure v2 view": a private mount namespace with cgroup2
+# mounted on /sys/fs/cgroup.
+. "$(dirname "$0")/lib.sh"
+
+CG=/sys/fs/cgroup
+
+# The layout as cordon's docs define it, from statfs.
+case $(stat -fc %T "$CG" 2>/dev/null) in
+cgroup2fs) HOST_LAYOUT=v2 ;;
+tmpfs) if [ "$(stat -fc %T "$CG/unified" 2>/dev/null)" = cgroup2fs ]; then HOST_LAYOUT=hybrid; else HOST_LAYOUT=v1; fi ;;
+*) HOST_LAYOUT=none ;;
+esac
+
+# Our cgroup in the v1 hierarchy carrying CONTROLLER ("/" or a path).
+self_cgroup() { awk -F: -v c="$1" '{ n = split($2, a, ","); for (i = 1; i <= n; i++) if (a[i] == c) { print $3; exit } }' /proc/self/cgroup; }
+# The directory cordon creates for run ID in the v1 hierarchy of CONTROLLER.
+v1_dir() {
+	local p
+	p=$(self_cgroup "$1")
+	[ "$p" = / ] && p=
+	echo "$CG/$1$p/cordon-$2"
+}
+
+# Every directory named cordon-ID below /sys/fs/cgroup (all hierarchies).
+cg_dirs_of() { find "$CG" -name "cordon-$1" -type d 2>/dev/null; }
+no_cg_dirs_of() { [ -z "$(cg_dirs_of "$1")" ]; }
+
+# json FILE KEY: the value as JSON text (true, 137, null), or "missing".
+json() {
+	"$PYTHON" -c '
+import json, sys
+try:
+    r = json.load(open(sys.argv[1]))
+except Exception as e:
+    print("unreadable"); sys.exit(0)
+print(json.dumps(r[sys.argv[2]]) if sys.argv[2] in r else "missing")' "$1" "$2"
+}
+
+# expect_json FILE KEY VALUE: the field must read VALUE.
+expect_json() {
+	local got
+	got=$(json "$1" "$2")
+	[ "$got" = "$3" ] || fail "--result-json: expected \"$2\": $3, got $got ($(cat "$1" 2>/dev/null))"
+}
+
+# A rootless request of a limit: refused before anything runs (v1/hybrid
+# have no delegation), naming the way out.
+expect_fail_closed() {
+	expect_cordon_error CGROUP best-effort || return 1
+	expect_err_has "cannot enforce" || return 1
+	no_cg_dirs_of "$ID" || fail "a refused run left cgroups: $(cg_dirs_of "$ID")"
+}
+
+# Every case also checks that no cordon-<its ids> directory is left in
+# any hierarchy (the lib's leftover checks cover mounts, processes, state).
+cg_case() {
+	local left
+	"$@"
+	left=$(find "$CG" -name "cordon-$CASE_ID-*" -type d 2>/dev/null)
+	[ -z "$left" ] || _fail_raw "leftover: cgroup directories remain:" "$(printf '%s\n' "$left" | _indent)"
+	# remove them, so that the next case starts clean
+	[ -z "$left" ] || printf '%s\n' "$left" | sort -r | while read -r d; do rmdir "$d" 2>/dev/null; done
+}
+
+# --- memory ----------------------------------------------------------------
+
+t_memory_oom() {
+	local res=$CASE_DIR/result.json peak
+	# tail buffers the last 200 MB of an endless stream: past 32 MB at once.
+	crun --memory 32 --memory-swap 32 --timeout 30 --result-json "$res" -- tail -c 200000000 /dev/zero
+	if [ "$MODE" = rootless ]; then
+		expect_fail_closed
+		return
+	fi
+	expect_rc 137 "expected the OOM-killed workload's 128+SIGKILL" || return
+	expect_json "$res" oom_killed true
+	expect_json "$res" signal 9
+	expect_json "$res" limits_enforced true
+	peak=$(json "$res" memory_peak_bytes)
+	if [ "$peak" != null ]; then
+		[ "$peak" -le $((33 * 1024 * 1024)) ] || fail "memory_peak_bytes $peak above the 32 MiB limit"
+	fi
+	# The host is fine: the supervisor reported it (above), this shell lives,
+	# and the next sandbox, with a limit it stays under, runs normally.
+	crun --memory 64 --result-json "$res" -- sh -c 'head -c 8000000 /dev/zero | tail -c 8000000 | wc -c'
+	expect_rc 0 "a sandbox after the OOM kill failed"
+	expect_out_eq 8000000
+	expect_json "$res" oom_killed false
+}
+
+t_memory_swap_below_memory() {
+	crun --memory 64 --memory-swap 32 -- true
+	expect_cordon_error USAGE --memory-swap
+	crun --memory-swap 32 -- true
+	expect_cordon_error USAGE --memory
+}
+
+# --- pids ----------------------------------------------------------------
+
+t_pids_fork_bomb() {
+	local res=$CASE_DIR/result.json peak dir max=0 n i
+	new_mark
+	crun_bg --pids 20 --timeout 3 --kill-after 1 --result-json "$res" -- \
+		sh -c "exec 2>/dev/null; b() { b | b & }; b; sleep 30; : $MARK"
+	if [ "$MODE" = rootless ]; then
+		wait_bg_for 10 || return
+		expect_fail_closed
+		return
+	fi
+	dir=$(v1_dir pids "$ID")
+	[ "$HOST_LAYOUT" = v2 ] && dir=$CG$(self_cgroup "")/cordon-$ID
+	# Sample the sandbox's process count from the host while the bomb runs.
+	for ((i = 0; i < 40; i++)); do
+		if [ -r "$dir/pids.current" ]; then
+			read -r n <"$dir/pids.current" 2>/dev/null || n=0
+			[ "${n:-0}" -gt "$max" ] && max=$n
+		fi
+		bg_ended && break
+		sleep 0.05
+	done
+	wait_bg_for 15 || return
+	expect_rc 124 "expected the fork bomb to run until --timeout (124)"
+	[ "$max" -le 20 ] || fail "pids.current reached $max under --pids 20"
+	[ "$max" -ge 10 ] || fail "the fork bomb never got going (pids.current at most $max); is the test broken?"
+	peak=$(json "$res" pids_peak)
+	if [ "$peak" != null ]; then
+		[ "$peak" -le 20 ] || fail "pids_peak $peak above --pids 20"
+	fi
+	expect_json "$res" timed_out true
+	expect_json "$res" limits_enforced true
+	wait_until 3 no_procs_matching "$MARK" || fail "fork bomb processes outlived the sandbox: $(procs_matching "$MARK" | head -5)"
+	no_cg_dirs_of "$ID" || fail "cgroups left after the timeout: $(cg_dirs_of "$ID")"
+}
+
+# The default limit, seen from the host while the sandbox runs.
+t_pids_default_512() {
+	local dir v
+	new_mark
+	crun_bg --workspace "$WS" -- sh -c "touch /workspace/ready; sleep $MARK"
+	if ! wait_until 10 test -e "$WS/ready"; then
+		fail "the workload never started"
+		kill -9 "$BG_PID" 2>/dev/null
+		wait_bg
+		return
+	fi
+	if [ "$MODE" = rootful ]; then
+		dir=$(v1_dir pids "$ID")
+		[ "$HOST_LAYOUT" = v2 ] && dir=$CG$(self_cgroup "")/cordon-$ID
+		v=$(cat "$dir/pids.max" 2>/dev/null)
+		[ "$v" = 512 ] || fail "$dir/pids.max reads '${v:-(missing)}', expected the default 512"
+		grep -qxF "$dir" "/run/cordon/$ID/cgroups" 2>/dev/null ||
+			fail "$dir is not recorded in the state directory (/run/cordon/$ID/cgroups: $(cat "/run/cordon/$ID/cgroups" 2>&1))"
+	else
+		# rootless: the default is not a request; it is silently absent
+		no_cg_dirs_of "$ID" || fail "a rootless run created cgroups: $(cg_dirs_of "$ID")"
+	fi
+	pkill_mark
+	wait_bg_for 10 || return
+	if [ "$MODE" = rootless ]; then
+		expect_err_empty "a plain rootless run printed something about cgroups"
+	fi
+	no_cg_dirs_of "$ID" || fail "cgroups left after exit: $(cg_dirs_of "$ID")"
+}
+
+# Ends the workload `sleep $MARK` (the sandbox then exits 143 or 0).
+pkill_mark() {
+	local line
+	while read -r line; do
+		[[ $line == *": sleep $MARK" ]] && kill -TERM "${line%%:*}" 2>/dev/null
+	done < <(procs_matching "$MARK")
+}
+
+t_pids_explicit_from_host() {
+	local dir v
+	if [ "$MODE" = rootless ]; then
+		crun --pids 64 -- true
+		expect_fail_closed
+		return
+	fi
+	new_mark
+	crun_bg --pids 64 --workspace "$WS" -- sh -c "touch /workspace/ready; sleep $MARK"
+	wait_until 10 test -e "$WS/ready" || { fail "the workload never started"; kill -9 "$BG_PID"; wait_bg; return; }
+	dir=$(v1_dir pids "$ID")
+	[ "$HOST_LAYOUT" = v2 ] && dir=$CG$(self_cgroup "")/cordon-$ID
+	v=$(cat "$dir/pids.max" 2>/dev/null)
+	[ "$v" = 64 ] || fail "$dir/pids.max reads '${v:-(missing)}', expected 64"
+	pkill_mark
+	wait_bg_for 10
+}
+
+# --- cpu -----------------------------------------------------------------
+
+# busy_ratio FILE: cpu_usage_us / wall time of the run, as 0.xx.
+busy_ratio() {
+	"$PYTHON" -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+u, d = r.get("cpu_usage_us"), r.get("duration_ms")
+print("null" if u is None or not d else "%.3f" % (u / (d * 1000.0)))' "$1"
+}
+
+# awk's arithmetic comparison of two decimals: in A LO HI
+between() { awk -v a="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(a >= lo && a <= hi) }'; }
+
+t_cpus_half() {
+	local res=$CASE_DIR/result.json free=$CASE_DIR/free.json ratio control
+	# 3 s of a busy loop, bounded by timeout(1) inside.
+	crun --cpus 0.5 --result-json "$res" -- sh -c 'timeout 3 sh -c "while :; do :; done"; exit 0'
+	if [ "$MODE" = rootless ]; then
+		expect_fail_closed
+		return
+	fi
+	expect_rc 0 || return
+	expect_json "$res" limits_enforced true
+	ratio=$(busy_ratio "$res")
+	[ "$ratio" != null ] || { fail "no cpu_usage_us in --result-json: $(cat "$res")"; return; }
+	# The same loop unlimited: how much of a core this machine gives us now.
+	crun --result-json "$free" -- sh -c 'timeout 3 sh -c "while :; do :; done"; exit 0'
+	control=$(busy_ratio "$free")
+	_case_notes+=("note: --cpus 0.5 busy loop used $ratio of the wall time; unlimited: $control (loadavg $(cut -d' ' -f1-3 /proc/loadavg))")
+	# The throttle is never exceeded, however idle the machine is.
+	between "$ratio" 0 0.75 || fail "--cpus 0.5: the busy loop used $ratio of a core (expected 0.25-0.75)"
+	if ! between "$ratio" 0.25 1; then
+		if [ "$control" != null ] && between "$control" 0 0.6; then
+			skip_case "machine too busy to measure: even an unlimited busy loop got only $control of a core (limited: $ratio)"
+		else
+			fail "--cpus 0.5: the busy loop got only $ratio of a core (unlimited: $control; expected 0.25-0.75)"
+		fi
+	fi
+	if [ "$control" != null ] && ! between "$control" 0.8 2; then
+		_case_notes+=("note: unlimited loop below 0.8 of a core: a busy machine")
+	fi
+}
+
+t_cpus_bad() {
+	local v
+	for v in 0 -1 abc 1.2.3; do
+		crun --cpus "$v" -- true
+		expect_cordon_error USAGE --cpus || return
+	done
+}
+
+# --- namespace, profile ------------------------------------------------------
+
+t_cgroup_namespace() {
+	local res=$CASE_DIR/result.json bad pid line host
+	# --memory (rootful) so that the nested memory hierarchy is used too.
+	local opts=(--result-json "$res")
+	[ "$MODE" = rootful ] && opts+=(--memory 64)
+	crun "${opts[@]}" -- sh -c 'cat /proc/self/cgroup; echo --; cat /proc/1/cgroup'
+	expect_rc 0 || return
+	bad=$(printf '%s\n' "$OUT" | grep -v -e '^--$' | grep -v ':/$')
+	[ -z "$bad" ] || fail "inside, /proc/self/cgroup shows paths other than /: $bad"
+	printf '%s\n' "$OUT" | grep -q ':pids:/$' || fail "no pids line in /proc/self/cgroup inside"
+	[ "$MODE" = rootful ] || return 0
+	# From the host, the workload is in cordon-ID of each hierarchy used.
+	new_mark
+	crun_bg --memory 64 --workspace "$WS" -- sh -c "touch /workspace/ready; sleep $MARK"
+	wait_until 10 test -e "$WS/ready" || { fail "the workload never started"; kill -9 "$BG_PID"; wait_bg; return; }
+	pid=$(procs_matching "$MARK" | awk -F: -v m="sleep $MARK" '$2 == " " m { print $1; exit }')
+	if [ -z "$pid" ]; then
+		fail "no sleep $MARK process found"
+	else
+		host=$(cat "/proc/$pid/cgroup")
+		for c in pids memory; do
+			line=$(printf '%s\n' "$host" | awk -F: -v c="$c" '$2 == c')
+			[[ $line == *"/cordon-$ID" ]] ||
+				fail "from the host, the workload's $c cgroup is '$line', expected .../cordon-$ID"
+		done
+		line=$(printf '%s\n' "$host" | awk -F: '$2 == "memory"')
+		[ "${line#*:memory:}" = "$(self_cgroup memory | sed 's,^/$,,')/cordon-$ID" ] ||
+			fail "memory cgroup '${line#*:memory:}' not below the caller's $(self_cgroup memory)"
+	fi
+	pkill_mark
+	wait_bg_for 10
+}
+
+t_print_profile_layout() {
+	local f=$CASE_DIR/profile.json got mem
+	crun --print-profile -- true
+	expect_rc 0 || return
+	printf '%s\n' "$OUT" >"$f"
+	got=$("$PYTHON" -c 'import json,sys; print(json.load(open(sys.argv[1]))["cgroups"]["layout"])' "$f" 2>&1)
+	[ "$got" = "$HOST_LAYOUT" ] || fail "--print-profile: cgroups.layout '$got', expected '$HOST_LAYOUT'"
+	[ "$HOST_LAYOUT" = hybrid ] || _case_notes+=("note: this host is $HOST_LAYOUT, not hybrid")
+	# the memory hierarchy at the caller's (nested) cgroup
+	mem=$("$PYTHON" -c '
+import json, sys
+for h in json.load(open(sys.argv[1]))["cgroups"]["hierarchies"]:
+    if "memory" in h["controllers"].split(","):
+        print(h["version"], h["mount"], h["path"]); break' "$f")
+	if [ "$HOST_LAYOUT" = hybrid ] || [ "$HOST_LAYOUT" = v1 ]; then
+		[ "$mem" = "1 $CG/memory $(self_cgroup memory)" ] ||
+			fail "--print-profile: memory hierarchy '$mem', expected '1 $CG/memory $(self_cgroup memory)'"
+	fi
+	"$PYTHON" -c '
+import json, sys
+l = json.load(open(sys.argv[1]))["cgroups"]["limits"]
+assert l["pids"] == 512 and l["pids_is_default"] is True and l["mode"] == "strict", l' "$f" ||
+		fail "--print-profile: default limits not pids 512 (default), strict"
+}
+
+# --- lifetime ----------------------------------------------------------------
+
+# Limits in every hierarchy cordon uses: memory, cpu, cpuacct (stats), pids.
+ALL_LIMITS=(--memory 64 --cpus 1 --pids 100)
+
+t_cleanup_normal_exit() {
+	crun "${ALL_LIMITS[@]}" --result-json "$CASE_DIR/r.json" -- true
+	expect_rc 0 || return
+	no_cg_dirs_of "$ID" || fail "cgroups left after a normal exit: $(cg_dirs_of "$ID")"
+	crun "${ALL_LIMITS[@]}" -- sh -c 'exit 3'
+	expect_rc 3
+	no_cg_dirs_of "$ID" || fail "cgroups left after exit 3: $(cg_dirs_of "$ID")"
+}
+
+t_cleanup_timeout() {
+	new_mark
+	crun "${ALL_LIMITS[@]}" --result-json "$CASE_DIR/r.json" --timeout 0.5 --kill-after 1 -- \
+		sh -c "trap '' TERM; while :; do sleep 0.1; done; : $MARK"
+	expect_rc 124 || return
+	no_cg_dirs_of "$ID" || fail "cgroups left after --timeout: $(cg_dirs_of "$ID")"
+}
+
+sleep_running() { procs_matching "$MARK" | grep -q ": sleep $MARK\$"; }
+
+# Start a sandbox with every hierarchy, SIGKILL its supervisor; DEAD=its id.
+kill_supervisor_midrun() {
+	local sup n
+	new_mark
+	crun_bg "${ALL_LIMITS[@]}" --result-json "$CASE_DIR/r.json" -- sleep "$MARK"
+	DEAD=$ID
+	if ! wait_until 10 sleep_running; then
+		fail "the workload never started"
+		return 1
+	fi
+	n=$(cg_dirs_of "$ID" | grep -c .)
+	[ "$n" -ge 3 ] || fail "expected cgroups in memory, cpu, cpuacct and pids while it runs, found $n: $(cg_dirs_of "$ID")"
+	sup=$(supervisor_of "$ID") || { fail "no supervisor found for $ID"; return 1; }
+	kill -9 "$sup"
+	wait_bg_for 5 || return 1
+	wait_until 3 no_procs_matching "$MARK" || { fail "the workload outlived its supervisor"; return 1; }
+	cg_dirs_of "$DEAD" | grep -q . ||
+		_case_notes+=("note: the cgroups were gone before any sweep (nothing to test the sweep with)")
+	return 0
+}
+
+t_cleanup_sigkill_next_run() {
+	kill_supervisor_midrun || return
+	crun -- true
+	expect_rc 0
+	no_cg_dirs_of "$DEAD" || fail "after SIGKILL of the supervisor and a new run, cgroups remain: $(cg_dirs_of "$DEAD")"
+}
+
+t_cleanup_sigkill_sweep() {
+	kill_supervisor_midrun || return
+	cordon sweep
+	expect_rc 0
+	no_cg_dirs_of "$DEAD" || fail "after SIGKILL of the supervisor and 'cordon sweep', cgroups remain: $(cg_dirs_of "$DEAD")"
+	[ ! -e "/run/cordon/$DEAD" ] || fail "/run/cordon/$DEAD still there after cordon sweep"
+}
+
+# --- rootless ------------------------------------------------------------------
+
+t_best_effort() {
+	local res=$CASE_DIR/result.json
+	crun --memory 32 --limits best-effort --result-json "$res" -- echo ran
+	expect_rc 0 || return
+	expect_out_eq ran
+	if [ "$MODE" = rootless ]; then
+		expect_json "$res" limits_enforced false
+	else
+		expect_json "$res" limits_enforced true
+	fi
+	no_cg_dirs_of "$ID" || fail "cgroups left: $(cg_dirs_of "$ID")"
+}
+
+t_plain_run() {
+	local res=$CASE_DIR/result.json
+	crun --result-json "$res" -- echo plain
+	expect_rc 0 || return
+	expect_out_eq plain
+	expect_err_empty
+	# nothing was requested, so nothing went unenforced
+	expect_json "$res" limits_enforced true
+}
+
+# --- a pure v2 view ---------------------------------------------------------
+#
+# A private mount namespace with cgroup2 mounted over /sys/fs/cgroup. On
+# this host cgroup2 carries only hugetlb (memory, cpu and pids are bound to
+# their v1 hierarchies, and a controller lives in one hierarchy at a time),
+# so limits cannot be exercised on v2 here: only detection, failing closed,
+# and a plain run.
+
+# v2view CORDON-ARGS...: cordon in that namespace; after it, the cordon-*
+# directories of the cgroup2 mount are listed on stdout as "LEFT: path".
+v2view() {
+	pushd "$WS" >/dev/null || return 1
+	run unshare -m --propagation private sh -c '
+		mount -t cgroup2 none /sys/fs/cgroup || exit 99
+		"$@"; rc=$?
+		find /sys/fs/cgroup -name "cordon-*" -type d | sed "s/^/LEFT: /"
+		exit $rc' v2view env --default-signal "$CORDON" "$@"
+	popd >/dev/null || return 1
+}
+
+t_v2view_profile() {
+	local f=$CASE_DIR/profile.json got
+	next_id
+	v2view run --name "$ID" --print-profile "$ROOTFS" -- true
+	expect_rc 0 || return
+	printf '%s\n' "$OUT" | grep -v '^LEFT: ' >"$f"
+	got=$("$PYTHON" -c 'import json,sys; print(json.load(open(sys.argv[1]))["cgroups"]["layout"])' "$f" 2>&1)
+	[ "$got" = v2 ] || fail "--print-profile in the v2 view: layout '$got', expected 'v2'"
+}
+
+t_v2view_profile_hierarchies() {
+	local f=$CASE_DIR/profile.json got
+	next_id
+	v2view run --name "$ID" --print-profile "$ROOTFS" -- true
+	expect_rc 0 || return
+	printf '%s\n' "$OUT" | grep -v '^LEFT: ' >"$f"
+	# Only the cgroup2 at /sys/fs/cgroup is reachable: the v1 mounts and
+	# unified below it are hidden under the new mount.
+	got=$("$PYTHON" -c '
+import json, sys
+print(" ".join("%s:%s" % (h["version"], h["mount"]) for h in json.load(open(sys.argv[1]))["cgroups"]["hierarchies"]))' "$f" 2>&1)
+	[ "$got" = "2:/sys/fs/cgroup" ] ||
+		fail "--print-profile in the v2 view lists hierarchies '$got', expected only '2:/sys/fs/cgroup'"
+}
+
+t_v2view_memory_fails_closed() {
+	next_id
+	v2view run --name "$ID" --memory 32 "$ROOTFS" -- true
+	_case_notes+=("note: cgroup2 here has only '$(cat $CG/unified/cgroup.controllers 2>/dev/null)': the memory controller is bound to v1 on this host, so limits cannot be exercised on v2; only failing closed is")
+	expect_cordon_error CGROUP memory
+}
+
+t_v2view_memory_reason() {
+	next_id
+	v2view run --name "$ID" --memory 32 "$ROOTFS" -- true
+	expect_rc 125 || return
+	# The reason is that cgroup2 has no memory controller, not a v1
+	# directory hidden under the cgroup2 mount.
+	expect_err_has "no memory controller" "expected the reason 'no memory controller available'"
+	expect_err_lacks "$CG/memory/" "the message names $CG/memory/..., a v1 path hidden under the cgroup2 mount"
+}
+
+t_v2view_plain_run() {
+	next_id
+	v2view run --name "$ID" --result-json "$CASE_DIR/r.json" "$ROOTFS" -- echo plain
+	expect_rc 0 || return
+	expect_out_eq plain "expected the output 'plain' and no cordon-* directory in the cgroup2 mount"
+	expect_err_empty
+	no_cg_dirs_of "$ID" || fail "cgroups left on the host: $(cg_dirs_of "$ID")"
+}
+
+if [ "$HOST_LAYOUT" = none ]; then
+	echo "1..0 # SKIP no cgroups mounted at $CG"
+	_done=1
+	exit 0
+fi
+
+each_mode "--memory 32 --memory-swap 32: a memory hog is OOM-killed (137, oom_killed); rootless fails closed" cg_case t_memory_oom
+each_mode "--memory-swap below --memory, or without it: refused" cg_case t_memory_swap_below_memory
+each_mode "--pids 20: a fork bomb stays at 20 and ends at --timeout; rootless fails closed" cg_case t_pids_fork_bomb
+each_mode "default pids.max 512 seen from the host; rootless: silently absent" cg_case t_pids_default_512
+each_mode "--pids 64 seen from the host; rootless fails closed" cg_case t_pids_explicit_from_host
+each_mode "--cpus 0.5: a busy loop gets about half a core; rootless fails closed" cg_case t_cpus_half
+each_mode "--cpus 0, -1, abc, 1.2.3: refused" cg_case t_cpus_bad
+each_mode "cgroup namespace: / inside, cordon-ID below the caller's cgroup outside" cg_case t_cgroup_namespace
+each_mode "--print-profile: cgroups.layout is this host's ($HOST_LAYOUT)" cg_case t_print_profile_layout
+rootful_only "cgroups removed after a normal exit" cg_case t_cleanup_normal_exit
+rootful_only "cgroups removed after --timeout" cg_case t_cleanup_timeout
+rootful_only "cgroups of a SIGKILLed supervisor removed by the next run" cg_case t_cleanup_sigkill_next_run
+rootful_only "cgroups of a SIGKILLed supervisor removed by cordon sweep" cg_case t_cleanup_sigkill_sweep
+each_mode "--memory 32 --limits best-effort runs; rootless reports limits_enforced false" cg_case t_best_effort
+each_mode "a plain run succeeds (rootless: default pids limit silently absent)" cg_case t_plain_run
+if [ "$HOST_LAYOUT" = hybrid ]; then
+	rootful_only "v2 view: --print-profile reports layout v2" cg_case t_v2view_profile
+	rootful_only "v2 view: --print-profile lists only the cgroup2 at /sys/fs/cgroup" cg_case t_v2view_profile_hierarchies
+	rootful_only "v2 view: --memory 32 fails closed (CORDON_E_CGROUP)" cg_case t_v2view_memory_fails_closed
+	rootful_only "v2 view: --memory 32 fails for the right reason (no memory controller)" cg_case t_v2view_memory_reason
+	rootful_only "v2 view: a plain run succeeds and leaves no cordon-* directory" cg_case t_v2view_plain_run
+else
+	tap_skip "v2 view" "needs a hybrid host (cgroup2 at $CG/unified); this one is $HOST_LAYOUT"
+fi
+done_testing
