@@ -51,7 +51,7 @@ int cordon_device_rule_parse(const char *text, bool allow, struct cordon_device_
 	rule->type = type;
 	rule->major = v[0];
 	rule->minor = v[1];
-	snprintf(rule->access, sizeof(rule->access), "%s", access);
+	memcpy(rule->access, access, strlen(access) + 1); /* at most 3 letters, checked above */
 	return 0;
 }
 

@@ -68,16 +68,16 @@ static bool supervisor_gone(int sync_fd)
 }
 
 /*
- * The workload's user namespace is the last one in this sandbox: the
- * limit counts every namespace created below ours, and the workload's
- * own is the one it allows. Seccomp refuses CLONE_NEWUSER as well; this
- * holds even under --seccomp unconfined or a permissive profile -- but
- * only with a sandbox user namespace: under --userns host the limit would
- * be the host's, and seccomp is the only control (docs/security.md).
+ * The workload's user namespace is the last one in this sandbox: its own
+ * limit is 0, so nothing below it can be created (ENOSPC). Seccomp refuses
+ * CLONE_NEWUSER as well; this holds even under --seccomp unconfined, a
+ * permissive profile or --userns host. The value is per user namespace
+ * and must be written from inside ours, through the host's /proc while it
+ * is still the visible one (the sandbox's /proc/sys is read-only).
  */
 static int limit_user_namespaces(struct cordon_error *err)
 {
-	int r = cordon_write_file_at(AT_FDCWD, "/proc/sys/user/max_user_namespaces", "1", 1);
+	int r = cordon_write_file_at(AT_FDCWD, "/proc/sys/user/max_user_namespaces", "0", 1);
 
 	if (r < 0)
 		return cordon_error_set(err, CORDON_E_SECURITY, -r,
@@ -175,7 +175,19 @@ static _Noreturn void workload_main(const struct child_ctx *ctx, int ready_fd, i
 	char c;
 	int errnum, code;
 
-	/* Wait until init has written this namespace's id maps. */
+	/* Wait until init has written this namespace's id maps... */
+	if (read(ready_fd, &c, 1) != 1)
+		_exit(CORDON_EXIT_FAILURE);
+	if (limit_user_namespaces(&err) < 0)
+		workload_fail(report_fd, CORDON_EXIT_FAILURE, err.code, err.errnum, "%s", err.msg);
+	{
+		/* Tell init the host's /proc is no longer needed: it may build the root. */
+		struct exec_report done = { .code = CORDON_OK };
+
+		if (cordon_write_all(report_fd, &done, sizeof(done)) < 0)
+			_exit(CORDON_EXIT_FAILURE);
+	}
+	/* ...and then until it has built the filesystem and pivoted us into it. */
 	if (read(ready_fd, &c, 1) != 1)
 		_exit(CORDON_EXIT_FAILURE);
 	close(ready_fd);
@@ -229,7 +241,26 @@ static _Noreturn void workload_main(const struct child_ctx *ctx, int ready_fd, i
 	workload_fail(report_fd, code, CORDON_E_EXEC, errnum, "%s", spec->argv[0]);
 }
 
-static pid_t workload_spawn(const struct child_ctx *ctx, int *report_fd,
+/* A pidfd's "Pid:" in fdinfo is the pid in the pid namespace of that /proc. */
+static pid_t pid_in_visible_proc(int pidfd)
+{
+	_cleanup_free_ char *text = NULL;
+	char path[64];
+	const char *p;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", pidfd);
+	if (cordon_read_file_at(AT_FDCWD, path, &text, NULL) < 0)
+		return -1;
+	p = strstr(text, "\nPid:");
+	return p ? (pid_t)strtol(p + 5, NULL, 10) : -1;
+}
+
+/*
+ * Created before the filesystem is built (it needs the host's /proc once,
+ * see limit_user_namespaces) and released twice over *release_fd: once its
+ * maps are written, once setup is done.
+ */
+static pid_t workload_spawn(const struct child_ctx *ctx, int *report_fd, int *release_fd,
 			    struct cordon_error *err)
 {
 	/*
@@ -241,10 +272,15 @@ static pid_t workload_spawn(const struct child_ctx *ctx, int *report_fd,
 	 * network (a bounding set without NET_ADMIN, and in later versions the
 	 * gateway namespace) does not depend on who owns it.
 	 */
-	struct clone_args args = { .flags = CLONE_NEWUSER | CLONE_NEWNET, .exit_signal = SIGCHLD };
+	_cleanup_close_ int pidfd = -1;
+	struct clone_args args = {
+		.flags = CLONE_NEWUSER | CLONE_NEWNET | CLONE_PIDFD,
+		.pidfd = (uint64_t)(uintptr_t)&pidfd,
+		.exit_signal = SIGCHLD,
+	};
 	struct cordon_idmap uid, gid;
 	int ready[2], report[2];
-	pid_t pid;
+	pid_t pid, host_pid;
 
 	if (pipe2(ready, O_CLOEXEC) < 0 || pipe2(report, O_CLOEXEC) < 0)
 		return cordon_error_set(err, CORDON_E_INTERNAL, errno, "pipe");
@@ -260,6 +296,12 @@ static pid_t workload_spawn(const struct child_ctx *ctx, int *report_fd,
 	}
 	close(ready[0]);
 	close(report[1]);
+	/* The /proc visible now is the host's: it knows the workload by another pid. */
+	host_pid = pid_in_visible_proc(pidfd);
+	if (host_pid <= 0) {
+		kill(pid, SIGKILL);
+		return cordon_error_set(err, CORDON_E_INTERNAL, 0, "finding the workload in /proc");
+	}
 	if (ctx->userns) {
 		cordon_idmap_identity_of(&ctx->plan->uid, &uid);
 		cordon_idmap_identity_of(&ctx->plan->gid, &gid);
@@ -267,17 +309,35 @@ static pid_t workload_spawn(const struct child_ctx *ctx, int *report_fd,
 		cordon_idmap_range(0, UINT32_MAX, &uid);
 		cordon_idmap_range(0, UINT32_MAX, &gid);
 	}
-	if (cordon_userns_write_direct(pid, &uid, &gid, false, err) < 0) {
+	if (cordon_userns_write_direct(host_pid, &uid, &gid, false, err) < 0) {
 		kill(pid, SIGKILL);
 		return cordon_error_wrap(err, "workload user namespace");
 	}
-	if (write(ready[1], "g", 1) != 1) {
+	if (write(ready[1], "m", 1) != 1) {
 		kill(pid, SIGKILL);
 		return cordon_error_set(err, CORDON_E_INTERNAL, errno, "releasing the workload");
 	}
-	close(ready[1]);
+	*release_fd = ready[1];
 	*report_fd = report[0];
 	return pid;
+}
+
+/* The workload could not reach execve: pass its reason on and end. */
+static _Noreturn void report_workload_failure(const struct child_ctx *ctx, pid_t workload,
+					       struct exec_report *rep)
+{
+	struct sync_msg fail = {
+		.type = rep->code == CORDON_E_EXEC ? SYNC_EXEC_FAILED : SYNC_SETUP_FAILED,
+		.status = rep->exit_code,
+		.errnum = rep->errnum,
+		.code = rep->code,
+	};
+
+	rep->text[sizeof(rep->text) - 1] = '\0';
+	snprintf(fail.text, sizeof(fail.text), "%s", rep->text);
+	sync_send(ctx->sync_fd, &fail, NULL, 0);
+	waitpid(workload, NULL, 0);
+	_exit(rep->exit_code);
 }
 
 /* Relay signals and reap until the workload is gone; report its status. */
@@ -322,7 +382,7 @@ _Noreturn void sandbox_child(const struct child_ctx *ctx)
 	struct sync_msg msg;
 	int fds[2] = { -1, -1 };
 	size_t n_fds = 2;
-	int report_fd = -1;
+	int report_fd = -1, release_fd = -1;
 	sigset_t set;
 	pid_t workload;
 	ssize_t r;
@@ -358,9 +418,22 @@ _Noreturn void sandbox_child(const struct child_ctx *ctx)
 		cordon_error_set(&err, CORDON_E_NAMESPACE, errno, "creating the cgroup namespace");
 		setup_failed(ctx, &err);
 	}
-	/* Through the host's /proc, still visible: the value is per user namespace. */
-	if (ctx->userns && limit_user_namespaces(&err) < 0)
+	workload = workload_spawn(ctx, &report_fd, &release_fd, &err);
+	if (workload < 0)
 		setup_failed(ctx, &err);
+	r = read(report_fd, &rep, sizeof(rep));
+	if (r == (ssize_t)sizeof(rep) && rep.code != CORDON_OK)
+		report_workload_failure(ctx, workload, &rep);
+	if (r != (ssize_t)sizeof(rep)) {
+		cordon_error_set(&err, CORDON_E_INTERNAL, r < 0 ? errno : 0, "the workload vanished");
+		setup_failed(ctx, &err);
+	}
+	/*
+	 * Keep the workload out of /proc/1 (mem, fds, environ). Only now: a
+	 * non-dumpable init would hand its state to the workload's clone, and
+	 * the workload's /proc files (uid_map) would no longer be writable.
+	 */
+	prctl(PR_SET_DUMPABLE, 0);
 
 	fs_opts.tty_gid_mapped = !ctx->userns || cordon_idmap_to_outside(&ctx->plan->gid, 5) >= 0;
 	if (cordon_fs_setup(ctx->spec, &host, &fs_opts, &err) < 0)
@@ -370,33 +443,15 @@ _Noreturn void sandbox_child(const struct child_ctx *ctx)
 		cordon_error_set(&err, CORDON_E_NAMESPACE, errno, "sethostname");
 		setup_failed(ctx, &err);
 	}
-	workload = workload_spawn(ctx, &report_fd, &err);
-	if (workload < 0)
-		setup_failed(ctx, &err);
-	/*
-	 * Keep the workload out of /proc/1 (mem, fds, environ). Only now: a
-	 * non-dumpable init would hand its state to the workload's clone, and
-	 * the workload's /proc files (uid_map) would no longer be writable.
-	 */
-	prctl(PR_SET_DUMPABLE, 0);
+	/* A workload that already failed reports why below; the write just fails. */
+	(void)!write(release_fd, "g", 1);
+	close(release_fd);
 
 	/* EOF means execve succeeded (the report pipe is close-on-exec). */
 	r = read(report_fd, &rep, sizeof(rep));
 	close(report_fd);
-	if (r == (ssize_t)sizeof(rep)) {
-		struct sync_msg fail = {
-			.type = rep.code == CORDON_E_EXEC ? SYNC_EXEC_FAILED : SYNC_SETUP_FAILED,
-			.status = rep.exit_code,
-			.errnum = rep.errnum,
-			.code = rep.code,
-		};
-
-		rep.text[sizeof(rep.text) - 1] = '\0';
-		snprintf(fail.text, sizeof(fail.text), "%s", rep.text);
-		sync_send(ctx->sync_fd, &fail, NULL, 0);
-		waitpid(workload, NULL, 0);
-		_exit(rep.exit_code);
-	}
+	if (r == (ssize_t)sizeof(rep))
+		report_workload_failure(ctx, workload, &rep);
 
 	sigemptyset(&set);
 	sigaddset(&set, SIGCHLD);

@@ -33,7 +33,7 @@ E2E_RUN_TIMEOUT=${E2E_RUN_TIMEOUT:-30}
 # Mount points that change on a busy host for reasons of their own. Mounts
 # in other programs' temporary directories (/tmp/*) are noise too, except
 # in ours and in cordon's rootless state directories (/tmp/cordon-UID).
-E2E_MOUNT_NOISE=${E2E_MOUNT_NOISE:-'^(/proc/sys/fs/binfmt_misc|/run/user/|/run/credentials/|/run/netns/|/var/lib/docker/|/var/lib/containers/)'}
+E2E_MOUNT_NOISE=${E2E_MOUNT_NOISE:-'^(/proc/sys/fs/binfmt_misc|/run/user/|/run/credentials/|/run/netns(/|$)|/var/lib/docker/|/var/lib/containers/)'}
 
 PYTHON=/usr/bin/python3
 [ -x "$PYTHON" ] || PYTHON=python3
