@@ -117,7 +117,8 @@ static int limits_v1(const char *dir, unsigned ctrls, const struct cordon_limits
 		if (file_exists(dir, "memory.memsw.limit_in_bytes")) {
 			if (write_u64(dir, "memory.memsw.limit_in_bytes", l->memory + swap, err) < 0)
 				return -1;
-		} else if (l->memory_swap && swap == 0 && !l->best_effort) {
+		} else if (l->memory_swap && swap == 0) {
+			/* Not enforceable here; best-effort callers see limits_enforced false. */
 			return cordon_error_set(err, CORDON_E_CGROUP, 0,
 						"--memory-swap: this kernel has no swap accounting "
 						"(memory.memsw.*; boot with swapaccount=1)");
