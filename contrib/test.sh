@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# contrib/test.sh — build cordon twice and run every test; what CI runs.
+# contrib/test.sh — build cordon three times and run every test; what CI runs.
 #
 #   build/       -Dwerror=true, debugoptimized: all suites (unit, e2e, ...)
 #   build-asan/  ASan + UBSan at -O1, no rootfs: the unit suite only
+#   build-fuzz/  clang, libFuzzer + ASan + UBSan: each fuzzer for 60 s
 #
 # As root it installs missing Debian packages and creates the unprivileged
 # user cordon-test (with a 65536-id range in /etc/subuid and /etc/subgid) that
@@ -138,9 +139,13 @@ build_tree() {
 
 build_ok=0
 asan_ok=0
+fuzz_ok=0
 build_tree build -Dbuildtype=debugoptimized -Dwerror=true -Dtests=true && build_ok=1
 build_tree build-asan -Db_sanitize=address,undefined -Db_lundef=false -Doptimization=1 -Ddebug=true \
 	-Dbuild_rootfs=false -Dwerror=true -Dtests=true && asan_ok=1
+# The fuzzers (clang, libFuzzer, ASan+UBSan): suite 'fuzz' runs each for 60 s.
+CC=clang build_tree build-fuzz -Dfuzz=true -Db_sanitize=address,undefined -Db_lundef=false \
+	-Doptimization=1 -Ddebug=true -Dbuild_rootfs=false -Dwerror=true -Dtests=true && fuzz_ok=1
 
 # --- can the test user reach the build? ---------------------------------------------
 
@@ -205,6 +210,9 @@ if [ "$asan_ok" -eq 1 ]; then
 	ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:print_summary=1} \
 		UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1:print_summary=1} \
 		run_suite build-asan asan --suite unit --timeout-multiplier 3
+fi
+if [ "$fuzz_ok" -eq 1 ]; then
+	run_suite build-fuzz fuzz --suite fuzz
 fi
 
 finish

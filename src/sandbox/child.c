@@ -153,6 +153,9 @@ static const char *env_lookup(char *const envp[], const char *key)
 }
 
 static _Noreturn void workload_fail(int report_fd, int exit_code, enum cordon_code code,
+				    int errnum, const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+static _Noreturn void workload_fail(int report_fd, int exit_code, enum cordon_code code,
 				    int errnum, const char *fmt, ...)
 {
 	struct exec_report rep = { .exit_code = exit_code, .errnum = errnum, .code = code };

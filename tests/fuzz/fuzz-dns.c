@@ -13,23 +13,19 @@
  * records asked for (unless it had to set TC), never grows, and filtering
  * it a second time changes nothing.
  */
-#include <dirent.h>
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "cordon/net.h"
+#include "fuzz.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define DNS_FLAG_TC 0x0200
 
 /* Large, and the harness runs one input at a time. */
 static struct cordon_dns_msg msg, filtered, error_reply;
 static uint8_t copy[65536], copy2[65536];
-static const char *current_input;
 
 #define CHECK(cond)                                 \
 	do {                                        \
@@ -40,7 +36,7 @@ static const char *current_input;
 static void fuzz_fail(const char *what, int line)
 {
 	fprintf(stderr, "fuzz-dns.c:%d: invariant failed: %s%s%s\n", line, what,
-		current_input ? " on " : "", current_input ? current_input : "");
+		fuzz_current_input ? " on " : "", fuzz_current_input ? fuzz_current_input : "");
 	abort();
 }
 
@@ -201,86 +197,3 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	CHECK(memcmp(copy, copy2, (size_t)n) == 0);
 	return 0;
 }
-
-#ifdef CORDON_FUZZ_REPLAY
-/* Inputs larger than any DNS message are still fed: the parser must refuse them. */
-#define REPLAY_INPUT_MAX (1024 * 1024)
-
-static int replay_file(const char *path)
-{
-	_cleanup_fclose_ FILE *f = fopen(path, "rbe");
-	_cleanup_free_ uint8_t *buf = malloc(REPLAY_INPUT_MAX);
-	size_t n;
-
-	if (!f || !buf) {
-		fprintf(stderr, "fuzz-dns-replay: %s: %s\n", path, strerror(errno));
-		return -1;
-	}
-	n = fread(buf, 1, REPLAY_INPUT_MAX, f);
-	if (ferror(f)) {
-		fprintf(stderr, "fuzz-dns-replay: %s: read error\n", path);
-		return -1;
-	}
-	current_input = path;
-	LLVMFuzzerTestOneInput(buf, n);
-	current_input = NULL;
-	return 0;
-}
-
-static int replay_dir(const char *dir, size_t *count)
-{
-	struct dirent **entries;
-	int n = scandir(dir, &entries, NULL, alphasort);
-	int ret = 0;
-
-	if (n < 0) {
-		fprintf(stderr, "fuzz-dns-replay: %s: %s\n", dir, strerror(errno));
-		return -1;
-	}
-	for (int i = 0; i < n; i++) {
-		_cleanup_free_ char *path = NULL;
-		struct stat st;
-
-		if (entries[i]->d_name[0] != '.' &&
-		    asprintf(&path, "%s/%s", dir, entries[i]->d_name) >= 0 &&
-		    stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
-			if (replay_file(path) < 0)
-				ret = -1;
-			else
-				(*count)++;
-		}
-		free(entries[i]);
-	}
-	free(entries);
-	return ret;
-}
-
-int main(int argc, char **argv)
-{
-	size_t count = 0;
-	int failed = 0;
-
-	printf("1..1\n");
-	for (int i = 1; i < argc; i++) {
-		struct stat st;
-
-		if (stat(argv[i], &st) < 0) {
-			fprintf(stderr, "fuzz-dns-replay: %s: %s\n", argv[i], strerror(errno));
-			failed = 1;
-		} else if (S_ISDIR(st.st_mode)) {
-			failed |= replay_dir(argv[i], &count) < 0;
-		} else if (replay_file(argv[i]) < 0) {
-			failed = 1;
-		} else {
-			count++;
-		}
-	}
-	if (failed || count == 0) {
-		printf("not ok 1 - replayed %zu inputs%s\n", count,
-		       failed ? ", some unreadable" : "");
-		return 1;
-	}
-	printf("ok 1 - replayed %zu inputs\n", count);
-	return 0;
-}
-#endif
