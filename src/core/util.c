@@ -81,7 +81,8 @@ void cordon_strv_push(char ***v, size_t *n, const char *s)
 	(*v)[*n] = NULL;
 }
 
-int cordon_parse_u64(const char *s, uint64_t *out)
+/* Decimal digits, then only characters of `trailing`; no sign, no leading space. */
+static int parse_u64_then(const char *s, const char *trailing, uint64_t *out)
 {
 	unsigned long long v;
 	char *end;
@@ -93,29 +94,21 @@ int cordon_parse_u64(const char *s, uint64_t *out)
 	v = strtoull(s, &end, 10);
 	if (errno == ERANGE)
 		return -ERANGE;
+	end += strspn(end, trailing);
 	if (*end)
 		return -EINVAL;
 	*out = v;
 	return 0;
 }
 
+int cordon_parse_u64(const char *s, uint64_t *out)
+{
+	return parse_u64_then(s, "", out);
+}
+
 int cordon_parse_u64_prefix(const char *s, uint64_t *out)
 {
-	unsigned long long v;
-	char *end;
-
-	if (!s || *s < '0' || *s > '9')
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno == ERANGE)
-		return -ERANGE;
-	while (*end == ' ' || *end == '\n' || *end == '\t')
-		end++;
-	if (*end)
-		return -EINVAL;
-	*out = v;
-	return 0;
+	return parse_u64_then(s, " \t\n", out);
 }
 
 int cordon_parse_seconds_ms(const char *s, uint64_t *out_ms)
