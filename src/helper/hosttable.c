@@ -43,7 +43,6 @@
  *   nat runs for a connection's first packet only, which forward has
  *   labelled by then.
  */
-#include <linux/netfilter/nf_conntrack_common.h>
 #include <string.h>
 #include <time.h>
 
@@ -64,18 +63,13 @@ int hosttable_lock(struct cordon_nft *nft, unsigned timeout_ms, struct cordon_er
 	uint64_t deadline = cordon_now_mono_us() + timeout_ms * 1000ull;
 
 	for (;;) {
-		_cleanup_nft_table_ struct nftnl_table *t = nft_must(nftnl_table_alloc());
 		const struct timespec pause = { 0, LOCK_RETRY_MS * 1000000L };
 		const struct nft_msg *failed;
-		struct nlmsghdr *nlh;
 
 		nft_batch_begin(nft);
-		nftnl_table_set_str(t, NFTNL_TABLE_NAME, LOCK_TABLE);
-		nftnl_table_set_u32(t, NFTNL_TABLE_FLAGS, NFT_TABLE_F_OWNER);
-		nlh = nft_batch_msg(nft, NFT_MSG_NEWTABLE, NLM_F_CREATE | NLM_F_EXCL,
-				    "table inet " LOCK_TABLE);
-		nftnl_table_nlmsg_build_payload(nlh, t);
-		nft_batch_next(nft, nlh);
+		/* Owned: the kernel deletes the table when this socket closes,
+		 * so a helper that dies cannot leave the lock held. */
+		nft_put_table(nft, LOCK_TABLE, NFT_TABLE_F_OWNER);
 		if (nft_batch_commit(nft, "lock", err) == 0)
 			return 0;
 		/* Held: EEXIST, or EPERM for a table another socket owns. */
@@ -94,82 +88,25 @@ int hosttable_lock(struct cordon_nft *nft, unsigned timeout_ms, struct cordon_er
 
 /* --- expressions -------------------------------------------------------- */
 
-static void add(struct nftnl_rule *r, struct nftnl_expr *e)
-{
-	nftnl_rule_add_expr(r, e);
-}
-
-static void cmp(struct nftnl_rule *r, uint32_t op, const void *data, uint32_t len)
-{
-	struct nftnl_expr *e = nft_must(nftnl_expr_alloc("cmp"));
-
-	nftnl_expr_set_u32(e, NFTNL_EXPR_CMP_SREG, NFT_REG_1);
-	nftnl_expr_set_u32(e, NFTNL_EXPR_CMP_OP, op);
-	nftnl_expr_set(e, NFTNL_EXPR_CMP_DATA, data, len);
-	add(r, e);
-}
-
-static void meta_cmp(struct nftnl_rule *r, uint32_t key, const void *value, uint32_t len)
-{
-	struct nftnl_expr *e = nft_must(nftnl_expr_alloc("meta"));
-
-	nftnl_expr_set_u32(e, NFTNL_EXPR_META_KEY, key);
-	nftnl_expr_set_u32(e, NFTNL_EXPR_META_DREG, NFT_REG_1);
-	add(r, e);
-	cmp(r, NFT_CMP_EQ, value, len);
-}
-
 static void iifgroup(struct nftnl_rule *r)
 {
 	uint32_t group = CORDON_NETHELPER_GROUP;
 
-	meta_cmp(r, NFT_META_IIFGROUP, &group, sizeof(group));
+	nft_match_meta(r, NFT_META_IIFGROUP, &group, sizeof(group));
 }
 
 static void oifgroup(struct nftnl_rule *r)
 {
 	uint32_t group = CORDON_NETHELPER_GROUP;
 
-	meta_cmp(r, NFT_META_OIFGROUP, &group, sizeof(group));
+	nft_match_meta(r, NFT_META_OIFGROUP, &group, sizeof(group));
 }
 
 static void nfproto_ipv4(struct nftnl_rule *r)
 {
 	uint8_t proto = NFPROTO_IPV4;
 
-	meta_cmp(r, NFT_META_NFPROTO, &proto, sizeof(proto));
-}
-
-/* reg1 = (reg1 & mask) != 0, of len bytes. */
-static void bits_set(struct nftnl_rule *r, const void *mask, uint32_t len)
-{
-	static const uint8_t zero[16];
-	struct nftnl_expr *e = nft_must(nftnl_expr_alloc("bitwise"));
-
-	nftnl_expr_set_u32(e, NFTNL_EXPR_BITWISE_SREG, NFT_REG_1);
-	nftnl_expr_set_u32(e, NFTNL_EXPR_BITWISE_DREG, NFT_REG_1);
-	nftnl_expr_set_u32(e, NFTNL_EXPR_BITWISE_LEN, len);
-	nftnl_expr_set(e, NFTNL_EXPR_BITWISE_MASK, mask, len);
-	nftnl_expr_set(e, NFTNL_EXPR_BITWISE_XOR, zero, len);
-	add(r, e);
-	cmp(r, NFT_CMP_NEQ, zero, len);
-}
-
-static void ct_load(struct nftnl_rule *r, uint32_t key)
-{
-	struct nftnl_expr *e = nft_must(nftnl_expr_alloc("ct"));
-
-	nftnl_expr_set_u32(e, NFTNL_EXPR_CT_KEY, key);
-	nftnl_expr_set_u32(e, NFTNL_EXPR_CT_DREG, NFT_REG_1);
-	add(r, e);
-}
-
-static void ct_established_related(struct nftnl_rule *r)
-{
-	uint32_t mask = NF_CT_STATE_BIT(IP_CT_ESTABLISHED) | NF_CT_STATE_BIT(IP_CT_RELATED);
-
-	ct_load(r, NFT_CT_STATE);
-	bits_set(r, &mask, sizeof(mask));
+	nft_match_meta(r, NFT_META_NFPROTO, &proto, sizeof(proto));
 }
 
 /* The label register: 128 bits as four host-order words, bit n in word n / 32. */
@@ -187,12 +124,12 @@ static void ct_label_set(struct nftnl_rule *r)
 	label_bits(words);
 	nftnl_expr_set_u32(e, NFTNL_EXPR_IMM_DREG, NFT_REG_1);
 	nftnl_expr_set(e, NFTNL_EXPR_IMM_DATA, words, sizeof(words));
-	add(r, e);
+	nftnl_rule_add_expr(r, e);
 	/* The kernel ORs the bits in: other labels of the connection stay. */
 	e = nft_must(nftnl_expr_alloc("ct"));
 	nftnl_expr_set_u32(e, NFTNL_EXPR_CT_KEY, NFT_CT_LABELS);
 	nftnl_expr_set_u32(e, NFTNL_EXPR_CT_SREG, NFT_REG_1);
-	add(r, e);
+	nftnl_rule_add_expr(r, e);
 }
 
 static void ct_label_match(struct nftnl_rule *r)
@@ -200,8 +137,8 @@ static void ct_label_match(struct nftnl_rule *r)
 	uint32_t words[4];
 
 	label_bits(words);
-	ct_load(r, NFT_CT_LABELS);
-	bits_set(r, words, sizeof(words));
+	nft_load_ct(r, NFT_CT_LABELS);
+	nft_match_bits(r, words, sizeof(words));
 }
 
 /* fib saddr . iif oif missing: no route back to the source via this link. */
@@ -214,69 +151,23 @@ static void source_not_via_iif(struct nftnl_rule *r)
 			   NFTA_FIB_F_SADDR | NFTA_FIB_F_IIF | NFTA_FIB_F_PRESENT);
 	nftnl_expr_set_u32(e, NFTNL_EXPR_FIB_RESULT, NFT_FIB_RESULT_OIF);
 	nftnl_expr_set_u32(e, NFTNL_EXPR_FIB_DREG, NFT_REG_1);
-	add(r, e);
-	cmp(r, NFT_CMP_EQ, &absent, sizeof(absent));
-}
-
-static void verdict(struct nftnl_rule *r, int v)
-{
-	struct nftnl_expr *e = nft_must(nftnl_expr_alloc("immediate"));
-
-	nftnl_expr_set_u32(e, NFTNL_EXPR_IMM_DREG, NFT_REG_VERDICT);
-	nftnl_expr_set_u32(e, NFTNL_EXPR_IMM_VERDICT, (uint32_t)v);
-	add(r, e);
+	nftnl_rule_add_expr(r, e);
+	nft_cmp(r, NFT_CMP_EQ, &absent, sizeof(absent));
 }
 
 /* --- objects ------------------------------------------------------------ */
 
-static void put_table(struct cordon_nft *nft)
-{
-	_cleanup_nft_table_ struct nftnl_table *t = nft_must(nftnl_table_alloc());
-	struct nlmsghdr *nlh;
-
-	nftnl_table_set_str(t, NFTNL_TABLE_NAME, HOST_TABLE);
-	nlh = nft_batch_msg(nft, NFT_MSG_NEWTABLE, NLM_F_CREATE | NLM_F_EXCL,
-			    "table inet " HOST_TABLE);
-	nftnl_table_nlmsg_build_payload(nlh, t);
-	nft_batch_next(nft, nlh);
-}
-
+/* Every policy is accept: the table changes nothing for the host's other traffic. */
 static void put_chain(struct cordon_nft *nft, const char *name, const char *type, uint32_t hook,
 		      int32_t prio)
 {
-	_cleanup_nft_chain_ struct nftnl_chain *c = nft_must(nftnl_chain_alloc());
-	struct nlmsghdr *nlh;
-
-	nftnl_chain_set_str(c, NFTNL_CHAIN_TABLE, HOST_TABLE);
-	nftnl_chain_set_str(c, NFTNL_CHAIN_NAME, name);
-	nftnl_chain_set_str(c, NFTNL_CHAIN_TYPE, type);
-	nftnl_chain_set_u32(c, NFTNL_CHAIN_HOOKNUM, hook);
-	nftnl_chain_set_s32(c, NFTNL_CHAIN_PRIO, prio);
-	nftnl_chain_set_u32(c, NFTNL_CHAIN_POLICY, NF_ACCEPT);
-	nlh = nft_batch_msg(nft, NFT_MSG_NEWCHAIN, NLM_F_CREATE | NLM_F_EXCL, "chain %s", name);
-	nftnl_chain_nlmsg_build_payload(nlh, c);
-	nft_batch_next(nft, nlh);
+	nft_put_chain(nft, HOST_TABLE, name, type, hook, prio, NF_ACCEPT);
 }
 
+/* Every rule of this file is in table inet cordon-host. */
 static struct nftnl_rule *rule_new(const char *chain)
 {
-	struct nftnl_rule *r = nft_must(nftnl_rule_alloc());
-
-	nftnl_rule_set_str(r, NFTNL_RULE_TABLE, HOST_TABLE);
-	nftnl_rule_set_str(r, NFTNL_RULE_CHAIN, chain);
-	return r;
-}
-
-/* Append r (freed here) to its chain; what names it in errors. */
-static void put_rule(struct cordon_nft *nft, struct nftnl_rule *r, const char *what)
-{
-	struct nlmsghdr *nlh =
-		nft_batch_msg(nft, NFT_MSG_NEWRULE, NLM_F_CREATE | NLM_F_APPEND,
-			      "chain %s: rule %s", nftnl_rule_get_str(r, NFTNL_RULE_CHAIN), what);
-
-	nftnl_rule_nlmsg_build_payload(nlh, r);
-	nft_batch_next(nft, nlh);
-	nftnl_rule_free(r);
+	return nft_rule_new(HOST_TABLE, chain);
 }
 
 static void put_input(struct cordon_nft *nft)
@@ -286,13 +177,13 @@ static void put_input(struct cordon_nft *nft)
 	put_chain(nft, "input", "filter", NF_INET_LOCAL_IN, PRIORITY_FILTER);
 	r = rule_new("input");
 	iifgroup(r);
-	ct_established_related(r);
-	verdict(r, NF_ACCEPT);
-	put_rule(nft, r, "iifgroup ct state established,related accept");
+	nft_match_ct_established(r);
+	nft_verdict(r, NF_ACCEPT);
+	nft_put_rule(nft, r, "iifgroup ct state established,related accept");
 	r = rule_new("input");
 	iifgroup(r);
-	verdict(r, NF_DROP);
-	put_rule(nft, r, "iifgroup drop");
+	nft_verdict(r, NF_DROP);
+	nft_put_rule(nft, r, "iifgroup drop");
 }
 
 static void put_forward(struct cordon_nft *nft)
@@ -303,36 +194,36 @@ static void put_forward(struct cordon_nft *nft)
 	r = rule_new("forward");
 	iifgroup(r);
 	oifgroup(r);
-	verdict(r, NF_DROP);
-	put_rule(nft, r, "iifgroup oifgroup drop");
+	nft_verdict(r, NF_DROP);
+	nft_put_rule(nft, r, "iifgroup oifgroup drop");
 
 	r = rule_new("forward");
 	iifgroup(r);
 	source_not_via_iif(r);
-	verdict(r, NF_DROP);
-	put_rule(nft, r, "iifgroup fib saddr . iif oif missing drop");
+	nft_verdict(r, NF_DROP);
+	nft_put_rule(nft, r, "iifgroup fib saddr . iif oif missing drop");
 
 	r = rule_new("forward");
-	ct_established_related(r);
-	verdict(r, NF_ACCEPT);
-	put_rule(nft, r, "ct state established,related accept");
+	nft_match_ct_established(r);
+	nft_verdict(r, NF_ACCEPT);
+	nft_put_rule(nft, r, "ct state established,related accept");
 
 	r = rule_new("forward");
 	iifgroup(r);
 	nfproto_ipv4(r);
 	ct_label_set(r);
-	verdict(r, NF_ACCEPT);
-	put_rule(nft, r, "iifgroup ipv4 ct label set accept");
+	nft_verdict(r, NF_ACCEPT);
+	nft_put_rule(nft, r, "iifgroup ipv4 ct label set accept");
 
 	r = rule_new("forward");
 	iifgroup(r);
-	verdict(r, NF_DROP);
-	put_rule(nft, r, "iifgroup drop");
+	nft_verdict(r, NF_DROP);
+	nft_put_rule(nft, r, "iifgroup drop");
 
 	r = rule_new("forward");
 	oifgroup(r);
-	verdict(r, NF_DROP);
-	put_rule(nft, r, "oifgroup drop");
+	nft_verdict(r, NF_DROP);
+	nft_put_rule(nft, r, "oifgroup drop");
 }
 
 static void put_postrouting(struct cordon_nft *nft)
@@ -342,8 +233,8 @@ static void put_postrouting(struct cordon_nft *nft)
 	put_chain(nft, "postrouting", "nat", NF_INET_POST_ROUTING, PRIORITY_SRCNAT);
 	r = rule_new("postrouting");
 	ct_label_match(r);
-	add(r, nft_must(nftnl_expr_alloc("masq")));
-	put_rule(nft, r, "ct label masquerade");
+	nftnl_rule_add_expr(r, nft_must(nftnl_expr_alloc("masq")));
+	nft_put_rule(nft, r, "ct label masquerade");
 }
 
 static int table_cb(const struct nlmsghdr *nlh, void *data)
@@ -370,7 +261,7 @@ int hosttable_install(struct cordon_nft *nft, bool *created, struct cordon_error
 		return -1;
 
 	nft_batch_begin(nft);
-	put_table(nft);
+	nft_put_table(nft, HOST_TABLE, 0);
 	put_input(nft);
 	put_forward(nft);
 	put_postrouting(nft);

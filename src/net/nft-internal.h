@@ -5,6 +5,8 @@
  *
  *   nft-batch.c  socket, batch buffer, commit with one ack per message,
  *                kernel errors mapped to the object that failed; requests
+ *   nft-build.c  tables, chains, rules and expressions, for any table
+ *                (the helper's host table is built of them too)
  *   nft-rules.c  table, counter, sets, chains and rules of the ruleset
  *   nft-set.c    addresses and intervals as set elements, and back
  *
@@ -127,6 +129,43 @@ int nft_request(struct cordon_nft *nft, struct nlmsghdr *nlh, mnl_cb_t cb, void 
 		const char *what, struct cordon_error *err);
 /* A header for nft_request in nft->buf (overwrites any batch). */
 struct nlmsghdr *nft_request_msg(struct cordon_nft *nft, uint16_t type, uint16_t flags);
+
+/* --- nft-build.c ----------------------------------------------------- */
+
+/*
+ * Shared with cordon-nethelper (src/helper/hosttable.c), which links
+ * nft-build.c and nft-batch.c: libnftnl, libmnl and core only, no libnl.
+ * Every message goes to the open batch, with CREATE | EXCL for objects.
+ */
+
+/* NEWTABLE inet name; flags (NFT_TABLE_F_*) are sent only when not 0. */
+void nft_put_table(struct cordon_nft *nft, const char *name, uint32_t flags);
+/* A base chain of table: type "filter" or "nat", hook NF_INET_*, policy NF_ACCEPT or NF_DROP. */
+void nft_put_chain(struct cordon_nft *nft, const char *table, const char *name, const char *type,
+		   uint32_t hook, int32_t prio, uint32_t policy);
+/* An empty rule for a chain of table, to fill with the expressions below. */
+struct nftnl_rule *nft_rule_new(const char *table, const char *chain);
+/* Append rule r (freed) to its chain; what names it in errors. */
+void nft_put_rule(struct cordon_nft *nft, struct nftnl_rule *r, const char *what);
+
+/* Loads: meta key, len bytes of a header at offset, ct key; into register 1. */
+void nft_load_meta(struct nftnl_rule *r, uint32_t key);
+void nft_load_payload(struct nftnl_rule *r, uint32_t base, uint32_t offset, uint32_t len);
+void nft_load_ct(struct nftnl_rule *r, uint32_t key);
+/* Register 1 against len bytes of data (NFT_CMP_EQ, ...). */
+void nft_cmp(struct nftnl_rule *r, uint32_t op, const void *data, uint32_t len);
+/* meta key == value. */
+void nft_match_meta(struct nftnl_rule *r, uint32_t key, const void *value, uint32_t len);
+/* (register 1 & mask) != 0, of len bytes (at most 16). */
+void nft_match_bits(struct nftnl_rule *r, const void *mask, uint32_t len);
+/* ct state established,related. */
+void nft_match_ct_established(struct nftnl_rule *r);
+/* Register 1 in set (set_id: its NFTNL_SET_ID, for a set of the same batch). */
+void nft_lookup(struct nftnl_rule *r, const char *set, uint32_t set_id);
+/* counter name COUNTER: feed the named counter object. */
+void nft_count(struct nftnl_rule *r, const char *counter);
+/* accept, drop, ...: NF_ACCEPT, NF_DROP. */
+void nft_verdict(struct nftnl_rule *r, int v);
 
 /* --- nft-rules.c ----------------------------------------------------- */
 

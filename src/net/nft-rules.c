@@ -44,7 +44,6 @@
  * - The nat chain exists only with masquerade: a nat hook costs the
  *   nf_nat module and per-packet work for nothing otherwise.
  */
-#include <linux/netfilter/nf_conntrack_common.h>
 #include <net/if.h>
 #include <netinet/icmp6.h>
 #include <string.h>
@@ -145,75 +144,20 @@ int nft_config_check(const struct cordon_nft_config *cfg, struct cordon_error *e
 
 /* --- expressions ------------------------------------------------------ */
 
-static void add_expr(struct nftnl_rule *r, struct nftnl_expr *e)
-{
-	nftnl_rule_add_expr(r, e);
-}
-
-static void load_meta(struct nftnl_rule *r, uint32_t key)
-{
-	struct nftnl_expr *e = nft_must(nftnl_expr_alloc("meta"));
-
-	nftnl_expr_set_u32(e, NFTNL_EXPR_META_KEY, key);
-	nftnl_expr_set_u32(e, NFTNL_EXPR_META_DREG, NFT_REG_1);
-	add_expr(r, e);
-}
-
-static void load_payload(struct nftnl_rule *r, uint32_t base, uint32_t offset, uint32_t len)
-{
-	struct nftnl_expr *e = nft_must(nftnl_expr_alloc("payload"));
-
-	nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_BASE, base);
-	nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_OFFSET, offset);
-	nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_LEN, len);
-	nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_DREG, NFT_REG_1);
-	add_expr(r, e);
-}
-
-static void cmp(struct nftnl_rule *r, uint32_t op, const void *data, uint32_t len)
-{
-	struct nftnl_expr *e = nft_must(nftnl_expr_alloc("cmp"));
-
-	nftnl_expr_set_u32(e, NFTNL_EXPR_CMP_SREG, NFT_REG_1);
-	nftnl_expr_set_u32(e, NFTNL_EXPR_CMP_OP, op);
-	nftnl_expr_set(e, NFTNL_EXPR_CMP_DATA, data, len);
-	add_expr(r, e);
-}
-
-static void verdict(struct nftnl_rule *r, int v)
-{
-	struct nftnl_expr *e = nft_must(nftnl_expr_alloc("immediate"));
-
-	nftnl_expr_set_u32(e, NFTNL_EXPR_IMM_DREG, NFT_REG_VERDICT);
-	nftnl_expr_set_u32(e, NFTNL_EXPR_IMM_VERDICT, (uint32_t)v);
-	add_expr(r, e);
-}
-
-static void count_dropped(struct nftnl_rule *r)
-{
-	struct nftnl_expr *e = nft_must(nftnl_expr_alloc("objref"));
-
-	nftnl_expr_set_u32(e, NFTNL_EXPR_OBJREF_IMM_TYPE, NFT_OBJECT_COUNTER);
-	nftnl_expr_set_str(e, NFTNL_EXPR_OBJREF_IMM_NAME, NFT_COUNTER_DROPPED);
-	add_expr(r, e);
-}
-
 /* iifname / oifname: the whole IFNAMSIZ field, NUL padded, an exact match. */
 static void match_ifname(struct nftnl_rule *r, uint32_t key, const char *name)
 {
 	char buf[IFNAMSIZ] = { 0 };
 
 	memcpy(buf, name, strlen(name));
-	load_meta(r, key);
-	cmp(r, NFT_CMP_EQ, buf, sizeof(buf));
+	nft_match_meta(r, key, buf, sizeof(buf));
 }
 
 static void match_iif_loopback(struct nftnl_rule *r)
 {
 	uint32_t index = LOOPBACK_IFINDEX;
 
-	load_meta(r, NFT_META_IIF);
-	cmp(r, NFT_CMP_EQ, &index, sizeof(index));
+	nft_match_meta(r, NFT_META_IIF, &index, sizeof(index));
 }
 
 /* In an inet table every network-header match needs its family first. */
@@ -221,54 +165,20 @@ static void match_nfproto(struct nftnl_rule *r, int family)
 {
 	uint8_t proto = family == AF_INET ? NFPROTO_IPV4 : NFPROTO_IPV6;
 
-	load_meta(r, NFT_META_NFPROTO);
-	cmp(r, NFT_CMP_EQ, &proto, sizeof(proto));
+	nft_match_meta(r, NFT_META_NFPROTO, &proto, sizeof(proto));
 }
 
 static void match_l4proto(struct nftnl_rule *r, uint8_t proto)
 {
-	load_meta(r, NFT_META_L4PROTO);
-	cmp(r, NFT_CMP_EQ, &proto, sizeof(proto));
+	nft_match_meta(r, NFT_META_L4PROTO, &proto, sizeof(proto));
 }
 
 static void load_daddr(struct nftnl_rule *r, int family)
 {
 	if (family == AF_INET)
-		load_payload(r, NFT_PAYLOAD_NETWORK_HEADER, 16, 4);
+		nft_load_payload(r, NFT_PAYLOAD_NETWORK_HEADER, 16, 4);
 	else
-		load_payload(r, NFT_PAYLOAD_NETWORK_HEADER, 24, 16);
-}
-
-static void match_ct_established_related(struct nftnl_rule *r)
-{
-	uint32_t mask = NF_CT_STATE_BIT(IP_CT_ESTABLISHED) | NF_CT_STATE_BIT(IP_CT_RELATED);
-	uint32_t zero = 0;
-	struct nftnl_expr *e;
-
-	e = nft_must(nftnl_expr_alloc("ct"));
-	nftnl_expr_set_u32(e, NFTNL_EXPR_CT_KEY, NFT_CT_STATE);
-	nftnl_expr_set_u32(e, NFTNL_EXPR_CT_DREG, NFT_REG_1);
-	add_expr(r, e);
-
-	e = nft_must(nftnl_expr_alloc("bitwise"));
-	nftnl_expr_set_u32(e, NFTNL_EXPR_BITWISE_SREG, NFT_REG_1);
-	nftnl_expr_set_u32(e, NFTNL_EXPR_BITWISE_DREG, NFT_REG_1);
-	nftnl_expr_set_u32(e, NFTNL_EXPR_BITWISE_LEN, sizeof(mask));
-	nftnl_expr_set(e, NFTNL_EXPR_BITWISE_MASK, &mask, sizeof(mask));
-	nftnl_expr_set(e, NFTNL_EXPR_BITWISE_XOR, &zero, sizeof(zero));
-	add_expr(r, e);
-
-	cmp(r, NFT_CMP_NEQ, &zero, sizeof(zero));
-}
-
-static void lookup(struct nftnl_rule *r, const struct set_def *set)
-{
-	struct nftnl_expr *e = nft_must(nftnl_expr_alloc("lookup"));
-
-	nftnl_expr_set_u32(e, NFTNL_EXPR_LOOKUP_SREG, NFT_REG_1);
-	nftnl_expr_set_str(e, NFTNL_EXPR_LOOKUP_SET, set->name);
-	nftnl_expr_set_u32(e, NFTNL_EXPR_LOOKUP_SET_ID, set->id);
-	add_expr(r, e);
+		nft_load_payload(r, NFT_PAYLOAD_NETWORK_HEADER, 24, 16);
 }
 
 static const struct set_def *set_by_id(enum set_id id)
@@ -277,20 +187,6 @@ static const struct set_def *set_by_id(enum set_id id)
 }
 
 /* --- objects ---------------------------------------------------------- */
-
-static void put_table(struct cordon_nft *nft)
-{
-	_cleanup_nft_table_ struct nftnl_table *t = nft_must(nftnl_table_alloc());
-	struct nlmsghdr *nlh;
-
-	nftnl_table_set_str(t, NFTNL_TABLE_NAME, CORDON_NFT_TABLE);
-	/* EXCL: a table already there means someone else's ruleset, or a
-	 * second create; neither is silently merged into. */
-	nlh = nft_batch_msg(nft, NFT_MSG_NEWTABLE, NLM_F_CREATE | NLM_F_EXCL,
-			    "table inet " CORDON_NFT_TABLE);
-	nftnl_table_nlmsg_build_payload(nlh, t);
-	nft_batch_next(nft, nlh);
-}
 
 static void put_counter(struct cordon_nft *nft, const char *name)
 {
@@ -324,51 +220,19 @@ static void put_set(struct cordon_nft *nft, const struct set_def *def, uint32_t 
 	nft_batch_next(nft, nlh);
 }
 
-static void put_chain(struct cordon_nft *nft, const char *name, const char *type, uint32_t hook,
-		      int32_t prio, uint32_t policy)
-{
-	_cleanup_nft_chain_ struct nftnl_chain *c = nft_must(nftnl_chain_alloc());
-	struct nlmsghdr *nlh;
-
-	nftnl_chain_set_str(c, NFTNL_CHAIN_TABLE, CORDON_NFT_TABLE);
-	nftnl_chain_set_str(c, NFTNL_CHAIN_NAME, name);
-	nftnl_chain_set_str(c, NFTNL_CHAIN_TYPE, type);
-	nftnl_chain_set_u32(c, NFTNL_CHAIN_HOOKNUM, hook);
-	nftnl_chain_set_s32(c, NFTNL_CHAIN_PRIO, prio);
-	nftnl_chain_set_u32(c, NFTNL_CHAIN_POLICY, policy);
-	nlh = nft_batch_msg(nft, NFT_MSG_NEWCHAIN, NLM_F_CREATE | NLM_F_EXCL, "chain %s", name);
-	nftnl_chain_nlmsg_build_payload(nlh, c);
-	nft_batch_next(nft, nlh);
-}
-
+/* Every rule of this file is in table inet cordon. */
 static struct nftnl_rule *rule_new(const char *chain)
 {
-	struct nftnl_rule *r = nft_must(nftnl_rule_alloc());
-
-	nftnl_rule_set_str(r, NFTNL_RULE_TABLE, CORDON_NFT_TABLE);
-	nftnl_rule_set_str(r, NFTNL_RULE_CHAIN, chain);
-	return r;
-}
-
-/* Append rule r (freed) to its chain; what names it in errors. */
-static void put_rule(struct cordon_nft *nft, struct nftnl_rule *r, const char *what)
-{
-	struct nlmsghdr *nlh;
-
-	nlh = nft_batch_msg(nft, NFT_MSG_NEWRULE, NLM_F_CREATE | NLM_F_APPEND, "chain %s: rule %s",
-			    nftnl_rule_get_str(r, NFTNL_RULE_CHAIN), what);
-	nftnl_rule_nlmsg_build_payload(nlh, r);
-	nft_batch_next(nft, nlh);
-	nftnl_rule_free(r);
+	return nft_rule_new(CORDON_NFT_TABLE, chain);
 }
 
 static void put_accept_established(struct cordon_nft *nft, const char *chain)
 {
 	struct nftnl_rule *r = rule_new(chain);
 
-	match_ct_established_related(r);
-	verdict(r, NF_ACCEPT);
-	put_rule(nft, r, "ct state established,related accept");
+	nft_match_ct_established(r);
+	nft_verdict(r, NF_ACCEPT);
+	nft_put_rule(nft, r, "ct state established,related accept");
 }
 
 /* --- chains ----------------------------------------------------------- */
@@ -383,28 +247,28 @@ static void put_dns_rule(struct cordon_nft *nft, const struct cordon_nft_config 
 	match_ifname(r, NFT_META_IIFNAME, cfg->workload_if);
 	match_nfproto(r, proxy->family);
 	load_daddr(r, proxy->family);
-	cmp(r, NFT_CMP_EQ, proxy->u.bytes, proxy->family == AF_INET ? 4 : 16);
+	nft_cmp(r, NFT_CMP_EQ, proxy->u.bytes, proxy->family == AF_INET ? 4 : 16);
 	match_l4proto(r, l4proto);
-	load_payload(r, NFT_PAYLOAD_TRANSPORT_HEADER, 2, sizeof(port));
-	cmp(r, NFT_CMP_EQ, &port, sizeof(port));
-	verdict(r, NF_ACCEPT);
+	nft_load_payload(r, NFT_PAYLOAD_TRANSPORT_HEADER, 2, sizeof(port));
+	nft_cmp(r, NFT_CMP_EQ, &port, sizeof(port));
+	nft_verdict(r, NF_ACCEPT);
 	nft_format_key(proxy->u.bytes, proxy->family == AF_INET ? 4 : 16, addr, sizeof(addr));
 	snprintf(what, sizeof(what), "DNS %s/%s accept", addr,
 		 l4proto == IPPROTO_UDP ? "udp" : "tcp");
-	put_rule(nft, r, what);
+	nft_put_rule(nft, r, what);
 }
 
 static void put_input(struct cordon_nft *nft, const struct cordon_nft_config *cfg)
 {
 	struct nftnl_rule *r;
 
-	put_chain(nft, "input", "filter", NF_INET_LOCAL_IN, 0, NF_DROP);
+	nft_put_chain(nft, CORDON_NFT_TABLE, "input", "filter", NF_INET_LOCAL_IN, 0, NF_DROP);
 
 	/* The gateway talks to itself over lo (the proxy's own sockets). */
 	r = rule_new("input");
 	match_iif_loopback(r);
-	verdict(r, NF_ACCEPT);
-	put_rule(nft, r, "iif lo accept");
+	nft_verdict(r, NF_ACCEPT);
+	nft_put_rule(nft, r, "iif lo accept");
 
 	/* Replies to the proxy's upstream queries come back this way. */
 	put_accept_established(nft, "input");
@@ -416,15 +280,15 @@ static void put_input(struct cordon_nft *nft, const struct cordon_nft_config *cf
 
 		match_nfproto(r, AF_INET6);
 		match_l4proto(r, IPPROTO_ICMPV6);
-		load_payload(r, NFT_PAYLOAD_TRANSPORT_HEADER, 0, 1);
+		nft_load_payload(r, NFT_PAYLOAD_TRANSPORT_HEADER, 0, 1);
 		nftnl_expr_set_u32(e, NFTNL_EXPR_RANGE_SREG, NFT_REG_1);
 		nftnl_expr_set_u32(e, NFTNL_EXPR_RANGE_OP, NFT_RANGE_EQ);
 		nftnl_expr_set(e, NFTNL_EXPR_RANGE_FROM_DATA, &from, sizeof(from));
 		nftnl_expr_set(e, NFTNL_EXPR_RANGE_TO_DATA, &to, sizeof(to));
-		add_expr(r, e);
+		nftnl_rule_add_expr(r, e);
 	}
-	verdict(r, NF_ACCEPT);
-	put_rule(nft, r, "icmpv6 neighbour discovery accept");
+	nft_verdict(r, NF_ACCEPT);
+	nft_put_rule(nft, r, "icmpv6 neighbour discovery accept");
 
 	if (cfg->dns_closed)
 		return;
@@ -449,19 +313,19 @@ static void put_set_rule(struct cordon_nft *nft, const struct cordon_nft_config 
 	match_ifname(r, NFT_META_IIFNAME, cfg->workload_if);
 	match_nfproto(r, set->family);
 	load_daddr(r, set->family);
-	lookup(r, set);
+	nft_lookup(r, set->name, set->id);
 	if (v == NF_DROP)
-		count_dropped(r);
-	verdict(r, v);
+		nft_count(r, NFT_COUNTER_DROPPED);
+	nft_verdict(r, v);
 	snprintf(what, sizeof(what), "daddr @%s %s", set->name, v == NF_DROP ? "drop" : "accept");
-	put_rule(nft, r, what);
+	nft_put_rule(nft, r, what);
 }
 
 static void put_forward(struct cordon_nft *nft, const struct cordon_nft_config *cfg)
 {
 	struct nftnl_rule *r;
 
-	put_chain(nft, "forward", "filter", NF_INET_FORWARD, 0, NF_DROP);
+	nft_put_chain(nft, CORDON_NFT_TABLE, "forward", "filter", NF_INET_FORWARD, 0, NF_DROP);
 	put_accept_established(nft, "forward");
 	put_set_rule(nft, cfg, SET_BLOCKED4, NF_DROP);
 	put_set_rule(nft, cfg, SET_BLOCKED6, NF_DROP);
@@ -472,20 +336,21 @@ static void put_forward(struct cordon_nft *nft, const struct cordon_nft_config *
 
 	/* The policy would drop too, but uncounted. */
 	r = rule_new("forward");
-	count_dropped(r);
-	verdict(r, NF_DROP);
-	put_rule(nft, r, "counter dropped drop");
+	nft_count(r, NFT_COUNTER_DROPPED);
+	nft_verdict(r, NF_DROP);
+	nft_put_rule(nft, r, "counter dropped drop");
 }
 
 static void put_postrouting(struct cordon_nft *nft, const struct cordon_nft_config *cfg)
 {
 	struct nftnl_rule *r;
 
-	put_chain(nft, "postrouting", "nat", NF_INET_POST_ROUTING, PRIORITY_SRCNAT, NF_ACCEPT);
+	nft_put_chain(nft, CORDON_NFT_TABLE, "postrouting", "nat", NF_INET_POST_ROUTING,
+		      PRIORITY_SRCNAT, NF_ACCEPT);
 	r = rule_new("postrouting");
 	match_ifname(r, NFT_META_OIFNAME, cfg->uplink_if);
-	add_expr(r, nft_must(nftnl_expr_alloc("masq")));
-	put_rule(nft, r, "oifname masquerade");
+	nftnl_rule_add_expr(r, nft_must(nftnl_expr_alloc("masq")));
+	nft_put_rule(nft, r, "oifname masquerade");
 }
 
 /* Interval sets take their elements from CIDR lists of both families. */
@@ -506,7 +371,7 @@ int nft_build_ruleset(struct cordon_nft *nft, const struct cordon_nft_config *cf
 		return -1;
 
 	/* Order matters within the batch: what a message names must come first. */
-	put_table(nft);
+	nft_put_table(nft, CORDON_NFT_TABLE, 0);
 	put_counter(nft, NFT_COUNTER_DROPPED);
 	for (size_t i = 0; i < ARRAY_SIZE(set_defs); i++)
 		put_set(nft, &set_defs[i], set_defs[i].flags & NFT_SET_TIMEOUT ? cfg->set_size : 0);

@@ -368,6 +368,7 @@ START_TEST(write_then_read_file_at)
 	_cleanup_free_ char *data = NULL;
 	size_t len = 99;
 
+	ck_assert_ptr_nonnull(path);
 	ck_assert_int_eq(cordon_write_file_at(tmpfd, "f", "hello\n", 6), 0);
 	ck_assert_int_eq(cordon_read_file_at(tmpfd, "f", &data, &len), 0);
 	ck_assert_uint_eq(len, 6);
@@ -402,6 +403,7 @@ START_TEST(read_file_at_empty_missing_and_dir)
 	_cleanup_free_ char *data = NULL, *none = NULL;
 	size_t len = 99;
 
+	ck_assert_ptr_nonnull(path);
 	ck_assert_int_eq(cordon_read_file_at(tmpfd, "empty", &data, &len), 0);
 	ck_assert_ptr_nonnull(data);
 	ck_assert_uint_eq(len, 0);

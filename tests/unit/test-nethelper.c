@@ -1026,6 +1026,7 @@ static const char *probe(char *why, size_t len)
 		nlh = nft_request_msg(nft, NFT_MSG_GETTABLE, NLM_F_DUMP);
 		_exit(nft_request(nft, nlh, NULL, NULL, "tables", &err) < 0 ? 2 : 0);
 	}
+	status = 0;
 	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
 	    WEXITSTATUS(status) != 0) {
 		snprintf(why, len, "no %s in a new network namespace",
