@@ -217,7 +217,8 @@ int cordon_nft_list_set(struct cordon_nft *nft, const char *set, struct cordon_a
 
 	if (check_set_name(set, err) < 0 || nft_read_elems(nft, set, &elems, &count, err) < 0)
 		return -1;
-	qsort(elems, count, sizeof(*elems), elem_key_cmp);
+	if (count) /* qsort wants a non-NULL array even for none */
+		qsort(elems, count, sizeof(*elems), elem_key_cmp);
 	/* Interval sets: the start of each range; their end elements are not
 	 * addresses in the set. */
 	for (size_t i = 0; i < count; i++) {
@@ -244,7 +245,8 @@ int cordon_nft_list_ranges(struct cordon_nft *nft, const char *set, struct cordo
 		return -1;
 	if (!(flags & NFT_SET_INTERVAL)) {
 		/* Each element of a plain set is a single address. */
-		qsort(elems, count, sizeof(*elems), elem_key_cmp);
+		if (count) /* qsort wants a non-NULL array even for none */
+			qsort(elems, count, sizeof(*elems), elem_key_cmp);
 		for (size_t i = 0; i < count; i++, k++)
 			if (k < cap)
 				out[k] = (struct cordon_cidr){

@@ -138,6 +138,7 @@ static int resolve_user(struct cordon_spec *spec, struct cordon_error *err)
 	if (!spec->user) {
 		spec->uid = 0;
 		spec->gid = 0;
+		free(spec->home);
 		spec->home = cordon_xstrdup("/root");
 		return 0;
 	}
