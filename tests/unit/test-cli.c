@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: Apache-2.0
+/* `cordon run` argument parsing: the forms, the flag spellings, the errors. */
+#include "cli.h"
+#include "unit.h"
+
+static int parse(struct cordon_spec *spec, bool *help, struct cordon_error *err, ...)
+{
+	char *argv[32];
+	int argc = 0;
+	va_list ap;
+
+	va_start(ap, err);
+	for (char *a; (a = va_arg(ap, char *)) && argc < 31;)
+		argv[argc++] = a;
+	va_end(ap);
+	argv[argc] = NULL;
+	cordon_spec_init(spec);
+	memset(err, 0, sizeof(*err));
+	return cli_run_parse(argc, argv, spec, help, err);
+}
+
+START_TEST(rootfs_then_command)
+{
+	struct cordon_spec s;
+	struct cordon_error err;
+	bool help;
+
+	ck_assert_int_eq(parse(&s, &help, &err, "/r", "sh", "-c", "echo --x", NULL), 0);
+	ck_assert_str_eq(s.rootfs, "/r");
+	ck_assert_str_eq(s.argv[0], "sh");
+	/* options stop at ROOTFS: the workload's own flags stay its own */
+	ck_assert_str_eq(s.argv[1], "-c");
+	ck_assert_str_eq(s.argv[2], "echo --x");
+	ck_assert_ptr_null(s.argv[3]);
+	cordon_spec_free(&s);
+
+	ck_assert_int_eq(parse(&s, &help, &err, "/r", "--", "--version", NULL), 0);
+	ck_assert_str_eq(s.rootfs, "/r");
+	ck_assert_str_eq(s.argv[0], "--version");
+	cordon_spec_free(&s);
+}
+END_TEST
+
+START_TEST(no_rootfs_after_double_dash)
+{
+	struct cordon_spec s;
+	struct cordon_error err;
+	bool help;
+
+	ck_assert_int_eq(parse(&s, &help, &err, "--hostname", "h", "--", "true", NULL), 0);
+	ck_assert_ptr_null(s.rootfs);
+	ck_assert_str_eq(s.hostname, "h");
+	ck_assert_str_eq(s.argv[0], "true");
+	cordon_spec_free(&s);
+}
+END_TEST
+
+START_TEST(both_flag_spellings)
+{
+	struct cordon_spec s;
+	struct cordon_error err;
+	bool help;
+
+	ck_assert_int_eq(parse(&s, &help, &err, "--timeout=1.5", "--kill-after", "2", "--pids=7",
+			       "--memory", "64", "--cap-add=NET_RAW,chown", "--", "true", NULL),
+			 0);
+	ck_assert_uint_eq(s.timeout_ms, 1500);
+	ck_assert_uint_eq(s.kill_after_ms, 2000);
+	ck_assert_uint_eq(s.limits.pids, 7);
+	ck_assert_uint_eq(s.limits.memory, 64ULL << 20);
+	ck_assert_uint_eq(s.cap_add, (1ULL << 13) | (1ULL << 0)); /* NET_RAW, CHOWN */
+	cordon_spec_free(&s);
+}
+END_TEST
+
+START_TEST(help_stops_parsing)
+{
+	struct cordon_spec s;
+	struct cordon_error err;
+	bool help;
+
+	ck_assert_int_eq(parse(&s, &help, &err, "-h", "--bogus", NULL), 0);
+	ck_assert(help);
+	cordon_spec_free(&s);
+}
+END_TEST
+
+START_TEST(errors_name_the_flag)
+{
+	static const struct {
+		const char *args[4];
+		const char *in_message;
+	} cases[] = {
+		{ { "--bogus", "/r", "true" }, "--bogus" },
+		{ { "--timeout" }, "--timeout needs a value" },
+		{ { "--overlay=yes", "/r", "true" }, "--overlay takes no value" },
+		{ { "--timeout", "soon", "/r" }, "--timeout" },
+		{ { "--userns", "nope", "/r" }, "--userns" },
+		{ { "--limits", "maybe", "/r" }, "--limits" },
+		{ { "--seccomp", "off", "/r" }, "--seccomp" },
+		{ { "--cpus", "0", "/r" }, "--cpus" },
+		{ { "/r" }, "no command" },
+		{ { "-x", "/r", "true" }, "'-x'" },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct cordon_spec s;
+		struct cordon_error err;
+		bool help;
+		const char *const *a = cases[i].args;
+
+		ck_assert_int_lt(parse(&s, &help, &err, a[0], a[1], a[2], a[3], NULL), 0);
+		ck_assert_int_eq(err.code, CORDON_E_USAGE);
+		ck_assert_msg(strstr(err.msg, cases[i].in_message), "case %zu: '%s' lacks '%s'", i,
+			      err.msg, cases[i].in_message);
+		cordon_spec_free(&s);
+	}
+}
+END_TEST
+
+START_TEST(print_profile_needs_no_command)
+{
+	struct cordon_spec s;
+	struct cordon_error err;
+	bool help;
+
+	ck_assert_int_eq(parse(&s, &help, &err, "--print-profile", "/r", NULL), 0);
+	ck_assert(s.print_profile);
+	ck_assert_ptr_null(s.argv);
+	cordon_spec_free(&s);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("cli");
+	TCase *tc = tcase_create("run");
+
+	tcase_add_test(tc, rootfs_then_command);
+	tcase_add_test(tc, no_rootfs_after_double_dash);
+	tcase_add_test(tc, both_flag_spellings);
+	tcase_add_test(tc, help_stops_parsing);
+	tcase_add_test(tc, errors_name_the_flag);
+	tcase_add_test(tc, print_profile_needs_no_command);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return unit_run(suite());
+}
