@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The DNS proxy's parts: dnsproxy.c serves clients (UDP, TCP, limits,
+ * the public API); dnsproxy-upstream.c runs the upstream transactions
+ * (UDP socket pool, TCP fallback, vetting, insertion, the rewritten reply).
+ */
+#ifndef CORDON_DNSPROXY_INTERNAL_H
+#define CORDON_DNSPROXY_INTERNAL_H
+
+#include <fcntl.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#include "cordon/net.h"
+
+#define DNS_UDP_MAX 4096 /* what we read from upstream over UDP (EDNS sizes) */
+#define DNS_TCP_MAX 65535
+#define CLIENT_UDP_MAX 512 /* without EDNS a client accepts 512 bytes */
+#define MAX_TCP_CLIENTS 16
+#define TCP_CLIENT_IDLE_MS 10000
+/*
+ * Upstream queries over UDP share a few unconnected sockets per address
+ * family instead of one socket per query (four syscalls less each): the
+ * kernel gives each its own random port, and an answer must match the
+ * transaction's random id, its upstream's address and its question.
+ */
+#define UDP_POOL 4
+
+enum tag_kind {
+	TAG_UDP_LISTEN,
+	TAG_TCP_LISTEN,
+	TAG_TCP_CLIENT,
+	TAG_UPSTREAM,	  /* a TCP upstream connection of one transaction */
+	TAG_UPSTREAM_UDP, /* a shared UDP socket of the pool */
+};
+
+struct tag {
+	enum tag_kind kind;
+	void *obj;
+};
+
+struct tcp_client {
+	struct tag tag;
+	int fd;
+	uint8_t in[2 + DNS_TCP_MAX];
+	size_t in_len;
+	uint8_t *out; /* pending length-prefixed reply */
+	size_t out_len, out_off;
+	uint64_t deadline_ms;
+	unsigned pending; /* queries of this client in flight */
+	bool closed;
+};
+
+struct udp_socket {
+	struct tag tag;
+	int fd;
+	int family;
+};
+
+struct txn {
+	struct tag tag;
+	struct txn *next;
+	int fd;			/* upstream TCP socket, or -1 */
+	struct udp_socket *udp; /* the pool socket of a UDP attempt */
+	bool tcp;
+	size_t upstream; /* index into cfg.upstreams */
+	unsigned attempts;
+	uint64_t deadline_ms;
+	/* the client */
+	struct sockaddr_storage client;
+	socklen_t client_len;
+	struct tcp_client *tcp_client; /* NULL for UDP clients */
+	uint16_t client_id;
+	uint16_t upstream_id;
+	uint8_t *query; /* as sized: a transaction is allocated per query */
+	size_t query_len;
+	/* TCP upstream I/O */
+	uint8_t *buf;
+	size_t buf_len, buf_off;
+	bool sent;
+	struct cordon_dns_question q;
+};
+
+struct cordon_dnsproxy {
+	struct cordon_dnsproxy_config cfg;
+	const struct cordon_cidr *cidrs;
+	size_t n_cidrs;
+	struct tag udp_tag, tcp_tag;
+	int udp_fd, tcp_fd, epfd;
+	struct udp_socket pool[UDP_POOL * 2];
+	unsigned pool_next;
+	struct txn *txns;
+	unsigned inflight;
+	struct tcp_client *clients[MAX_TCP_CLIENTS];
+	double tokens;
+	uint64_t tokens_at_ms;
+	struct cordon_dnsproxy_stats stats;
+	struct cordon_dns_msg *msg; /* scratch, large */
+};
+
+socklen_t dp_sockaddr_len(const struct sockaddr_storage *ss);
+uint64_t dp_now_ms(void);
+void dp_emit(struct cordon_dnsproxy *p, const struct cordon_dns_question *q, bool allowed,
+	     const struct cordon_addr *added, size_t n_added, const struct cordon_addr *refused,
+	     const enum cordon_vet *why, size_t n_refused, int rcode, const char *note);
+void dp_reply(struct cordon_dnsproxy *p, const struct sockaddr_storage *to, socklen_t to_len,
+	      struct tcp_client *tc, const uint8_t *buf, size_t len);
+void dp_reply_error(struct cordon_dnsproxy *p, const uint8_t *query, size_t qlen,
+		    const struct sockaddr_storage *to, socklen_t to_len, struct tcp_client *tc,
+		    int rcode);
+void dp_tcp_client_close(struct cordon_dnsproxy *p, struct tcp_client *c);
+
+/* Upstream transactions (dnsproxy-upstream.c). */
+int dp_txn_send(struct cordon_dnsproxy *p, struct txn *t);
+void dp_txn_retry(struct cordon_dnsproxy *p, struct txn *t, const char *note);
+void dp_txn_free(struct cordon_dnsproxy *p, struct txn *t);
+void dp_pool_readable(struct cordon_dnsproxy *p, struct udp_socket *u);
+void dp_upstream_readable(struct cordon_dnsproxy *p, struct txn *t, uint32_t events);
+
+#endif
