@@ -186,6 +186,7 @@ int cordon_mount_setattr(int dirfd, const char *path, unsigned int flags,
 			 struct mount_attr *attr, size_t size);
 int cordon_pivot_root(const char *new_root, const char *put_old);
 int cordon_pidfd_send_signal(int pidfd, int sig);
+int cordon_pidfd_open(pid_t pid);
 int cordon_fsopen(const char *fsname, unsigned int flags);
 int cordon_fsconfig(int fd, unsigned int cmd, const char *key, const void *value, int aux);
 int cordon_fsmount(int fd, unsigned int flags, unsigned int attr_flags);

@@ -25,6 +25,7 @@ struct cordon_fs_host {
 struct cordon_fs_options {
 	bool tty_gid_mapped; /* gid 5 exists in the sandbox: devpts gets gid=5 */
 	bool in_userns;      /* setup runs in a user namespace (overlay: userxattr) */
+	const char *resolv_conf; /* bound read-only over /etc/resolv.conf, or NULL */
 };
 
 /* /proc paths (relative) hidden and made read-only in every sandbox. */

@@ -45,6 +45,14 @@ struct cordon_cidr {
 int cordon_addr_parse(const char *s, struct cordon_addr *out);
 int cordon_cidr_parse(const char *s, struct cordon_cidr *out, bool *host_bits_set);
 bool cordon_cidr_contains(const struct cordon_cidr *c, const struct cordon_addr *a);
+/* inner lies inside outer, or equals it. */
+bool cordon_cidr_within(const struct cordon_cidr *inner, const struct cordon_cidr *outer);
+/*
+ * r without hole (hole strictly inside r): the disjoint CIDRs that cover
+ * the rest of r, one per prefix length between them (at most 128).
+ */
+size_t cordon_cidr_split_around(const struct cordon_cidr *r, const struct cordon_cidr *hole,
+				struct cordon_cidr out[128]);
 /* Text form; buf of INET6_ADDRSTRLEN + 4 (for "/NNN") is enough. */
 void cordon_addr_format(const struct cordon_addr *a, char *buf, size_t len);
 void cordon_cidr_format(const struct cordon_cidr *c, char *buf, size_t len);
@@ -82,6 +90,8 @@ enum cordon_vet cordon_addr_vet(const struct cordon_addr *a, const struct cordon
 
 /* The table itself, for the nft blocked sets: every refused range. */
 size_t cordon_vet_table(int family, const struct cordon_cidr **ranges);
+/* The cloud metadata entries of the table (both families). */
+size_t cordon_vet_metadata(const struct cordon_cidr **out);
 
 /* ---------------------------------------------------------------------- */
 /* Allowlist                                                               */
@@ -245,6 +255,13 @@ struct cordon_nft_counters {
 
 /* Open a netfilter socket in the current network namespace. */
 struct cordon_nft *cordon_nft_open(struct cordon_error *err);
+/*
+ * Adopt a bound netfilter socket opened elsewhere (by the sandbox init, in
+ * the gateway namespace): the socket keeps its namespace. Takes fd.
+ */
+struct cordon_nft *cordon_nft_open_fd(int fd, struct cordon_error *err);
+/* The socket's fd (still owned by nft), e.g. to pass it on. */
+int cordon_nft_fd(const struct cordon_nft *nft);
 void cordon_nft_close(struct cordon_nft *nft);
 
 /* Create table inet cordon with its sets and chains, in one atomic batch. */
@@ -350,5 +367,67 @@ int cordon_dnsproxy_handle(struct cordon_dnsproxy *p, void *tag, uint32_t events
 int cordon_dnsproxy_timeout_ms(const struct cordon_dnsproxy *p);
 void cordon_dnsproxy_tick(struct cordon_dnsproxy *p);
 void cordon_dnsproxy_stats(const struct cordon_dnsproxy *p, struct cordon_dnsproxy_stats *out);
+
+/* ---------------------------------------------------------------------- */
+/* The sandbox's internal link (workload netns W <-> gateway netns G)      */
+/* ---------------------------------------------------------------------- */
+
+/*
+ * The same addresses in every sandbox: each gateway namespace is a world
+ * of its own, so they never meet. Allowlist entries that overlap them are
+ * refused (cordon_gateway_check_allowlist).
+ */
+#define CORDON_GW_NET4 "10.254.254.0/30"
+#define CORDON_GW_ADDR4 "10.254.254.1"   /* gateway side: route and resolver */
+#define CORDON_GW_WORKLOAD4 "10.254.254.2"
+#define CORDON_GW_PREFIX4 30
+#define CORDON_GW_NET6 "fd63:6f72:646f:6e::/64" /* ULA; "cordon" in hex */
+#define CORDON_GW_ADDR6 "fd63:6f72:646f:6e::1"
+#define CORDON_GW_WORKLOAD6 "fd63:6f72:646f:6e::2"
+#define CORDON_GW_PREFIX6 64
+#define CORDON_GW_IF "gw0"       /* in G, towards the workload */
+#define CORDON_GW_WORKLOAD_IF "eth0" /* in W */
+#define CORDON_GW_UPLINK_IF "up0"    /* in G, towards the outside (veth or pasta's tap) */
+
+struct cordon_gateway_addrs {
+	struct cordon_addr gw4, workload4, gw6, workload6;
+	struct cordon_cidr net4, net6;
+};
+
+/* The constants above, parsed. */
+void cordon_gateway_addrs(struct cordon_gateway_addrs *out);
+
+/* An allowlist address or CIDR overlapping the internal link is an error naming it. */
+int cordon_gateway_check_allowlist(const struct cordon_allowlist *al, struct cordon_error *err);
+
+/*
+ * Gateway side, run by the sandbox init right after it entered G (a new
+ * network namespace it owns), while the host's /proc is still visible:
+ * lo up, the veth gw0 <-> eth0 with eth0 created inside the workload's
+ * namespace (workload_netns_fd), gw0's addresses, forwarding on (in G
+ * only). Returns 0 or -1.
+ */
+int cordon_gateway_setup(int workload_netns_fd, struct cordon_error *err);
+
+/*
+ * The DNS proxy's listening sockets in G: UDP and TCP on [::]:53, dual
+ * stack (the nft input chain admits only the workload link's port 53).
+ */
+int cordon_gateway_dns_sockets(int *udp_fd, int *tcp_fd, struct cordon_error *err);
+
+/* Workload side, inside W before capabilities are dropped: eth0 up, addresses, default routes. */
+int cordon_gateway_workload_link(struct cordon_error *err);
+
+/*
+ * The gateway's blocked sets (both families, one array the caller frees):
+ * the vetting table less what CIDR entries inside refused ranges open,
+ * the metadata addresses unless listed exactly, and the extra addresses
+ * (uplink and host) as /32 and /128.
+ */
+size_t cordon_gateway_blocked(const struct cordon_allowlist *al, const struct cordon_addr *extra,
+			      size_t n_extra, struct cordon_cidr **out);
+
+/* Wait (at most timeout_ms) until ifname is up and has an IPv4 address (pasta's tap). */
+int cordon_link_wait_configured(const char *ifname, unsigned timeout_ms, struct cordon_error *err);
 
 #endif

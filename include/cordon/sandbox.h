@@ -12,7 +12,44 @@
 
 #include "cordon/cgroup.h"
 #include "cordon/core.h"
+#include "cordon/net.h"
 #include "cordon/spec.h"
+
+#define CORDON_NET_REPORT_NAMES_MAX 1024
+
+struct cordon_net_addr {
+	struct cordon_addr addr;
+	enum cordon_vet why; /* refused: the vetting reason */
+};
+
+struct cordon_net_addr_list {
+	struct cordon_net_addr v[16];
+	size_t n;
+};
+
+/* One name the workload asked the DNS proxy about. */
+struct cordon_net_name {
+	char name[CORDON_DNS_NAME_MAX];
+	bool allowed, denied;
+	struct cordon_net_addr_list added;   /* inserted into the allow sets */
+	struct cordon_net_addr_list refused; /* removed from answers by vetting */
+};
+
+/* The applied network policy and what happened under it (--result-json). */
+struct cordon_net_report {
+	bool enabled;
+	const struct cordon_spec *spec; /* the policy (owned by the caller) */
+	char fingerprint[65];
+	char uplink_host[INET6_ADDRSTRLEN];    /* veth: the host end's address */
+	char uplink_gateway[INET6_ADDRSTRLEN]; /* veth: the gateway end's */
+	struct cordon_net_name *names;
+	size_t n_names;
+	bool names_truncated;
+	bool dropped_known;
+	uint64_t dropped_packets, dropped_bytes;
+	bool dns_known;
+	struct cordon_dnsproxy_stats dns;
+};
 
 struct cordon_result {
 	int exit_code;   /* what cordon exits with */
@@ -24,9 +61,13 @@ struct cordon_result {
 	uint64_t stderr_bytes;
 	bool output_truncated;
 	struct cordon_cgroup_stats cgroup; /* limits_enforced, oom_killed, peaks */
+	struct cordon_net_report net;
 	bool failed;     /* cordon itself failed (exit 125/126/127) */
 	struct cordon_error error;
 };
+
+/* Free what a result holds (the network report's names). */
+void cordon_result_free(struct cordon_result *result);
 
 /* Run the sandbox to completion. Fills *result; returns the exit status. */
 int cordon_sandbox_run(const struct cordon_spec *spec, struct cordon_result *result);

@@ -13,6 +13,7 @@
 
 #include "cordon/cgroup.h"
 #include "cordon/core.h"
+#include "cordon/net.h"
 #include "cordon/security.h"
 
 #define CORDON_TMPFS_DEFAULT_MB 256
@@ -31,6 +32,42 @@ struct cordon_bind {
 enum cordon_userns_mode {
 	CORDON_USERNS_AUTO, /* a new user namespace (always, unless "host") */
 	CORDON_USERNS_HOST, /* rootful only: no user namespace for setup */
+};
+
+enum cordon_net_backend {
+	CORDON_NET_BACKEND_AUTO,  /* veth as root, pasta otherwise */
+	CORDON_NET_BACKEND_VETH,  /* cordon-nethelper: a veth to the host, masquerade */
+	CORDON_NET_BACKEND_PASTA, /* pasta (package passt) on a tap in the gateway */
+};
+
+#define CORDON_DNS_UPSTREAM_MAX 8
+
+/*
+ * Allowlisted egress (docs/network.md). The flags only collect; finalize
+ * builds and checks everything, and sets enabled when any --net-allow or
+ * --net-allow-file was given. Without it the sandbox has only lo.
+ */
+struct cordon_net_spec {
+	char **allow;       /* --net-allow values, in order */
+	size_t n_allow;
+	char **allow_files; /* --net-allow-file paths */
+	size_t n_allow_files;
+	bool allow_any;     /* --net-allow-any: 0.0.0.0/0 and ::/0 may be listed */
+	char **upstream_text; /* --dns-upstream values */
+	size_t n_upstream_text;
+	bool dns_none;      /* --dns none: no resolver, port 53 closed */
+	bool dns_given;     /* --dns was on the command line */
+	bool allow_host_loopback; /* --allow-host-loopback (pasta only; audited) */
+	enum cordon_net_backend backend;
+	char *pool;         /* --net-pool: the veth uplinks' /30 pool, or NULL */
+
+	/* Filled by finalize. */
+	bool enabled;
+	struct cordon_allowlist *allowlist;
+	struct sockaddr_storage upstreams[CORDON_DNS_UPSTREAM_MAX];
+	size_t n_upstreams;
+	char *helper_path; /* veth: cordon-nethelper */
+	char *pasta_path;  /* pasta: the pasta binary */
 };
 
 struct cordon_spec {
@@ -69,6 +106,8 @@ struct cordon_spec {
 
 	struct cordon_limits limits; /* --memory, --cpus, --pids, ... */
 	char *cgroup_parent;         /* --cgroup-parent, or NULL: the caller's cgroup */
+
+	struct cordon_net_spec net;
 };
 
 void cordon_spec_init(struct cordon_spec *spec);
@@ -99,6 +138,18 @@ char *cordon_path_normalize(const char *path);
  * created; a failure names the flag and the path.
  */
 int cordon_spec_finalize(struct cordon_spec *spec, struct cordon_error *err);
+
+/*
+ * The network part of finalize (src/spec/net.c): the allowlist, DNS
+ * upstreams (default: the host's resolv.conf without loopback stubs), the
+ * backend and the programs it needs. Called by cordon_spec_finalize.
+ */
+int cordon_spec_finalize_net(struct cordon_spec *spec, struct cordon_error *err);
+/* ADDR, ADDR:PORT, [V6ADDR]:PORT (port 53 by default). */
+int cordon_dns_upstream_parse(const char *value, struct sockaddr_storage *out);
+/* Nameservers of a resolv.conf text, loopback ones skipped (counted in *skipped). */
+size_t cordon_resolv_conf_nameservers(const char *text, struct sockaddr_storage *out, size_t cap,
+				      size_t *skipped);
 
 /* Path of the built-in rootfs: the build tree's, else the installed one. */
 const char *cordon_default_rootfs(void);

@@ -42,6 +42,17 @@ static const char run_usage[] =
 	"  --pids N                  process limit (default 512 where cgroups are usable)\n"
 	"  --cgroup-parent PATH      create the sandbox's cgroups below PATH\n"
 	"  --limits strict|best-effort  run even where limits cannot be enforced\n"
+	"  --net-allow ENTRY[,ENTRY] allow egress to an IP, CIDR, host name or\n"
+	"                            *.domain (repeatable); without it: only lo\n"
+	"  --net-allow-file FILE     allowlist entries, one per line\n"
+	"  --net-allow-any           permit 0.0.0.0/0 and ::/0 as entries\n"
+	"  --dns-upstream ADDR[:PORT]  resolver the DNS proxy asks (repeatable;\n"
+	"                            default: the host's resolv.conf)\n"
+	"  --dns proxy|none          none: no resolver, port 53 closed\n"
+	"  --net-backend veth|pasta  uplink (default: veth as root, pasta rootless)\n"
+	"  --net-pool CIDR           veth: the pool of host /30s (default 10.231.0.0/16)\n"
+	"  --allow-host-loopback     pasta: let the sandbox reach the host's\n"
+	"                            loopback services (development only)\n"
 	"  -h, --help                this text\n"
 	"\n"
 	"Exit: the command's status, 128+N for signal N, 124 timeout, 125 cordon\n"
@@ -76,6 +87,14 @@ enum run_flag {
 	F_PIDS,
 	F_CGROUP_PARENT,
 	F_LIMITS,
+	F_NET_ALLOW,
+	F_NET_ALLOW_FILE,
+	F_NET_ALLOW_ANY,
+	F_DNS_UPSTREAM,
+	F_DNS,
+	F_NET_BACKEND,
+	F_NET_POOL,
+	F_ALLOW_HOST_LOOPBACK,
 	F_HELP,
 };
 
@@ -108,6 +127,14 @@ static const struct cli_flag run_flags[] = {
 	{ "pids", F_PIDS, true },
 	{ "cgroup-parent", F_CGROUP_PARENT, true },
 	{ "limits", F_LIMITS, true },
+	{ "net-allow", F_NET_ALLOW, true },
+	{ "net-allow-file", F_NET_ALLOW_FILE, true },
+	{ "net-allow-any", F_NET_ALLOW_ANY, false },
+	{ "dns-upstream", F_DNS_UPSTREAM, true },
+	{ "dns", F_DNS, true },
+	{ "net-backend", F_NET_BACKEND, true },
+	{ "net-pool", F_NET_POOL, true },
+	{ "allow-host-loopback", F_ALLOW_HOST_LOOPBACK, false },
 	{ "help", F_HELP, false },
 	{ NULL, 0, false },
 };
@@ -286,6 +313,43 @@ static int apply_flag(struct cordon_spec *spec, int id, const char *value,
 			return cordon_error_set(err, CORDON_E_USAGE, 0,
 						"--limits: expected strict or best-effort, got '%s'", value);
 		return 0;
+	case F_NET_ALLOW:
+		cordon_strv_push(&spec->net.allow, &spec->net.n_allow, value);
+		return 0;
+	case F_NET_ALLOW_FILE:
+		cordon_strv_push(&spec->net.allow_files, &spec->net.n_allow_files, value);
+		return 0;
+	case F_NET_ALLOW_ANY:
+		spec->net.allow_any = true;
+		return 0;
+	case F_DNS_UPSTREAM:
+		cordon_strv_push(&spec->net.upstream_text, &spec->net.n_upstream_text, value);
+		return 0;
+	case F_DNS:
+		spec->net.dns_given = true;
+		if (strcmp(value, "proxy") == 0)
+			spec->net.dns_none = false;
+		else if (strcmp(value, "none") == 0)
+			spec->net.dns_none = true;
+		else
+			return cordon_error_set(err, CORDON_E_USAGE, 0,
+						"--dns: expected proxy or none, got '%s'", value);
+		return 0;
+	case F_NET_BACKEND:
+		if (strcmp(value, "veth") == 0)
+			spec->net.backend = CORDON_NET_BACKEND_VETH;
+		else if (strcmp(value, "pasta") == 0)
+			spec->net.backend = CORDON_NET_BACKEND_PASTA;
+		else
+			return cordon_error_set(err, CORDON_E_USAGE, 0,
+						"--net-backend: expected veth or pasta, got '%s'",
+						value);
+		return 0;
+	case F_NET_POOL:
+		return set_string(&spec->net.pool, value);
+	case F_ALLOW_HOST_LOOPBACK:
+		spec->net.allow_host_loopback = true;
+		return 0;
 	case F_RESULT_JSON:
 		if (result_path_check(value, err) < 0)
 			return -1;
@@ -373,6 +437,9 @@ int cli_run(int argc, char **argv)
 	}
 	if (spec.security.seccomp == CORDON_SECCOMP_UNCONFINED)
 		cordon_warn("--seccomp unconfined: the workload runs without a syscall filter");
+	if (spec.net.enabled && spec.net.allow_host_loopback)
+		cordon_warn("--allow-host-loopback: the sandbox can reach services on the host's "
+			    "loopback (development only)");
 	fflush(stdout);
 	code = cordon_sandbox_run(&spec, &result);
 	if (result.failed)
@@ -381,6 +448,7 @@ int cli_run(int argc, char **argv)
 		cordon_error_print(&err);
 		code = CORDON_EXIT_FAILURE;
 	}
+	cordon_result_free(&result);
 	cordon_spec_free(&spec);
 	return code;
 }

@@ -69,3 +69,8 @@ const char *cordon_fd_path(int fd, char buf[CORDON_FD_PATH_MAX])
 	snprintf(buf, CORDON_FD_PATH_MAX, "/proc/self/fd/%d", fd);
 	return buf;
 }
+
+int cordon_pidfd_open(pid_t pid)
+{
+	return (int)syscall(SYS_pidfd_open, pid, 0);
+}

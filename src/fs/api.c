@@ -190,3 +190,45 @@ int fs_setup_tmp(int root, uint64_t size_mb, struct cordon_error *err)
 	return fs_mount_at("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, data,
 			   "/tmp", err);
 }
+
+/*
+ * /etc/resolv.conf naming the gateway's DNS proxy, read-only. The file is
+ * written on the sandbox's /dev tmpfs (a filesystem of this mount
+ * namespace, so it can be bound), bound over the rootfs's resolv.conf,
+ * and its name removed again: only the read-only bind reaches it.
+ */
+int fs_setup_resolv(int root, const char *content, struct cordon_error *err)
+{
+	static const char name[] = ".cordon-resolv.conf";
+	_cleanup_close_ int devdir = fs_reopen(root, "/dev", err), dev = -1, f = -1, target = -1;
+	_cleanup_close_ int mounted = -1;
+	char buf[CORDON_FD_PATH_MAX];
+	int r;
+
+	if (devdir < 0)
+		return -1;
+	dev = open(cordon_fd_path(devdir, buf), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dev < 0)
+		return cordon_error_set(err, CORDON_E_MOUNT, errno, "opening /dev");
+	f = openat(dev, name, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644);
+	if (f < 0)
+		return cordon_error_set(err, CORDON_E_MOUNT, errno, "creating resolv.conf");
+	r = cordon_write_all(f, content, strlen(content));
+	if (r < 0)
+		return cordon_error_set(err, CORDON_E_MOUNT, -r, "writing resolv.conf");
+	target = fs_mountpoint(root, "/etc/resolv.conf", MOUNTPOINT_FILE, false, err);
+	if (target < 0)
+		return cordon_error_wrap(err, "/etc/resolv.conf");
+	if (fs_mount_at(cordon_fd_path(f, buf), target, NULL, MS_BIND, NULL, "/etc/resolv.conf",
+			err) < 0)
+		return -1;
+	mounted = fs_reopen(root, "/etc/resolv.conf", err);
+	if (mounted < 0 ||
+	    fs_setattr(mounted,
+		       MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
+		       "/etc/resolv.conf", err) < 0)
+		return -1;
+	if (unlinkat(dev, name, 0) < 0)
+		return cordon_error_set(err, CORDON_E_MOUNT, errno, "removing /dev/%s", name);
+	return 0;
+}

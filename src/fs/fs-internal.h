@@ -39,6 +39,7 @@ int fs_setattr_recursive(int mount_root, unsigned long long set, const char *wha
 int fs_setup_proc(int root, struct cordon_error *err);
 int fs_setup_dev(int root, const struct cordon_fs_options *opts, struct cordon_error *err);
 int fs_setup_tmp(int root, uint64_t size_mb, struct cordon_error *err);
+int fs_setup_resolv(int root, const char *content, struct cordon_error *err);
 int fs_setup_binds(int root, const struct cordon_spec *spec, const struct cordon_fs_host *host,
 		   struct cordon_error *err);
 

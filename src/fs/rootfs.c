@@ -110,6 +110,7 @@ int cordon_fs_setup(const struct cordon_spec *spec, const struct cordon_fs_host 
 	/* proc first: it must be mounted while the host's proc is still visible. */
 	if (fs_setup_proc(root, err) < 0 || fs_setup_dev(root, opts, err) < 0 ||
 	    fs_setup_tmp(root, spec->tmpfs_size_mb, err) < 0 ||
+	    (opts->resolv_conf && fs_setup_resolv(root, opts->resolv_conf, err) < 0) ||
 	    fs_setup_binds(root, spec, host, err) < 0)
 		return -1;
 

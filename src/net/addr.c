@@ -261,6 +261,8 @@ struct vet_list {
 };
 
 static struct vet_list vet_full[2];	   /* with reasons, nested ranges kept */
+static struct cordon_cidr vet_meta[16];	   /* the METADATA entries of both families */
+static size_t vet_n_meta;
 static struct cordon_cidr *vet_blocked[2]; /* disjoint and sorted, for nft */
 static size_t vet_n_blocked[2];
 static pthread_once_t vet_once = PTHREAD_ONCE_INIT;
@@ -291,10 +293,26 @@ static void vet_list_push_text(struct vet_list *l, const char *text, enum cordon
 	vet_list_push(l, &c, why);
 }
 
-static bool cidr_within(const struct cordon_cidr *inner, const struct cordon_cidr *outer)
+bool cordon_cidr_within(const struct cordon_cidr *inner, const struct cordon_cidr *outer)
 {
 	return inner->addr.family == outer->addr.family && inner->prefix >= outer->prefix &&
 	       cordon_cidr_contains(outer, &inner->addr);
+}
+
+size_t cordon_cidr_split_around(const struct cordon_cidr *r, const struct cordon_cidr *hole,
+				struct cordon_cidr out[128])
+{
+	size_t n = 0;
+
+	/* The sibling of hole's ancestor at each prefix length below r's. */
+	for (unsigned p = r->prefix; p < hole->prefix; p++) {
+		struct cordon_cidr piece = { .addr = hole->addr, .prefix = p + 1 };
+
+		addr_flip_bit(&piece.addr, p);
+		addr_mask(&piece.addr, p + 1);
+		out[n++] = piece;
+	}
+	return n;
 }
 
 static void vet_add_embedded(struct vet_list *v6, const struct vet_list *v4)
@@ -338,7 +356,7 @@ static void vet_build_blocked(int idx)
 		all[i] = l->v[i].cidr;
 	qsort(all, l->n, sizeof(*all), cidr_order);
 	for (size_t i = 0; i < l->n; i++) {
-		if (n > 0 && cidr_within(&all[i], &all[n - 1]))
+		if (n > 0 && cordon_cidr_within(&all[i], &all[n - 1]))
 			continue;
 		all[n++] = all[i];
 	}
@@ -382,19 +400,18 @@ static void vet_list_subtract(struct vet_list *l, const struct cordon_cidr *hole
 	for (size_t i = 0; i < l->n; i++) {
 		const struct vet_entry *e = &l->v[i];
 
-		if (cidr_within(&e->cidr, hole))
+		struct cordon_cidr pieces[128];
+		size_t n;
+
+		if (cordon_cidr_within(&e->cidr, hole))
 			continue;
-		if (!cidr_within(hole, &e->cidr)) {
+		if (!cordon_cidr_within(hole, &e->cidr)) {
 			vet_list_push(&out, &e->cidr, e->why);
 			continue;
 		}
-		for (unsigned p = e->cidr.prefix; p < hole->prefix; p++) {
-			struct cordon_cidr piece = { .addr = hole->addr, .prefix = p + 1 };
-
-			addr_flip_bit(&piece.addr, p);
-			addr_mask(&piece.addr, p + 1);
-			vet_list_push(&out, &piece, e->why);
-		}
+		n = cordon_cidr_split_around(&e->cidr, hole, pieces);
+		for (size_t k = 0; k < n; k++)
+			vet_list_push(&out, &pieces[k], e->why);
 	}
 	free(l->v);
 	*l = out;
@@ -424,6 +441,18 @@ static void vet_init(void)
 #endif
 	vet_build_blocked(0);
 	vet_build_blocked(1);
+	for (int f = 0; f < 2; f++)
+		for (size_t i = 0; i < vet_full[f].n; i++)
+			if (vet_full[f].v[i].why == CORDON_VET_METADATA &&
+			    vet_n_meta < ARRAY_SIZE(vet_meta))
+				vet_meta[vet_n_meta++] = vet_full[f].v[i].cidr;
+}
+
+size_t cordon_vet_metadata(const struct cordon_cidr **out)
+{
+	pthread_once(&vet_once, vet_init);
+	*out = vet_meta;
+	return vet_n_meta;
 }
 
 enum cordon_vet cordon_addr_vet(const struct cordon_addr *a, const struct cordon_cidr *allowed,

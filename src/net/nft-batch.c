@@ -31,22 +31,11 @@ void nft_out_of_memory(void)
 	_exit(CORDON_EXIT_FAILURE);
 }
 
-struct cordon_nft *cordon_nft_open(struct cordon_error *err)
+/* The socket's options and our state; takes nft->sock, bound. */
+static struct cordon_nft *nft_init(struct cordon_nft *nft)
 {
-	struct cordon_nft *nft = cordon_xcalloc(1, sizeof(*nft));
 	int one = 1;
 
-	nft->sock = mnl_socket_open2(NETLINK_NETFILTER, SOCK_CLOEXEC);
-	if (!nft->sock) {
-		cordon_error_set(err, CORDON_E_NET_POLICY, errno, "nft: netfilter socket");
-		cordon_nft_close(nft);
-		return NULL;
-	}
-	if (mnl_socket_bind(nft->sock, 0, MNL_SOCKET_AUTOPID) < 0) {
-		cordon_error_set(err, CORDON_E_NET_POLICY, errno, "nft: bind netfilter socket");
-		cordon_nft_close(nft);
-		return NULL;
-	}
 	nft->portid = mnl_socket_get_portid(nft->sock);
 	/*
 	 * Errors without the refused message echoed back (CAP_ACK: a refused
@@ -59,6 +48,42 @@ struct cordon_nft *cordon_nft_open(struct cordon_error *err)
 	nft->seq = (uint32_t)cordon_now_mono_us();
 	nft->rx = cordon_xmalloc(NFT_RX_SIZE);
 	return nft;
+}
+
+struct cordon_nft *cordon_nft_open(struct cordon_error *err)
+{
+	struct cordon_nft *nft = cordon_xcalloc(1, sizeof(*nft));
+
+	nft->sock = mnl_socket_open2(NETLINK_NETFILTER, SOCK_CLOEXEC);
+	if (!nft->sock) {
+		cordon_error_set(err, CORDON_E_NET_POLICY, errno, "nft: netfilter socket");
+		cordon_nft_close(nft);
+		return NULL;
+	}
+	if (mnl_socket_bind(nft->sock, 0, MNL_SOCKET_AUTOPID) < 0) {
+		cordon_error_set(err, CORDON_E_NET_POLICY, errno, "nft: bind netfilter socket");
+		cordon_nft_close(nft);
+		return NULL;
+	}
+	return nft_init(nft);
+}
+
+struct cordon_nft *cordon_nft_open_fd(int fd, struct cordon_error *err)
+{
+	struct cordon_nft *nft = cordon_xcalloc(1, sizeof(*nft));
+
+	nft->sock = mnl_socket_fdopen(fd);
+	if (!nft->sock) {
+		cordon_error_set(err, CORDON_E_NET_POLICY, errno, "nft: netfilter socket fd %d", fd);
+		free(nft);
+		return NULL;
+	}
+	return nft_init(nft);
+}
+
+int cordon_nft_fd(const struct cordon_nft *nft)
+{
+	return mnl_socket_get_fd(nft->sock);
 }
 
 void cordon_nft_close(struct cordon_nft *nft)

@@ -21,8 +21,12 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 
+#include "cordon/nethelper.h"
 #include "cordon/security.h"
 #include "sandbox-internal.h"
+
+/* How long the init waits for pasta to configure the uplink. */
+#define UPLINK_WAIT_MS 10000
 
 /* What the workload sends its init when it cannot reach execve. */
 struct exec_report {
@@ -197,6 +201,9 @@ static _Noreturn void workload_main(const struct child_ctx *ctx, int ready_fd, i
 	/* Our own network namespace: only lo, and it starts down. */
 	if (loopback_up(&err) < 0)
 		workload_fail(report_fd, CORDON_EXIT_FAILURE, err.code, err.errnum, "%s", err.msg);
+	/* With an allowlist, eth0 (made by the init) leads to the gateway; we own this namespace. */
+	if (spec->net.enabled && cordon_gateway_workload_link(&err) < 0)
+		workload_fail(report_fd, CORDON_EXIT_FAILURE, err.code, err.errnum, "%s", err.msg);
 
 	/*
 	 * The order is the security argument:
@@ -264,7 +271,7 @@ static pid_t pid_in_visible_proc(int pidfd)
  * maps are written, once setup is done.
  */
 static pid_t workload_spawn(const struct child_ctx *ctx, int *report_fd, int *release_fd,
-			    struct cordon_error *err)
+			    int *netns_fd, struct cordon_error *err)
 {
 	/*
 	 * The workload gets a user namespace of its own, nested below the
@@ -304,6 +311,16 @@ static pid_t workload_spawn(const struct child_ctx *ctx, int *report_fd, int *re
 	if (host_pid <= 0) {
 		kill(pid, SIGKILL);
 		return cordon_error_set(err, CORDON_E_INTERNAL, 0, "finding the workload in /proc");
+	}
+	if (netns_fd) {
+		char path[64];
+
+		snprintf(path, sizeof(path), "/proc/%d/ns/net", host_pid);
+		*netns_fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (*netns_fd < 0) {
+			kill(pid, SIGKILL);
+			return cordon_error_set(err, CORDON_E_NAMESPACE, errno, "opening %s", path);
+		}
 	}
 	if (ctx->userns) {
 		cordon_idmap_identity_of(&ctx->plan->uid, &uid);
@@ -376,6 +393,57 @@ static _Noreturn void init_loop(const struct child_ctx *ctx, pid_t workload, sig
 	}
 }
 
+/*
+ * We are in the gateway namespace G (see sandbox_child). Build the link to
+ * the workload, then hand the supervisor what it serves or configures
+ * from outside: G itself (for the uplink), a netfilter socket (the
+ * ruleset and, later, the allow sets) and the DNS proxy's sockets.
+ * Sockets keep the namespace they were made in, wherever they travel.
+ */
+static int gateway_start(const struct child_ctx *ctx, int workload_netns, struct cordon_error *err)
+{
+	struct sync_msg msg = { .type = SYNC_NET };
+	_cleanup_close_ int gw_ns = -1, udp = -1, tcp = -1;
+	struct cordon_nft *nft;
+	int fds[4], r;
+
+	if (cordon_gateway_setup(workload_netns, err) < 0 ||
+	    cordon_gateway_dns_sockets(&udp, &tcp, err) < 0)
+		return -1;
+	gw_ns = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+	if (gw_ns < 0)
+		return cordon_error_set(err, CORDON_E_NAMESPACE, errno, "opening the gateway namespace");
+	nft = cordon_nft_open(err);
+	if (!nft)
+		return cordon_error_wrap(err, "gateway");
+	fds[0] = gw_ns;
+	fds[1] = cordon_nft_fd(nft);
+	fds[2] = udp;
+	fds[3] = tcp;
+	r = sync_send(ctx->sync_fd, &msg, fds, 4);
+	cordon_nft_close(nft);
+	if (r < 0)
+		return cordon_error_set(err, CORDON_E_INTERNAL, -r, "handing the gateway over");
+	return 0;
+}
+
+/* The supervisor has the uplink and the rules in place: finish our side of it. */
+static int gateway_finish(const struct child_ctx *ctx, struct cordon_error *err)
+{
+	struct sync_msg msg;
+	struct sync_uplink up;
+	size_t n_fds = 0;
+	ssize_t r = sync_recv(ctx->sync_fd, &msg, NULL, &n_fds);
+
+	if (r <= 0 || msg.type != SYNC_UPLINK)
+		return cordon_error_set(err, CORDON_E_NET_POLICY, 0, "the supervisor gave no uplink");
+	memcpy(&up, msg.text, sizeof(up));
+	if (up.veth)
+		return cordon_nethelper_configure_gateway(&up.helper, err);
+	/* pasta configures its tap itself, from its own process: wait for it. */
+	return cordon_link_wait_configured(CORDON_GW_UPLINK_IF, UPLINK_WAIT_MS, err);
+}
+
 _Noreturn void sandbox_child(const struct child_ctx *ctx)
 {
 	struct cordon_fs_options fs_opts = { .in_userns = ctx->userns };
@@ -385,7 +453,8 @@ _Noreturn void sandbox_child(const struct child_ctx *ctx)
 	struct sync_msg msg;
 	int fds[2] = { -1, -1 };
 	size_t n_fds = 2;
-	int report_fd = -1, release_fd = -1;
+	int report_fd = -1, release_fd = -1, workload_netns = -1;
+	bool net = ctx->spec->net.enabled;
 	sigset_t set;
 	pid_t workload;
 	ssize_t r;
@@ -421,9 +490,26 @@ _Noreturn void sandbox_child(const struct child_ctx *ctx)
 		cordon_error_set(&err, CORDON_E_NAMESPACE, errno, "creating the cgroup namespace");
 		setup_failed(ctx, &err);
 	}
-	workload = workload_spawn(ctx, &report_fd, &release_fd, &err);
+	/*
+	 * With an allowlist, we move into a new network namespace, G, owned
+	 * by the sandbox's user namespace: the gateway. The workload's own
+	 * namespace is created below ours, so it can neither enter G nor
+	 * change its rules.
+	 */
+	if (net && unshare(CLONE_NEWNET) < 0) {
+		cordon_error_set(&err, CORDON_E_NAMESPACE, errno,
+				 "creating the gateway network namespace");
+		setup_failed(ctx, &err);
+	}
+	workload = workload_spawn(ctx, &report_fd, &release_fd, net ? &workload_netns : NULL, &err);
 	if (workload < 0)
 		setup_failed(ctx, &err);
+	/* Before the filesystem: the forwarding sysctls go through the host's /proc. */
+	if (net) {
+		if (gateway_start(ctx, workload_netns, &err) < 0)
+			setup_failed(ctx, &err);
+		close(workload_netns);
+	}
 	r = read(report_fd, &rep, sizeof(rep));
 	if (r == (ssize_t)sizeof(rep) && rep.code != CORDON_OK)
 		report_workload_failure(ctx, workload, &rep);
@@ -439,6 +525,11 @@ _Noreturn void sandbox_child(const struct child_ctx *ctx)
 	prctl(PR_SET_DUMPABLE, 0);
 
 	fs_opts.tty_gid_mapped = !ctx->userns || cordon_idmap_to_outside(&ctx->plan->gid, 5) >= 0;
+	if (net)
+		fs_opts.resolv_conf = ctx->spec->net.dns_none
+					      ? "# cordon: --dns none, no resolver\n"
+					      : "nameserver " CORDON_GW_ADDR4 "\nnameserver " CORDON_GW_ADDR6
+					        "\n";
 	if (cordon_fs_setup(ctx->spec, &host, &fs_opts, &err) < 0)
 		setup_failed(ctx, &err);
 	cordon_fs_host_close(&host);
@@ -446,6 +537,8 @@ _Noreturn void sandbox_child(const struct child_ctx *ctx)
 		cordon_error_set(&err, CORDON_E_NAMESPACE, errno, "sethostname");
 		setup_failed(ctx, &err);
 	}
+	if (net && gateway_finish(ctx, &err) < 0)
+		setup_failed(ctx, &err);
 	/* A workload that already failed reports why below; the write just fails. */
 	(void)!write(release_fd, "g", 1);
 	close(release_fd);

@@ -7,6 +7,7 @@
 #include "cordon/sandbox.h"
 #include "cordon/security.h"
 #include "cordon/userns.h"
+#include "sandbox-internal.h"
 
 static void key(yajl_gen g, const char *k)
 {
@@ -122,7 +123,6 @@ int cordon_sandbox_print_profile(const struct cordon_spec *spec, struct cordon_e
 {
 	static const char *const namespaces[] = { "user", "mnt", "pid", "net", "uts", "ipc",
 						  "cgroup", NULL };
-	static const char *const none[] = { NULL };
 	const struct cordon_security *sec = &spec->security;
 	struct cordon_idplan plan = { 0 };
 	yajl_gen g = yajl_gen_alloc(NULL);
@@ -221,9 +221,7 @@ int cordon_sandbox_print_profile(const struct cordon_spec *spec, struct cordon_e
 	yajl_gen_bool(g, !spec->overlay);
 	key(g, "network");
 	yajl_gen_map_open(g);
-	key(g, "mode");
-	str(g, "none");
-	str_list(g, "allow", none);
+	sandbox_json_net_policy(g, spec);
 	yajl_gen_map_close(g);
 	yajl_gen_map_close(g);
 

@@ -5,6 +5,7 @@
 #include <yajl/yajl_gen.h>
 
 #include "cordon/sandbox.h"
+#include "sandbox-internal.h"
 
 static void gen_key(yajl_gen g, const char *k)
 {
@@ -65,6 +66,13 @@ int cordon_result_write(const char *path, const char *id, const struct cordon_re
 	gen_count(g, "memory_peak_bytes", res->cgroup.memory_peak_known, res->cgroup.memory_peak);
 	gen_count(g, "cpu_usage_us", res->cgroup.cpu_usage_known, res->cgroup.cpu_usage_us);
 	gen_count(g, "pids_peak", res->cgroup.pids_peak_known, res->cgroup.pids_peak);
+	if (res->net.enabled && res->net.spec) {
+		gen_key(g, "network");
+		yajl_gen_map_open(g);
+		sandbox_json_net_policy(g, res->net.spec);
+		sandbox_json_net_outcome(g, &res->net);
+		yajl_gen_map_close(g);
+	}
 	if (res->failed) {
 		char msg[1024];
 
@@ -92,4 +100,11 @@ int cordon_result_write(const char *path, const char *id, const struct cordon_re
 		return cordon_error_set(err, CORDON_E_RESULT, -r, "--result-json %s", path);
 	}
 	return 0;
+}
+
+void cordon_result_free(struct cordon_result *result)
+{
+	free(result->net.names);
+	result->net.names = NULL;
+	result->net.n_names = 0;
 }

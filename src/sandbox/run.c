@@ -51,6 +51,7 @@ struct supervisor {
 	bool term_sent;
 	uint64_t forwarded;  /* bytes of output passed on */
 	struct output out[2];
+	struct sandbox_net net; /* with an allowlist */
 };
 
 static int block_signals(sigset_t *old, sigset_t *set)
@@ -63,11 +64,12 @@ static int block_signals(sigset_t *old, sigset_t *set)
 	return sigprocmask(SIG_BLOCK, set, old);
 }
 
-static int epoll_add(int epfd, int fd, struct cordon_error *err)
+/* Our fds are tagged with the address of the field holding them; the DNS proxy tags its own. */
+static int epoll_add(int epfd, int *fd, struct cordon_error *err)
 {
-	struct epoll_event ev = { .events = EPOLLIN, .data.fd = fd };
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = fd };
 
-	if (epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) < 0)
+	if (epoll_ctl(epfd, EPOLL_CTL_ADD, *fd, &ev) < 0)
 		return cordon_error_set(err, CORDON_E_INTERNAL, errno, "epoll_ctl");
 	return 0;
 }
@@ -198,11 +200,25 @@ static void handle_child_exit(struct supervisor *sv)
 	drain_sync(sv);
 }
 
+/* The uplink's pasta is gone: egress can no longer be what was asked for. End the sandbox. */
+static void handle_uplink_exit(struct supervisor *sv)
+{
+	struct cordon_result *res = sv->result;
+
+	epoll_ctl(sv->epfd, EPOLL_CTL_DEL, sv->net.pasta_pidfd, NULL);
+	if (sv->child_done || !sandbox_net_uplink_died(&sv->net, &res->error))
+		return;
+	res->failed = true;
+	res->exit_code = CORDON_EXIT_FAILURE;
+	cordon_pidfd_send_signal(sv->pidfd, SIGKILL);
+}
+
 static int supervise(struct supervisor *sv, struct cordon_error *err)
 {
 	while (!sv->child_done || sv->out[0].fd >= 0 || sv->out[1].fd >= 0) {
-		struct epoll_event evs[8];
-		int n = epoll_wait(sv->epfd, evs, ARRAY_SIZE(evs), -1);
+		struct epoll_event evs[16];
+		int timeout = sv->net.proxy ? cordon_dnsproxy_timeout_ms(sv->net.proxy) : -1;
+		int n = epoll_wait(sv->epfd, evs, ARRAY_SIZE(evs), timeout);
 
 		if (n < 0) {
 			if (errno == EINTR)
@@ -210,25 +226,31 @@ static int supervise(struct supervisor *sv, struct cordon_error *err)
 			return cordon_error_set(err, CORDON_E_INTERNAL, errno, "epoll_wait");
 		}
 		for (int i = 0; i < n; i++) {
-			int fd = evs[i].data.fd;
+			void *tag = evs[i].data.ptr;
 
-			if (fd == sv->pidfd)
+			if (tag == &sv->pidfd)
 				handle_child_exit(sv);
-			else if (fd == sv->sigfd)
+			else if (tag == &sv->sigfd)
 				handle_signal(sv);
-			else if (fd == sv->timerfd)
+			else if (tag == &sv->timerfd)
 				handle_timer(sv);
-			else if (fd == sv->sync_fd) {
+			else if (tag == &sv->sync_fd) {
 				drain_sync(sv);
 				/* The init closed its end (it exited): stop watching. */
 				if (evs[i].events & (EPOLLHUP | EPOLLERR))
-					epoll_ctl(sv->epfd, EPOLL_CTL_DEL, fd, NULL);
+					epoll_ctl(sv->epfd, EPOLL_CTL_DEL, sv->sync_fd, NULL);
 			}
-			else if (fd == sv->out[0].fd)
+			else if (tag == &sv->out[0].fd)
 				forward_output(sv, &sv->out[0]);
-			else if (fd == sv->out[1].fd)
+			else if (tag == &sv->out[1].fd)
 				forward_output(sv, &sv->out[1]);
+			else if (tag == &sv->net.pasta_pidfd)
+				handle_uplink_exit(sv);
+			else if (sv->net.proxy && !sv->child_done)
+				cordon_dnsproxy_handle(sv->net.proxy, tag, evs[i].events);
 		}
+		if (sv->net.proxy)
+			cordon_dnsproxy_tick(sv->net.proxy);
 	}
 	return 0;
 }
@@ -433,6 +455,19 @@ static int run(struct supervisor *sv, struct cordon_error *err)
 		waitid(P_PIDFD, (id_t)sv->pidfd, &(siginfo_t){ 0 }, WEXITED);
 		return -1;
 	}
+	if (spec->net.enabled) {
+		struct sync_msg other;
+		int r = sandbox_net_setup(&sv->net, pid, sv->sync_fd, &other, err);
+
+		if (r < 0) {
+			cordon_pidfd_send_signal(sv->pidfd, SIGKILL);
+			waitid(P_PIDFD, (id_t)sv->pidfd, &(siginfo_t){ 0 }, WEXITED);
+			sv->child_done = true;
+			return -1;
+		}
+		if (r > 0 && other.type)
+			record_message(sv, &other); /* the init failed first: its reason */
+	}
 
 	sv->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (sv->epfd < 0)
@@ -440,15 +475,19 @@ static int run(struct supervisor *sv, struct cordon_error *err)
 	if (spec->timeout_ms) {
 		sv->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 		if (sv->timerfd < 0 || arm_timer(sv->timerfd, spec->timeout_ms) < 0 ||
-		    epoll_add(sv->epfd, sv->timerfd, err) < 0)
+		    epoll_add(sv->epfd, &sv->timerfd, err) < 0)
 			return cordon_error_set(err, CORDON_E_INTERNAL, errno, "timerfd");
 	}
-	if (epoll_add(sv->epfd, sv->pidfd, err) < 0 || epoll_add(sv->epfd, sv->sigfd, err) < 0 ||
-	    epoll_add(sv->epfd, sv->sync_fd, err) < 0)
+	if (epoll_add(sv->epfd, &sv->pidfd, err) < 0 || epoll_add(sv->epfd, &sv->sigfd, err) < 0 ||
+	    epoll_add(sv->epfd, &sv->sync_fd, err) < 0)
 		return -1;
 	for (int i = 0; i < 2; i++)
-		if (sv->out[i].fd >= 0 && epoll_add(sv->epfd, sv->out[i].fd, err) < 0)
+		if (sv->out[i].fd >= 0 && epoll_add(sv->epfd, &sv->out[i].fd, err) < 0)
 			return -1;
+	if (sv->net.pasta_pidfd >= 0 && epoll_add(sv->epfd, &sv->net.pasta_pidfd, err) < 0)
+		return -1;
+	if (sv->net.proxy && cordon_dnsproxy_attach(sv->net.proxy, sv->epfd, err) < 0)
+		return -1;
 	if (supervise(sv, err) < 0)
 		return -1;
 	compute_exit(sv);
@@ -473,6 +512,7 @@ int cordon_sandbox_run(const struct cordon_spec *spec, struct cordon_result *res
 	int r;
 
 	memset(result, 0, sizeof(*result));
+	sandbox_net_init(&sv.net, spec, result);
 	sv.state = &state;
 	sv.cgroup.v2_fd = -1;
 	r = cordon_state_create(&state, spec, &result->error);
@@ -483,6 +523,7 @@ int cordon_sandbox_run(const struct cordon_spec *spec, struct cordon_result *res
 			waitid(P_PIDFD, (id_t)sv.pidfd, &(siginfo_t){ 0 }, WEXITED);
 		}
 		/* Every process is gone (the pid namespace died with its init). */
+		sandbox_net_finish(&sv.net);
 		cordon_cgroup_stats(&sv.cgroup, &result->cgroup);
 		cordon_cgroup_destroy(&sv.cgroup);
 		cordon_state_remove(&state);

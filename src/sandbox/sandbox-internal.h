@@ -3,7 +3,10 @@
 #ifndef CORDON_SANDBOX_INTERNAL_H
 #define CORDON_SANDBOX_INTERNAL_H
 
+#include <yajl/yajl_gen.h>
+
 #include "cordon/fs.h"
+#include "cordon/nethelper.h"
 #include "cordon/sandbox.h"
 #include "cordon/userns.h"
 
@@ -13,6 +16,8 @@ enum sync_type {
 	SYNC_SETUP_FAILED, /* init → supervisor: error before exec (exit 125) */
 	SYNC_EXEC_FAILED,  /* init → supervisor: execve failed (exit 126/127) */
 	SYNC_EXITED,       /* init → supervisor: the workload's wait status */
+	SYNC_NET,          /* init → supervisor: gateway netns, nft, DNS udp, tcp (fds) */
+	SYNC_UPLINK,       /* supervisor → init: struct sync_uplink in text */
 };
 
 struct sync_msg {
@@ -21,6 +26,12 @@ struct sync_msg {
 	int32_t errnum;
 	uint32_t code;   /* enum cordon_code */
 	char text[768]; /* as struct cordon_error.msg */
+};
+
+/* SYNC_UPLINK's payload: how the gateway's uplink must be finished. */
+struct sync_uplink {
+	bool veth;                             /* else pasta: wait for its tap */
+	struct cordon_nethelper_result helper; /* veth: the gateway side to configure */
 };
 
 /* Everything the init process needs; it runs in a copy of the supervisor. */
@@ -33,6 +44,36 @@ struct child_ctx {
 	int stdout_fd; /* pipe write ends when output is counted, else -1 */
 	int stderr_fd;
 };
+
+/* The supervisor's side of allowlisted egress (net.c). */
+struct sandbox_net {
+	const struct cordon_spec *spec;
+	struct cordon_result *result;
+	struct cordon_nft *nft;           /* a netfilter socket in the gateway namespace */
+	struct cordon_dnsproxy *proxy;    /* NULL with --dns none */
+	bool uplink_veth;
+	struct cordon_nethelper_result uplink; /* veth */
+	pid_t pasta;
+	int pasta_pidfd, pasta_err;
+};
+
+void sandbox_net_init(struct sandbox_net *n, const struct cordon_spec *spec,
+		      struct cordon_result *result);
+/*
+ * After GO: receive the gateway from the init, give it its uplink, rules
+ * and DNS proxy, and send SYNC_UPLINK. Returns 0, -1 (err set), or 1 when
+ * the init sent something else first (*other: usually its failure).
+ */
+int sandbox_net_setup(struct sandbox_net *n, pid_t init_pid, int sync_fd, struct sync_msg *other,
+		      struct cordon_error *err);
+/* pasta exited: fills err with its last words. */
+bool sandbox_net_uplink_died(struct sandbox_net *n, struct cordon_error *err);
+/* Counters and statistics into the result; stop pasta; close everything. */
+void sandbox_net_finish(struct sandbox_net *n);
+
+/* netjson.c: inside an open map, the keys of the "network" object. */
+void sandbox_json_net_policy(yajl_gen g, const struct cordon_spec *spec);
+void sandbox_json_net_outcome(yajl_gen g, const struct cordon_net_report *rep);
 
 /* The sandbox's pid 1: setup, spawn the workload, reap, report. */
 _Noreturn void sandbox_child(const struct child_ctx *ctx);

@@ -350,6 +350,9 @@ int cordon_spec_finalize(struct cordon_spec *spec, struct cordon_error *err)
 	r = resolve_limits(spec, err);
 	if (r < 0)
 		return r;
+	r = cordon_spec_finalize_net(spec, err);
+	if (r < 0)
+		return r;
 
 	cordon_spec_env_default(spec, "PATH=" CORDON_DEFAULT_PATH);
 	home_kv = cordon_xasprintf("HOME=%s", spec->home);

@@ -40,6 +40,13 @@ void cordon_spec_free(struct cordon_spec *spec)
 	free(spec->seccomp_profile);
 	free(spec->cgroup_parent);
 	cordon_seccomp_profile_free(&spec->security);
+	cordon_strv_free(spec->net.allow);
+	cordon_strv_free(spec->net.allow_files);
+	cordon_strv_free(spec->net.upstream_text);
+	free(spec->net.pool);
+	cordon_allowlist_free(spec->net.allowlist);
+	free(spec->net.helper_path);
+	free(spec->net.pasta_path);
 	memset(spec, 0, sizeof(*spec));
 }
 

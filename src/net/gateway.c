@@ -1,0 +1,218 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * The sandbox's internal link: the veth between the workload's network
+ * namespace (W) and its gateway namespace (G), the addresses on both
+ * ends, and the DNS proxy's sockets in G (docs/network.md, "Wiring").
+ *
+ * These run inside the sandbox, in the process that owns the namespace
+ * in question: the init for G, the workload (before it drops its
+ * capabilities) for W. Each works on the calling thread's namespace.
+ */
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netlink/route/route.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#include "cordon/net.h"
+
+void cordon_gateway_addrs(struct cordon_gateway_addrs *out)
+{
+	bool host_bits;
+
+	memset(out, 0, sizeof(*out));
+	/* Compile-time constants: a parse failure is a build mistake. */
+	if (cordon_addr_parse(CORDON_GW_ADDR4, &out->gw4) < 0 ||
+	    cordon_addr_parse(CORDON_GW_WORKLOAD4, &out->workload4) < 0 ||
+	    cordon_addr_parse(CORDON_GW_ADDR6, &out->gw6) < 0 ||
+	    cordon_addr_parse(CORDON_GW_WORKLOAD6, &out->workload6) < 0 ||
+	    cordon_cidr_parse(CORDON_GW_NET4, &out->net4, &host_bits) < 0 ||
+	    cordon_cidr_parse(CORDON_GW_NET6, &out->net6, &host_bits) < 0)
+		abort();
+}
+
+static bool cidrs_overlap(const struct cordon_cidr *a, const struct cordon_cidr *b)
+{
+	if (a->addr.family != b->addr.family)
+		return false;
+	/* Two prefixes overlap when the shorter one contains the other's network. */
+	return a->prefix <= b->prefix ? cordon_cidr_contains(a, &b->addr)
+				      : cordon_cidr_contains(b, &a->addr);
+}
+
+int cordon_gateway_check_allowlist(const struct cordon_allowlist *al, struct cordon_error *err)
+{
+	struct cordon_gateway_addrs gw;
+
+	cordon_gateway_addrs(&gw);
+	for (size_t i = 0; i < cordon_allowlist_count(al); i++) {
+		const struct cordon_allow_entry *e = cordon_allowlist_entry(al, i);
+
+		if (e->kind != CORDON_ALLOW_ADDR && e->kind != CORDON_ALLOW_CIDR)
+			continue;
+		if (cidrs_overlap(&e->cidr, &gw.net4) || cidrs_overlap(&e->cidr, &gw.net6))
+			return cordon_error_set(
+				err, CORDON_E_NET_POLICY, 0,
+				"allowlist entry '%s' overlaps the sandbox's internal link (%s, %s)",
+				e->text, CORDON_GW_NET4, CORDON_GW_NET6);
+	}
+	return 0;
+}
+
+/* A sysctl of the calling thread's network namespace (/proc/sys/net follows it). */
+static int net_sysctl(const char *path, struct cordon_error *err)
+{
+	int r = cordon_write_file_at(AT_FDCWD, path, "1", 1);
+
+	if (r < 0)
+		return cordon_error_set(err, CORDON_E_NET_POLICY, -r, "writing %s", path);
+	return 0;
+}
+
+int cordon_gateway_setup(int workload_netns_fd, struct cordon_error *err)
+{
+	struct cordon_gateway_addrs gw;
+	struct cordon_link *l;
+	int r;
+
+	cordon_gateway_addrs(&gw);
+	l = cordon_link_open(err);
+	if (!l)
+		return cordon_error_wrap(err, "gateway");
+	r = cordon_link_up(l, "lo", err);
+	if (r == 0)
+		r = cordon_link_veth(l, CORDON_GW_IF, CORDON_GW_WORKLOAD_IF, workload_netns_fd, 0,
+				     err);
+	if (r == 0)
+		r = cordon_link_addr(l, CORDON_GW_IF, &gw.gw4, CORDON_GW_PREFIX4, err);
+	if (r == 0)
+		r = cordon_link_addr(l, CORDON_GW_IF, &gw.gw6, CORDON_GW_PREFIX6, err);
+	if (r == 0)
+		r = cordon_link_up(l, CORDON_GW_IF, err);
+	cordon_link_close(l);
+	/* Forwarding exists only in this namespace: the host's setting is not touched. */
+	if (r == 0)
+		r = net_sysctl("/proc/sys/net/ipv4/ip_forward", err);
+	if (r == 0)
+		r = net_sysctl("/proc/sys/net/ipv6/conf/all/forwarding", err);
+	if (r < 0)
+		return cordon_error_wrap(err, "gateway");
+	return 0;
+}
+
+static int dns_socket(int type, struct cordon_error *err)
+{
+	struct sockaddr_in6 sa = { .sin6_family = AF_INET6, .sin6_port = htons(53),
+				   .sin6_addr = IN6ADDR_ANY_INIT };
+	int fd = socket(AF_INET6, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	int off = 0, on = 1;
+
+	if (fd < 0)
+		return cordon_error_set(err, CORDON_E_NET_POLICY, errno, "DNS proxy socket");
+	if (setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof(off)) < 0 ||
+	    (type == SOCK_STREAM && setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on)) < 0) ||
+	    bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    (type == SOCK_STREAM && listen(fd, 64) < 0)) {
+		int e = errno;
+
+		close(fd);
+		return cordon_error_set(err, CORDON_E_NET_POLICY, e, "DNS proxy socket on port 53");
+	}
+	return fd;
+}
+
+int cordon_gateway_dns_sockets(int *udp_fd, int *tcp_fd, struct cordon_error *err)
+{
+	*udp_fd = dns_socket(SOCK_DGRAM, err);
+	if (*udp_fd < 0)
+		return -1;
+	*tcp_fd = dns_socket(SOCK_STREAM, err);
+	if (*tcp_fd < 0) {
+		cordon_closep(udp_fd);
+		return -1;
+	}
+	return 0;
+}
+
+int cordon_gateway_workload_link(struct cordon_error *err)
+{
+	struct cordon_gateway_addrs gw;
+	struct cordon_link *l;
+	int r;
+
+	cordon_gateway_addrs(&gw);
+	l = cordon_link_open(err);
+	if (!l)
+		return cordon_error_wrap(err, "workload link");
+	r = cordon_link_addr(l, CORDON_GW_WORKLOAD_IF, &gw.workload4, CORDON_GW_PREFIX4, err);
+	if (r == 0)
+		r = cordon_link_addr(l, CORDON_GW_WORKLOAD_IF, &gw.workload6, CORDON_GW_PREFIX6, err);
+	/* Up before the routes: the kernel refuses a gateway on a down link. */
+	if (r == 0)
+		r = cordon_link_up(l, CORDON_GW_WORKLOAD_IF, err);
+	if (r == 0)
+		r = cordon_link_default_route(l, CORDON_GW_WORKLOAD_IF, &gw.gw4, err);
+	if (r == 0)
+		r = cordon_link_default_route(l, CORDON_GW_WORKLOAD_IF, &gw.gw6, err);
+	cordon_link_close(l);
+	if (r < 0)
+		return cordon_error_wrap(err, "workload link");
+	return 0;
+}
+
+/* ifname is up and has an IPv4 address, and an IPv4 default route exists. */
+static bool uplink_ready(struct nl_sock *sk, const char *ifname)
+{
+	struct ifaddrs *ifa = NULL;
+	struct nl_cache *routes = NULL;
+	bool addr = false, route = false;
+
+	if (getifaddrs(&ifa) == 0) {
+		for (struct ifaddrs *i = ifa; i; i = i->ifa_next)
+			if (strcmp(i->ifa_name, ifname) == 0 && (i->ifa_flags & IFF_UP) &&
+			    i->ifa_addr && i->ifa_addr->sa_family == AF_INET)
+				addr = true;
+		freeifaddrs(ifa);
+	}
+	if (!addr || rtnl_route_alloc_cache(sk, AF_INET, 0, &routes) < 0)
+		return false;
+	for (struct nl_object *o = nl_cache_get_first(routes); o; o = nl_cache_get_next(o)) {
+		struct rtnl_route *rt = (struct rtnl_route *)o;
+		struct nl_addr *dst = rtnl_route_get_dst(rt);
+
+		if (rtnl_route_get_table(rt) == RT_TABLE_MAIN && dst && nl_addr_get_prefixlen(dst) == 0)
+			route = true;
+	}
+	nl_cache_free(routes);
+	return route;
+}
+
+int cordon_link_wait_configured(const char *ifname, unsigned timeout_ms, struct cordon_error *err)
+{
+	uint64_t deadline = cordon_now_mono_us() + (uint64_t)timeout_ms * 1000;
+	struct nl_sock *sk = nl_socket_alloc();
+	bool ready = false;
+
+	if (!sk || nl_connect(sk, NETLINK_ROUTE) < 0) {
+		if (sk)
+			nl_socket_free(sk);
+		return cordon_error_set(err, CORDON_E_NET_POLICY, 0, "netlink socket");
+	}
+	for (;;) {
+		const struct timespec pause = { 0, 2 * 1000 * 1000 };
+
+		ready = uplink_ready(sk, ifname);
+		if (ready || cordon_now_mono_us() >= deadline)
+			break;
+		nanosleep(&pause, NULL);
+	}
+	nl_socket_free(sk);
+	if (!ready)
+		return cordon_error_set(err, CORDON_E_NET_POLICY, ETIMEDOUT,
+					"uplink %s was not configured within %u ms", ifname,
+					timeout_ms);
+	return 0;
+}
