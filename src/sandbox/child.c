@@ -403,9 +403,9 @@ static _Noreturn void init_loop(const struct child_ctx *ctx, pid_t workload, sig
 static int gateway_start(const struct child_ctx *ctx, int workload_netns, struct cordon_error *err)
 {
 	struct sync_msg msg = { .type = SYNC_NET };
-	_cleanup_close_ int gw_ns = -1, udp = -1, tcp = -1;
+	_cleanup_close_ int gw_ns = -1, userns = -1, udp = -1, tcp = -1;
 	struct cordon_nft *nft;
-	int fds[4], r;
+	int fds[5], r;
 
 	if (cordon_gateway_setup(workload_netns, err) < 0 ||
 	    cordon_gateway_dns_sockets(&udp, &tcp, err) < 0)
@@ -413,6 +413,10 @@ static int gateway_start(const struct child_ctx *ctx, int workload_netns, struct
 	gw_ns = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
 	if (gw_ns < 0)
 		return cordon_error_set(err, CORDON_E_NAMESPACE, errno, "opening the gateway namespace");
+	/* Ours to give: a rootless supervisor cannot open it (we share its mm's user namespace). */
+	userns = open("/proc/self/ns/user", O_RDONLY | O_CLOEXEC);
+	if (userns < 0)
+		return cordon_error_set(err, CORDON_E_NAMESPACE, errno, "opening the user namespace");
 	nft = cordon_nft_open(err);
 	if (!nft)
 		return cordon_error_wrap(err, "gateway");
@@ -420,7 +424,8 @@ static int gateway_start(const struct child_ctx *ctx, int workload_netns, struct
 	fds[1] = cordon_nft_fd(nft);
 	fds[2] = udp;
 	fds[3] = tcp;
-	r = sync_send(ctx->sync_fd, &msg, fds, 4);
+	fds[4] = userns;
+	r = sync_send(ctx->sync_fd, &msg, fds, 5);
 	cordon_nft_close(nft);
 	if (r < 0)
 		return cordon_error_set(err, CORDON_E_INTERNAL, -r, "handing the gateway over");

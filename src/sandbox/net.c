@@ -188,24 +188,23 @@ static void host_gateways(struct cordon_addr *v, size_t *n)
 
 /*
  * pasta joins G (and, to hold CAP_NET_ADMIN there, the sandbox's user
- * namespace) through the init's pid, creates its tap up0 in it, copies
+ * namespace), both opened by paths to fds we give it, creates its tap up0 in it, copies
  * the host's addresses and routes onto it (--config-net) and carries
  * G's traffic out through ordinary sockets of ours. No port is
- * forwarded in either direction; DHCP, NDP and RA are off (the tap is
- * configured directly); without --allow-host-loopback the gateway
+ * forwarded in either direction; DHCP and router advertisements are off
+ * (the tap is configured directly; neighbour discovery stays, G needs it
+ * to find its IPv6 gateway); without --allow-host-loopback the gateway
  * address is not mapped to the host's loopback. It dies with us: a
  * parent-death signal, and we kill it at the end.
  */
-static int pasta_start(struct sandbox_net *n, pid_t init_pid, struct cordon_error *err)
+static int pasta_start(struct sandbox_net *n, int userns, int gw_ns, struct cordon_error *err)
 {
 	const struct cordon_net_spec *net = &n->spec->net;
-	char pid_text[16];
 	const char *argv[32];
 	size_t a = 0;
 	int ep[2];
 	pid_t pid;
 
-	snprintf(pid_text, sizeof(pid_text), "%d", init_pid);
 	argv[a++] = net->pasta_path;
 	argv[a++] = "--foreground";
 	argv[a++] = "--quiet";
@@ -218,11 +217,20 @@ static int pasta_start(struct sandbox_net *n, pid_t init_pid, struct cordon_erro
 	}
 	argv[a++] = "--no-dhcp";
 	argv[a++] = "--no-dhcpv6";
-	argv[a++] = "--no-ndp";
 	argv[a++] = "--no-ra";
+	/*
+	 * IPv4 only, like the veth uplink: IPv6 through pasta's tap stalled
+	 * after the handshake in the lab (docs/network.md, open points).
+	 * Without a route G answers unreachable at once, so clients fall back
+	 * to IPv4 instead of hanging.
+	 */
+	argv[a++] = "--ipv4-only";
 	if (!net->allow_host_loopback)
 		argv[a++] = "--no-map-gw";
-	argv[a++] = pid_text;
+	argv[a++] = "--userns";
+	argv[a++] = "/proc/self/fd/3";
+	argv[a++] = "--netns";
+	argv[a++] = "/proc/self/fd/4";
 	argv[a] = NULL;
 
 	if (pipe2(ep, O_CLOEXEC) < 0)
@@ -243,10 +251,14 @@ static int pasta_start(struct sandbox_net *n, pid_t init_pid, struct cordon_erro
 			_exit(127);
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
-		if (devnull < 0 || dup2(devnull, STDIN_FILENO) < 0 ||
-		    dup2(devnull, STDOUT_FILENO) < 0 || dup2(ep[1], STDERR_FILENO) < 0)
+		/* Above every fd we hold, then into place: no dup2 clobbers a source. */
+		int u = fcntl(userns, F_DUPFD, 100), g = fcntl(gw_ns, F_DUPFD, 100);
+
+		if (devnull < 0 || u < 0 || g < 0 || dup2(devnull, STDIN_FILENO) < 0 ||
+		    dup2(devnull, STDOUT_FILENO) < 0 || dup2(ep[1], STDERR_FILENO) < 0 ||
+		    dup2(u, 3) < 0 || dup2(g, 4) < 0)
 			_exit(127);
-		close_range(3, ~0U, 0);
+		close_range(5, ~0U, 0);
 		execve(argv[0], (char *const *)argv, envp);
 		_exit(127);
 	}
@@ -292,12 +304,12 @@ static void pasta_stop(struct sandbox_net *n)
 
 /* --- the handover ------------------------------------------------------------ */
 
-/* Wait for SYNC_NET and its four fds; anything else is the init's failure, passed on. */
+/* Wait for SYNC_NET and its five fds; anything else is the init's failure, passed on. */
 static int receive_gateway(struct sandbox_net *n, int sync_fd, struct sync_msg *other,
-			   int fds[4], struct cordon_error *err)
+			   int fds[5], struct cordon_error *err)
 {
 	struct pollfd p = { .fd = sync_fd, .events = POLLIN };
-	size_t n_fds = 4;
+	size_t n_fds = 5;
 	ssize_t r;
 
 	r = poll(&p, 1, NET_HANDOVER_TIMEOUT_MS);
@@ -311,7 +323,7 @@ static int receive_gateway(struct sandbox_net *n, int sync_fd, struct sync_msg *
 			close(fds[i]);
 		return 1;
 	}
-	if (n_fds != 4) {
+	if (n_fds != 5) {
 		for (size_t i = 0; i < n_fds; i++)
 			close(fds[i]);
 		return fail(err, EPROTO, "the gateway handover carried %zu fds", n_fds);
@@ -380,8 +392,8 @@ int sandbox_net_setup(struct sandbox_net *n, pid_t init_pid, int sync_fd, struct
 	const struct cordon_net_spec *net = &n->spec->net;
 	struct sync_msg up = { .type = SYNC_UPLINK };
 	struct sync_uplink payload = { 0 };
-	int fds[4] = { -1, -1, -1, -1 }, r;
-	_cleanup_close_ int gw_ns = -1, udp = -1, tcp = -1;
+	int fds[5] = { -1, -1, -1, -1, -1 }, r;
+	_cleanup_close_ int gw_ns = -1, udp = -1, tcp = -1, userns = -1;
 
 	other->type = 0;
 	r = receive_gateway(n, sync_fd, other, fds, err);
@@ -390,6 +402,7 @@ int sandbox_net_setup(struct sandbox_net *n, pid_t init_pid, int sync_fd, struct
 	gw_ns = fds[0];
 	udp = fds[2];
 	tcp = fds[3];
+	userns = fds[4];
 	n->nft = cordon_nft_open_fd(fds[1], err);
 	if (!n->nft) {
 		close(fds[1]);
@@ -403,7 +416,7 @@ int sandbox_net_setup(struct sandbox_net *n, pid_t init_pid, int sync_fd, struct
 			return cordon_error_wrap(err, "network: uplink");
 		payload.veth = true;
 		payload.helper = n->uplink;
-	} else if (pasta_start(n, init_pid, err) < 0) {
+	} else if (pasta_start(n, userns, gw_ns, err) < 0) {
 		return -1;
 	}
 	if (commit_ruleset(n, err) < 0)

@@ -16,7 +16,7 @@ enum sync_type {
 	SYNC_SETUP_FAILED, /* init → supervisor: error before exec (exit 125) */
 	SYNC_EXEC_FAILED,  /* init → supervisor: execve failed (exit 126/127) */
 	SYNC_EXITED,       /* init → supervisor: the workload's wait status */
-	SYNC_NET,          /* init → supervisor: gateway netns, nft, DNS udp, tcp (fds) */
+	SYNC_NET,          /* init → supervisor: gateway netns, nft, DNS udp, tcp, userns (fds) */
 	SYNC_UPLINK,       /* supervisor → init: struct sync_uplink in text */
 };
 
