@@ -15,8 +15,9 @@
 CORDON_DEPS_REQUIRED=(
 	meson ninja-build pkg-config gcc clang
 	libcap-dev libseccomp-dev libnl-3-dev libnl-route-3-dev libnftnl-dev libmnl-dev libyajl-dev
-	check busybox-static uidmap iproute2 procps util-linux python3
+	check busybox-static uidmap iproute2 procps util-linux python3 passt
 )
+# passt: pasta, the rootless uplink of --net-allow.
 # useradd/usermod for the cordon-test user; runuser is in util-linux above.
 # nftables: a second reader of rulesets in tests; dnsmasq-base (the binary, no
 # system service), bind9-dnsutils (dig): the network lab.

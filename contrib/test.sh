@@ -187,6 +187,23 @@ if [ "$build_ok" -eq 1 ] && [ "$(id -u)" -eq 0 ] && id "$test_user" >/dev/null 2
 	fi
 fi
 
+# --- /dev/net/tun for the rootless network tests -------------------------------
+
+# Rootless --net-allow runs pasta, which opens /dev/net/tun as the calling
+# user. Debian makes it 0666; some machines (this project's CI among them)
+# have 0600. As root, open it for the test run and put the mode back at exit.
+tun_mode=
+restore_tun() { [ -n "$tun_mode" ] && chmod "$tun_mode" /dev/net/tun && echo "restored /dev/net/tun to mode $tun_mode"; }
+if [ "$(id -u)" -eq 0 ] && [ -c /dev/net/tun ]; then
+	mode=$(stat -c %a /dev/net/tun)
+	if [ "$mode" != 666 ]; then
+		heading "/dev/net/tun"
+		chmod 0666 /dev/net/tun && tun_mode=$mode &&
+			echo "relaxed /dev/net/tun from mode $mode to 0666 for the rootless network tests (pasta); restored at exit"
+		trap restore_tun EXIT
+	fi
+fi
+
 # --- run the tests -------------------------------------------------------------
 
 run_suite() {

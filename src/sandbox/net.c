@@ -227,6 +227,11 @@ static int pasta_start(struct sandbox_net *n, int userns, int gw_ns, struct cord
 	argv[a++] = "--ipv4-only";
 	if (!net->allow_host_loopback)
 		argv[a++] = "--no-map-gw";
+	/* As root, pasta would become nobody before it joins the namespaces, and fail. */
+	if (geteuid() == 0) {
+		argv[a++] = "--runas";
+		argv[a++] = "0";
+	}
 	argv[a++] = "--userns";
 	argv[a++] = "/proc/self/fd/3";
 	argv[a++] = "--netns";
