@@ -16,7 +16,10 @@ fail() {
 }
 
 heading "Debian packages"
-if ! contrib/deps.sh; then
+# As root also the lab's (dnsmasq-base, ...) for the network demo at the end.
+deps_opt=
+[ "$(id -u)" -eq 0 ] && deps_opt=--test
+if ! contrib/deps.sh $deps_opt; then
 	fail "some Debian packages are missing; install them as root with the apt-get line above, then run contrib/quickstart.sh again"
 fi
 echo "all present"
@@ -75,6 +78,15 @@ rc=0
 "$cordon" run -- /bin/sh -c 'exit 7' || rc=$?
 echo "exit code: $rc"
 [ "$rc" -eq 7 ] || fail "expected exit code 7"
+
+heading "Demo: allowlisted egress (--net-allow), in a private network lab"
+if [ "$(id -u)" -ne 0 ]; then
+	echo "skipped: the lab builds network namespaces, which needs root (run contrib/lab-demo.sh as root)"
+elif ! command -v dnsmasq >/dev/null 2>&1; then
+	echo "skipped: the lab's resolver is dnsmasq (apt-get install dnsmasq-base, then contrib/lab-demo.sh)"
+else
+	contrib/lab-demo.sh "$build" || fail "the network demo failed"
+fi
 
 heading "Done"
 echo "Try: $cordon run -- /bin/sh     (man ./man/cordon-run.1 for every option)"
