@@ -52,6 +52,8 @@ void cordon_rlimits_default(struct cordon_rlimits *r);
 /* Parse NAME=SOFT[:HARD] (NAME: core, nofile, nproc, ... or RLIMIT_x; "unlimited"). */
 int cordon_rlimit_parse(const char *value, struct cordon_rlimits *r, struct cordon_error *err);
 const char *cordon_rlimit_name(int resource);
+/* RLIMIT_* for "nofile", "NOFILE" or "RLIMIT_NOFILE"; -1 when unknown. */
+int cordon_rlimit_from_name(const char *name);
 
 /* --- seccomp -------------------------------------------------------------- */
 
