@@ -40,6 +40,7 @@ void cordon_spec_free(struct cordon_spec *spec)
 	free(spec->seccomp_profile);
 	free(spec->cgroup_parent);
 	cordon_seccomp_profile_free(&spec->security);
+	cordon_oci_free(spec->oci);
 	memset(spec, 0, sizeof(*spec));
 }
 
