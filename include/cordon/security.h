@@ -52,6 +52,8 @@ void cordon_rlimits_default(struct cordon_rlimits *r);
 /* Parse NAME=SOFT[:HARD] (NAME: core, nofile, nproc, ... or RLIMIT_x; "unlimited"). */
 int cordon_rlimit_parse(const char *value, struct cordon_rlimits *r, struct cordon_error *err);
 const char *cordon_rlimit_name(int resource);
+/* RLIMIT_* for "nofile", "NOFILE" or "RLIMIT_NOFILE"; -1 when unknown. */
+int cordon_rlimit_from_name(const char *name);
 
 /* --- seccomp -------------------------------------------------------------- */
 
@@ -80,7 +82,25 @@ struct cordon_security;
  */
 int cordon_seccomp_profile_load(const char *path, struct cordon_security *sec,
 				struct cordon_error *err);
+/*
+ * The same for a profile object already parsed by yajl_tree (a yajl_val):
+ * the linux.seccomp of a config.json. Messages name the field relative to
+ * the profile ("syscalls[2].action: ..."); the caller says where it is.
+ */
+struct yajl_val_s;
+int cordon_seccomp_oci_compile(const struct yajl_val_s *profile, struct cordon_security *sec,
+			       struct cordon_error *err);
 void cordon_seccomp_profile_free(struct cordon_security *sec);
+
+/* The names an OCI profile may use, for the runtime features document. */
+enum cordon_seccomp_oci_kind {
+	CORDON_SECCOMP_OCI_ACTION,
+	CORDON_SECCOMP_OCI_OPERATOR,
+	CORDON_SECCOMP_OCI_ARCH,
+	CORDON_SECCOMP_OCI_FLAG,
+};
+/* The i-th name of a kind, NULL past the last. */
+const char *cordon_seccomp_oci_name(enum cordon_seccomp_oci_kind kind, size_t i);
 
 /* Install filters (the process must have no_new_privs set). */
 int cordon_seccomp_install(const struct cordon_bpf *filters, size_t n,

@@ -70,6 +70,8 @@ struct cordon_net_spec {
 	char *pasta_path;  /* pasta: the pasta binary */
 };
 
+struct cordon_oci;
+
 struct cordon_spec {
 	char *id;     /* [A-Za-z0-9][A-Za-z0-9_.-]{0,63} */
 	char *rootfs; /* absolute, resolved */
@@ -108,6 +110,14 @@ struct cordon_spec {
 	char *cgroup_parent;         /* --cgroup-parent, or NULL: the caller's cgroup */
 
 	struct cordon_net_spec net;
+
+	/*
+	 * What only an OCI config.json can ask for (cordon_spec_from_oci);
+	 * NULL for `cordon run` from flags. The common fields above are
+	 * filled from the config as well (argv, env, cwd, hostname, rootfs,
+	 * uid/gid, security, limits), so the rest of cordon reads one struct.
+	 */
+	struct cordon_oci *oci;
 };
 
 void cordon_spec_init(struct cordon_spec *spec);
@@ -156,5 +166,169 @@ const char *cordon_default_rootfs(void);
 
 /* A fresh random id (12 hex digits). */
 char *cordon_id_generate(void);
+
+/* --- OCI runtime-spec config.json (docs/oci.md) ---------------------------- */
+
+#define CORDON_OCI_VERSION "1.2.0"    /* what `cordon spec` writes */
+#define CORDON_OCI_CONFIG_MAX (8u << 20) /* a bigger config.json is refused */
+
+enum cordon_oci_ns {
+	CORDON_OCI_NS_PID,
+	CORDON_OCI_NS_NETWORK,
+	CORDON_OCI_NS_MOUNT,
+	CORDON_OCI_NS_IPC,
+	CORDON_OCI_NS_UTS,
+	CORDON_OCI_NS_USER,
+	CORDON_OCI_NS_CGROUP,
+	CORDON_OCI_NS_TIME,
+	CORDON_OCI_NS_COUNT,
+};
+
+enum cordon_oci_hook_kind {
+	CORDON_OCI_HOOK_PRESTART, /* deprecated by the spec, still run by runtimes */
+	CORDON_OCI_HOOK_CREATE_RUNTIME,
+	CORDON_OCI_HOOK_CREATE_CONTAINER,
+	CORDON_OCI_HOOK_START_CONTAINER,
+	CORDON_OCI_HOOK_POSTSTART,
+	CORDON_OCI_HOOK_POSTSTOP,
+	CORDON_OCI_HOOK_COUNT,
+};
+
+struct cordon_oci_hook {
+	char *path; /* absolute, on the host (runtime namespace) */
+	char **args; /* NULL-terminated; may be NULL (then argv = { path }) */
+	char **env;  /* NULL-terminated K=V; may be NULL */
+	uint32_t timeout_s; /* 0 = none */
+};
+
+/* One range of linux.uidMappings / a mount's uidMappings. */
+struct cordon_oci_idmap {
+	uint32_t container_id;
+	uint32_t host_id;
+	uint32_t size;
+};
+
+#define CORDON_OCI_IDMAP_MAX 340 /* the kernel's limit per map since 4.15 */
+
+enum cordon_oci_mount_kind {
+	CORDON_OCI_MOUNT_BIND, /* type "bind"/"none"/absent with bind or rbind */
+	CORDON_OCI_MOUNT_PROC,
+	CORDON_OCI_MOUNT_SYSFS,
+	CORDON_OCI_MOUNT_TMPFS,
+	CORDON_OCI_MOUNT_DEVPTS,
+	CORDON_OCI_MOUNT_MQUEUE,
+	CORDON_OCI_MOUNT_CGROUP, /* "cgroup" or "cgroup2": the sandbox's own */
+};
+
+struct cordon_oci_mount {
+	enum cordon_oci_mount_kind kind;
+	char *destination; /* absolute, normalised, never "/" */
+	char *type;        /* as given, or NULL */
+	char *source;      /* bind: absolute host path (relative ones joined to the
+			    * bundle); others: the name given, or NULL */
+	char **options;    /* as given, NULL-terminated (NULL when none) */
+	unsigned long flags;      /* MS_RDONLY, MS_NOSUID, ... set by the options */
+	unsigned long clear;      /* flags an option explicitly cleared (rw, suid, ...) */
+	unsigned long propagation; /* MS_PRIVATE/MS_SLAVE/MS_SHARED/MS_UNBINDABLE [|MS_REC], 0 */
+	bool recursive;     /* rbind */
+	bool recursive_ro;  /* rro: mount_setattr(AT_RECURSIVE, MOUNT_ATTR_RDONLY) */
+	bool idmap;         /* "idmap"/"ridmap" option or uidMappings given */
+	bool idmap_recursive;
+	char *data;         /* the filesystem options left (size=64m,mode=755), or NULL */
+	struct cordon_oci_idmap *uid_map, *gid_map;
+	size_t n_uid_map, n_gid_map;
+};
+
+/* linux.devices: a node created in the sandbox's /dev. */
+struct cordon_oci_device {
+	char type; /* 'c', 'b', 'u' (unbuffered char) or 'p' (fifo) */
+	char *path; /* absolute, normalised, below /dev */
+	int64_t major, minor; /* -1 for 'p' */
+	bool has_mode, has_uid, has_gid;
+	uint32_t file_mode; /* permission bits only (07777) */
+	uint32_t uid, gid;
+};
+
+struct cordon_oci_caps {
+	cordon_capset bounding, effective, permitted, inheritable, ambient;
+};
+
+struct cordon_oci {
+	char *bundle;      /* the bundle directory as given */
+	char *oci_version; /* ociVersion */
+	bool root_readonly;
+
+	/* process (argv, env, cwd, uid, gid, rlimits live in cordon_spec) */
+	bool terminal;
+	bool has_console_size;
+	uint16_t console_height, console_width;
+	gid_t *additional_gids;
+	size_t n_additional_gids;
+	bool has_umask;
+	uint32_t umask; /* 0..0777 */
+	struct cordon_oci_caps caps; /* spec->security.caps is the bounding set */
+	bool no_new_privileges; /* as asked; cordon sets no_new_privs regardless */
+	bool has_oom_score_adj;
+	int oom_score_adj; /* -1000..1000 */
+	char *apparmor_profile; /* recorded; cordon applies no LSM profile */
+	char *selinux_label;
+
+	char *domainname;
+	struct cordon_oci_mount *mounts;
+	size_t n_mounts;
+	struct cordon_oci_hook *hooks[CORDON_OCI_HOOK_COUNT];
+	size_t n_hooks[CORDON_OCI_HOOK_COUNT];
+	char **annotations; /* key, value, key, value, ... NULL-terminated */
+	size_t n_annotations; /* number of pairs */
+
+	/* linux */
+	bool ns_listed[CORDON_OCI_NS_COUNT]; /* the namespace is in linux.namespaces */
+	char *ns_path[CORDON_OCI_NS_COUNT];  /* join this one instead of a new one */
+	struct cordon_oci_idmap *uid_map, *gid_map;
+	size_t n_uid_map, n_gid_map;
+	struct cordon_oci_device *devices;
+	size_t n_devices;
+	bool has_resources;
+	struct cordon_resources resources; /* memory/cpu/pids also in spec->limits */
+	char *cgroups_path;
+	char **masked_paths, **readonly_paths; /* absolute, normalised */
+	size_t n_masked_paths, n_readonly_paths;
+	unsigned long rootfs_propagation; /* MS_* | MS_REC, 0 = not set */
+	char **sysctl; /* key, value, ... NULL-terminated */
+	size_t n_sysctl; /* pairs */
+	char *mount_label; /* recorded and ignored (no SELinux) */
+	bool has_personality;
+	unsigned long personality; /* PER_LINUX or PER_LINUX32 */
+	bool has_seccomp; /* linux.seccomp given: spec->security holds it compiled */
+
+	/* Fields accepted but not applied, one line each (docs/oci.md). */
+	char **warnings;
+	size_t n_warnings;
+};
+
+void cordon_oci_free(struct cordon_oci *oci);
+
+/*
+ * Parse a config.json (runtime-spec 1.0 to 1.2) into spec, which must be
+ * freshly initialised. bundle_dir is where relative paths (root.path, bind
+ * sources) start. Unknown fields are ignored, as the spec requires; a
+ * wrong type or an impossible value is a CORDON_E_SPEC error naming the
+ * JSON path ("mounts[2].destination: must be absolute"). Nothing on the
+ * host is touched: cordon_spec_finalize checks paths afterwards.
+ */
+int cordon_spec_from_oci(struct cordon_spec *spec, const char *bundle_dir, const char *json,
+			 size_t len, struct cordon_error *err);
+/* The same for BUNDLE/config.json, read through an fd of the bundle. */
+int cordon_spec_from_bundle(struct cordon_spec *spec, const char *bundle_dir,
+			    struct cordon_error *err);
+
+/*
+ * The config.json `cordon spec` writes (malloc'd JSON text): a shell in
+ * ./rootfs with cordon's defaults. rootless: map only the caller's ids
+ * (uid and gid given), no devpts gid, no linux.resources.
+ */
+char *cordon_oci_default_config(bool rootless, uid_t uid, gid_t gid);
+/* The runtime features document (`cordon features`), malloc'd JSON text. */
+char *cordon_oci_features(void);
 
 #endif

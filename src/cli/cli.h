@@ -27,4 +27,15 @@ int cli_run_parse(int argc, char **argv, struct cordon_spec *spec, bool *help,
 int cli_run(int argc, char **argv);
 int cli_sweep(int argc, char **argv);
 
+/* `cordon spec` arguments; bundle points into argv (or "."). */
+struct cli_spec_args {
+	const char *bundle;
+	bool rootless;
+	bool help;
+};
+
+int cli_spec_parse(int argc, char **argv, struct cli_spec_args *args, struct cordon_error *err);
+int cli_spec(int argc, char **argv);
+int cli_features(int argc, char **argv);
+
 #endif

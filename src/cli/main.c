@@ -10,6 +10,8 @@ static const char usage[] =
 	"Commands:\n"
 	"  run       run a command in a disposable sandbox\n"
 	"  sweep     remove the remains of sandboxes whose supervisor died\n"
+	"  spec      write a default OCI config.json into a bundle\n"
+	"  features  print the OCI runtime features document\n"
 	"  help      this text\n"
 	"\n"
 	"  --version print the version\n"
@@ -29,6 +31,10 @@ int main(int argc, char **argv)
 		return cli_run(argc - 2, argv + 2);
 	if (strcmp(cmd, "sweep") == 0)
 		return cli_sweep(argc - 2, argv + 2);
+	if (strcmp(cmd, "spec") == 0)
+		return cli_spec(argc - 2, argv + 2);
+	if (strcmp(cmd, "features") == 0)
+		return cli_features(argc - 2, argv + 2);
 	if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
 		fputs(usage, stdout);
 		return 0;

@@ -32,6 +32,16 @@ const char *cordon_rlimit_name(int resource)
 	return "?";
 }
 
+int cordon_rlimit_from_name(const char *name)
+{
+	if (strncasecmp(name, "RLIMIT_", 7) == 0)
+		name += 7;
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
+		if (strcasecmp(names[i].name, name) == 0)
+			return names[i].resource;
+	return -1;
+}
+
 static void rlimit_set(struct cordon_rlimits *r, int resource, rlim_t soft, rlim_t hard)
 {
 	for (size_t i = 0; i < r->n; i++) {

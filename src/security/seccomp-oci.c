@@ -32,10 +32,33 @@ static const struct {
 	const char *name;
 	enum scmp_compare op;
 } ops[] = {
-	{ "SCMP_CMP_NE", SCMP_CMP_NE }, { "SCMP_CMP_LT", SCMP_CMP_LT },
-	{ "SCMP_CMP_LE", SCMP_CMP_LE }, { "SCMP_CMP_EQ", SCMP_CMP_EQ },
-	{ "SCMP_CMP_GE", SCMP_CMP_GE }, { "SCMP_CMP_GT", SCMP_CMP_GT },
+	{ "SCMP_CMP_NE", SCMP_CMP_NE },
+	{ "SCMP_CMP_LT", SCMP_CMP_LT },
+	{ "SCMP_CMP_LE", SCMP_CMP_LE },
+	{ "SCMP_CMP_EQ", SCMP_CMP_EQ },
+	{ "SCMP_CMP_GE", SCMP_CMP_GE },
+	{ "SCMP_CMP_GT", SCMP_CMP_GT },
 	{ "SCMP_CMP_MASKED_EQ", SCMP_CMP_MASKED_EQ },
+};
+
+/* The action names parse_action accepts, for the features document. */
+static const char *const actions[] = {
+	"SCMP_ACT_ALLOW",	 "SCMP_ACT_ERRNO", "SCMP_ACT_KILL", "SCMP_ACT_KILL_THREAD",
+	"SCMP_ACT_KILL_PROCESS", "SCMP_ACT_TRAP",  "SCMP_ACT_LOG",  "SCMP_ACT_TRACE",
+};
+
+/*
+ * seccomp(2) filter flags an OCI profile may name. None changes what the
+ * filter allows: TSYNC is moot (the workload is single-threaded when the
+ * filter goes in), LOG only adds audit records, SPEC_ALLOW would turn off
+ * the speculative store bypass mitigation, and WAIT_KILLABLE_RECV only
+ * matters with a notifier. cordon accepts them and applies none.
+ */
+static const char *const known_flags[] = {
+	"SECCOMP_FILTER_FLAG_TSYNC",
+	"SECCOMP_FILTER_FLAG_LOG",
+	"SECCOMP_FILTER_FLAG_SPEC_ALLOW",
+	"SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV",
 };
 
 static yajl_val field(yajl_val obj, const char *key)
@@ -57,7 +80,7 @@ static int want_uint(yajl_val v, const char *where, uint64_t *out, struct cordon
 				return 0;
 			}
 		}
-		return cordon_error_set(err, CORDON_E_SPEC, 0, "%s: expected an unsigned integer",
+		return cordon_error_set(err, CORDON_E_SPEC, 0, "%s: expected unsigned integer",
 					where);
 	}
 	*out = (uint64_t)YAJL_GET_INTEGER(v);
@@ -71,10 +94,20 @@ static int parse_action(yajl_val obj, const char *key, const char *errno_key, ui
 	const char *s = v && YAJL_IS_STRING(v) ? YAJL_GET_STRING(v) : NULL;
 	uint64_t errnum = dflt_errno;
 
+	const char *dot = *where ? "." : "";
+
 	if (!s)
-		return cordon_error_set(err, CORDON_E_SPEC, 0, "%s.%s: expected a string", where, key);
-	if (e && want_uint(e, errno_key, &errnum, err) < 0)
+		return cordon_error_set(err, CORDON_E_SPEC, 0, "%s%s%s: expected string", where,
+					dot, key);
+	char name[160];
+
+	snprintf(name, sizeof(name), "%s%s%s", where, dot, errno_key);
+	if (e && want_uint(e, name, &errnum, err) < 0)
 		return -1;
+	if (errnum > 4095)
+		return cordon_error_set(err, CORDON_E_SPEC, 0,
+					"%s%s%s: %" PRIu64 " is not an errno", where, dot,
+					errno_key, errnum);
 	if (strcmp(s, "SCMP_ACT_ALLOW") == 0)
 		*out = SCMP_ACT_ALLOW;
 	else if (strcmp(s, "SCMP_ACT_ERRNO") == 0)
@@ -90,8 +123,8 @@ static int parse_action(yajl_val obj, const char *key, const char *errno_key, ui
 	else if (strcmp(s, "SCMP_ACT_TRACE") == 0)
 		*out = SCMP_ACT_TRACE((uint32_t)errnum);
 	else
-		return cordon_error_set(err, CORDON_E_SPEC, 0, "%s.%s: unsupported action '%s'",
-					where, key, s);
+		return cordon_error_set(err, CORDON_E_SPEC, 0, "%s%s%s: unsupported action '%s'",
+					where, dot, key, s);
 	return 0;
 }
 
@@ -102,7 +135,7 @@ static int parse_args(yajl_val args, const char *where, struct scmp_arg_cmp *cmp
 	if (!args)
 		return 0;
 	if (!YAJL_IS_ARRAY(args))
-		return cordon_error_set(err, CORDON_E_SPEC, 0, "%s.args: expected an array", where);
+		return cordon_error_set(err, CORDON_E_SPEC, 0, "%s.args: expected array", where);
 	if (args->u.array.len > 6)
 		return cordon_error_set(err, CORDON_E_SPEC, 0, "%s.args: at most 6", where);
 	for (size_t i = 0; i < args->u.array.len; i++) {
@@ -111,17 +144,24 @@ static int parse_args(yajl_val args, const char *where, struct scmp_arg_cmp *cmp
 		char w[128];
 		size_t k;
 
+		char wi[160], wv[160], wt[160];
+
 		snprintf(w, sizeof(w), "%s.args[%zu]", where, i);
-		if (want_uint(field(a, "index"), w, &index, err) < 0 ||
-		    want_uint(field(a, "value"), w, &value, err) < 0 ||
-		    (field(a, "valueTwo") && want_uint(field(a, "valueTwo"), w, &two, err) < 0))
+		snprintf(wi, sizeof(wi), "%s.index", w);
+		snprintf(wv, sizeof(wv), "%s.value", w);
+		snprintf(wt, sizeof(wt), "%s.valueTwo", w);
+		if (!a || !YAJL_IS_OBJECT(a))
+			return cordon_error_set(err, CORDON_E_SPEC, 0, "%s: expected object", w);
+		if (want_uint(field(a, "index"), wi, &index, err) < 0 ||
+		    want_uint(field(a, "value"), wv, &value, err) < 0 ||
+		    (field(a, "valueTwo") && want_uint(field(a, "valueTwo"), wt, &two, err) < 0))
 			return -1;
 		if (index > 5)
-			return cordon_error_set(err, CORDON_E_SPEC, 0, "%s.index: 0-5", w);
+			return cordon_error_set(err, CORDON_E_SPEC, 0, "%s: 0-5", wi);
 		const char *ops_name = op && YAJL_IS_STRING(op) ? YAJL_GET_STRING(op) : NULL;
 
 		if (!ops_name)
-			return cordon_error_set(err, CORDON_E_SPEC, 0, "%s.op: expected a string", w);
+			return cordon_error_set(err, CORDON_E_SPEC, 0, "%s.op: expected string", w);
 		for (k = 0; k < ARRAY_SIZE(ops); k++)
 			if (strcmp(ops[k].name, ops_name) == 0)
 				break;
@@ -134,12 +174,36 @@ static int parse_args(yajl_val args, const char *where, struct scmp_arg_cmp *cmp
 	return 0;
 }
 
+static int check_flags(yajl_val flags, struct cordon_error *err)
+{
+	if (!flags)
+		return 0;
+	if (!YAJL_IS_ARRAY(flags))
+		return cordon_error_set(err, CORDON_E_SPEC, 0, "flags: expected array");
+	for (size_t i = 0; i < flags->u.array.len; i++) {
+		yajl_val f = flags->u.array.values[i];
+		const char *name = f && YAJL_IS_STRING(f) ? f->u.string : NULL;
+		size_t k;
+
+		if (!name)
+			return cordon_error_set(err, CORDON_E_SPEC, 0,
+						"flags[%zu]: expected string", i);
+		for (k = 0; k < ARRAY_SIZE(known_flags); k++)
+			if (strcmp(known_flags[k], name) == 0)
+				break;
+		if (k == ARRAY_SIZE(known_flags))
+			return cordon_error_set(err, CORDON_E_SPEC, 0,
+						"flags[%zu]: unknown flag '%s'", i, name);
+	}
+	return 0;
+}
+
 static int add_rules(scmp_filter_ctx ctx, yajl_val syscalls, struct cordon_error *err)
 {
 	if (!syscalls)
 		return 0;
 	if (!YAJL_IS_ARRAY(syscalls))
-		return cordon_error_set(err, CORDON_E_SPEC, 0, "syscalls: expected an array");
+		return cordon_error_set(err, CORDON_E_SPEC, 0, "syscalls: expected array");
 	for (size_t i = 0; i < syscalls->u.array.len; i++) {
 		yajl_val sc = syscalls->u.array.values[i], names = field(sc, "names");
 		struct scmp_arg_cmp cmps[6];
@@ -148,8 +212,10 @@ static int add_rules(scmp_filter_ctx ctx, yajl_val syscalls, struct cordon_error
 		char w[64];
 
 		snprintf(w, sizeof(w), "syscalls[%zu]", i);
+		if (!sc || !YAJL_IS_OBJECT(sc))
+			return cordon_error_set(err, CORDON_E_SPEC, 0, "%s: expected object", w);
 		if (!names || !YAJL_IS_ARRAY(names))
-			return cordon_error_set(err, CORDON_E_SPEC, 0, "%s.names: expected an array",
+			return cordon_error_set(err, CORDON_E_SPEC, 0, "%s.names: expected array",
 						w);
 		if (parse_action(sc, "action", "errnoRet", EPERM, w, &action, err) < 0 ||
 		    parse_args(field(sc, "args"), w, cmps, &n, err) < 0)
@@ -160,15 +226,15 @@ static int add_rules(scmp_filter_ctx ctx, yajl_val syscalls, struct cordon_error
 
 			if (!YAJL_IS_STRING(nm))
 				return cordon_error_set(err, CORDON_E_SPEC, 0,
-							"%s.names[%zu]: expected a string", w, j);
+							"%s.names[%zu]: expected string", w, j);
 			nr = seccomp_syscall_resolve_name(YAJL_GET_STRING(nm));
 			if (nr == __NR_SCMP_ERROR)
 				continue; /* unknown here: as runc does, skip it */
 			r = seccomp_rule_add_array(ctx, action, nr, n, cmps);
 			/* -EEXIST: a duplicate; -EACCES: action equals the default. */
 			if (r < 0 && r != -EEXIST && r != -EACCES)
-				return cordon_error_set(err, CORDON_E_SPEC, -r, "%s: rule for %s", w,
-							YAJL_GET_STRING(nm));
+				return cordon_error_set(err, CORDON_E_SPEC, -r, "%s: rule for %s",
+							w, YAJL_GET_STRING(nm));
 		}
 	}
 	return 0;
@@ -187,7 +253,8 @@ static int export_filter(scmp_filter_ctx ctx, struct cordon_security *sec, struc
 		return cordon_error_set(err, CORDON_E_SECURITY, errno, "memfd_create");
 	r = seccomp_export_bpf(ctx, fd);
 	if (r < 0)
-		return cordon_error_set(err, CORDON_E_SECURITY, -r, "compiling the seccomp profile");
+		return cordon_error_set(err, CORDON_E_SECURITY, -r,
+					"compiling the seccomp profile");
 	r = cordon_read_file_at(AT_FDCWD, cordon_fd_path(fd, path), &buf, &len);
 	if (r < 0 || len == 0 || len % sizeof(struct sock_filter) || len / 8 > BPF_MAXINSNS)
 		return cordon_error_set(err, CORDON_E_SECURITY, r < 0 ? -r : E2BIG,
@@ -215,14 +282,77 @@ void cordon_seccomp_profile_free(struct cordon_security *sec)
 	sec->n_filters = 0;
 }
 
+/*
+ * Compile an already parsed profile object. Messages name the field
+ * relative to the profile ("syscalls[2].action: ..."); callers add where
+ * the profile came from (a file, or linux.seccomp of a config.json).
+ */
+int cordon_seccomp_oci_compile(const struct yajl_val_s *profile, struct cordon_security *sec,
+			       struct cordon_error *err)
+{
+	yajl_val tree = (yajl_val)profile, archs, v;
+	scmp_filter_ctx ctx = NULL;
+	uint32_t dflt;
+	int r;
+
+	if (!tree || !YAJL_IS_OBJECT(tree))
+		return cordon_error_set(err, CORDON_E_SPEC, 0, "expected a JSON object");
+	/* A user-space notifier needs an agent cordon does not have. */
+	v = field(tree, "listenerPath");
+	if (v && !(YAJL_IS_STRING(v) && !*YAJL_GET_STRING(v)))
+		return cordon_error_set(err, CORDON_E_SPEC, 0,
+					"listenerPath: seccomp user notification is not supported");
+	r = check_flags(field(tree, "flags"), err);
+	if (r == 0)
+		r = parse_action(tree, "defaultAction", "defaultErrnoRet", EPERM, "", &dflt, err);
+	if (r == 0) {
+		ctx = seccomp_init(dflt);
+		if (!ctx)
+			r = cordon_error_set(err, CORDON_E_SPEC, 0, "defaultAction rejected");
+	}
+	archs = field(tree, "architectures");
+	if (r == 0 && archs && !YAJL_IS_ARRAY(archs))
+		r = cordon_error_set(err, CORDON_E_SPEC, 0, "architectures: expected array");
+	if (r == 0 && archs) {
+		for (size_t i = 0; i < archs->u.array.len && r == 0; i++) {
+			yajl_val a = archs->u.array.values[i];
+			const char *name = YAJL_IS_STRING(a) ? YAJL_GET_STRING(a) : NULL;
+			size_t k;
+
+			for (k = 0; name && k < ARRAY_SIZE(arches); k++)
+				if (strcmp(arches[k].name, name) == 0)
+					break;
+			if (!name)
+				k = ARRAY_SIZE(arches);
+			if (k == ARRAY_SIZE(arches)) {
+				r = cordon_error_set(err, CORDON_E_SPEC, 0,
+						     "architectures[%zu]: unknown", i);
+				break;
+			}
+			if (arches[k].arch != seccomp_arch_native()) {
+				int e = seccomp_arch_add(ctx, arches[k].arch);
+
+				if (e < 0 && e != -EEXIST)
+					r = cordon_error_set(err, CORDON_E_SPEC, -e,
+							     "architecture %s", arches[k].name);
+			}
+		}
+	}
+	if (r == 0)
+		r = add_rules(ctx, field(tree, "syscalls"), err);
+	if (r == 0)
+		r = export_filter(ctx, sec, err);
+	if (ctx)
+		seccomp_release(ctx);
+	return r;
+}
+
 int cordon_seccomp_profile_load(const char *path, struct cordon_security *sec,
 				struct cordon_error *err)
 {
 	_cleanup_free_ char *text = NULL;
 	char ebuf[256] = "";
-	yajl_val tree, archs;
-	scmp_filter_ctx ctx = NULL;
-	uint32_t dflt;
+	yajl_val tree;
 	int r;
 
 	r = cordon_read_file_at(AT_FDCWD, path, &text, NULL);
@@ -235,48 +365,25 @@ int cordon_seccomp_profile_load(const char *path, struct cordon_security *sec,
 		return cordon_error_set(err, CORDON_E_SPEC, 0, "--seccomp-profile %s: %s", path,
 					*ebuf ? ebuf : "expected a JSON object");
 	}
-	r = parse_action(tree, "defaultAction", "defaultErrnoRet", EPERM, "profile", &dflt, err);
-	if (r == 0) {
-		ctx = seccomp_init(dflt);
-		if (!ctx)
-			r = cordon_error_set(err, CORDON_E_SPEC, 0,
-					     "--seccomp-profile %s: defaultAction rejected", path);
-	}
-	archs = field(tree, "architectures");
-	if (r == 0 && archs && YAJL_IS_ARRAY(archs)) {
-		for (size_t i = 0; i < archs->u.array.len && r == 0; i++) {
-			yajl_val a = archs->u.array.values[i];
-			const char *name = YAJL_IS_STRING(a) ? YAJL_GET_STRING(a) : NULL;
-			size_t k;
-
-			for (k = 0; name && k < ARRAY_SIZE(arches); k++)
-				if (strcmp(arches[k].name, name) == 0)
-					break;
-			if (!name)
-				k = ARRAY_SIZE(arches);
-			if (k == ARRAY_SIZE(arches)) {
-				r = cordon_error_set(err, CORDON_E_SPEC, 0, "architectures[%zu]: unknown",
-						     i);
-				break;
-			}
-			if (arches[k].arch != seccomp_arch_native()) {
-				int e = seccomp_arch_add(ctx, arches[k].arch);
-
-				if (e < 0 && e != -EEXIST)
-					r = cordon_error_set(err, CORDON_E_SPEC, -e, "architecture %s",
-							     arches[k].name);
-			}
-		}
-	}
-	if (r == 0)
-		r = add_rules(ctx, field(tree, "syscalls"), err);
-	if (r == 0)
-		r = export_filter(ctx, sec, err);
+	r = cordon_seccomp_oci_compile(tree, sec, err);
 	/* Every message names the file, whichever step refused it. */
-	if (r < 0 && !strstr(err->msg, path))
+	if (r < 0)
 		cordon_error_wrap(err, "--seccomp-profile %s", path);
-	if (ctx)
-		seccomp_release(ctx);
 	yajl_tree_free(tree);
 	return r;
+}
+
+const char *cordon_seccomp_oci_name(enum cordon_seccomp_oci_kind kind, size_t i)
+{
+	switch (kind) {
+	case CORDON_SECCOMP_OCI_ACTION:
+		return i < ARRAY_SIZE(actions) ? actions[i] : NULL;
+	case CORDON_SECCOMP_OCI_OPERATOR:
+		return i < ARRAY_SIZE(ops) ? ops[i].name : NULL;
+	case CORDON_SECCOMP_OCI_ARCH:
+		return i < ARRAY_SIZE(arches) ? arches[i].name : NULL;
+	case CORDON_SECCOMP_OCI_FLAG:
+		return i < ARRAY_SIZE(known_flags) ? known_flags[i] : NULL;
+	}
+	return NULL;
 }

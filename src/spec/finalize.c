@@ -265,12 +265,89 @@ static int resolve_security(struct cordon_spec *spec, struct cordon_error *err)
 	return 0;
 }
 
+/* HOME from the rootfs's passwd entry of the uid, when the config sets none (as runc). */
+static void oci_default_home(struct cordon_spec *spec)
+{
+	_cleanup_free_ char *home = NULL, *kv = NULL;
+	unsigned long id, gid;
+
+	for (size_t i = 0; i < spec->n_env; i++) {
+		if (strncmp(spec->env[i], "HOME=", 5) == 0) {
+			free(spec->home);
+			spec->home = cordon_xstrdup(spec->env[i] + 5);
+			return;
+		}
+	}
+	if (rootfs_lookup(spec->rootfs, "/etc/passwd", NULL, true, spec->uid, &id, &gid, &home) !=
+		    1 ||
+	    !home)
+		home = cordon_xstrdup("/");
+	kv = cordon_xasprintf("HOME=%s", home);
+	cordon_spec_env_default(spec, kv);
+	free(spec->home);
+	spec->home = TAKE_PTR(home);
+}
+
+/*
+ * A spec from a config.json: the config says exactly what the workload
+ * gets (environment, ids, capabilities, seccomp), so this only checks the
+ * host side -- the root and bind sources -- and fills what cordon never
+ * leaves open: an id, a host name, the pids limit.
+ */
+static int finalize_oci(struct cordon_spec *spec, struct cordon_error *err)
+{
+	struct cordon_oci *oci = spec->oci;
+	struct cordon_security *sec = &spec->security;
+	int r;
+
+	if (!spec->argv || !spec->argv[0] || !spec->argv[0][0])
+		return cordon_error_set(err, CORDON_E_SPEC, 0, "process.args: empty");
+	if (!spec->id)
+		spec->id = cordon_id_generate();
+	if (!cordon_id_valid(spec->id))
+		return cordon_error_set(err, CORDON_E_USAGE, 0,
+					"container id '%s': an id is [A-Za-z0-9][A-Za-z0-9_.-]{0,63}",
+					spec->id);
+	r = resolve_dir("root.path", spec->rootfs, CORDON_E_ROOTFS, &spec->rootfs, err);
+	if (r < 0)
+		return r;
+	if (strcmp(spec->rootfs, "/") == 0)
+		return cordon_error_set(err, CORDON_E_ROOTFS, 0,
+					"root.path: the host's / cannot be a sandbox root");
+	free(TAKE_PTR(spec->workspace));
+	for (size_t i = 0; i < oci->n_mounts; i++) {
+		struct cordon_oci_mount *m = &oci->mounts[i];
+		char *real;
+
+		if (m->kind != CORDON_OCI_MOUNT_BIND)
+			continue;
+		real = realpath(m->source, NULL);
+		if (!real)
+			return cordon_error_set(err, CORDON_E_PATH, errno, "mounts[%zu].source %s", i,
+						m->source);
+		free(m->source);
+		m->source = real;
+	}
+	/* A new UTS namespace starts with the host's name: never show it. */
+	if (!spec->hostname)
+		spec->hostname = cordon_xstrdup(CORDON_DEFAULT_HOSTNAME);
+	if (sec->seccomp == CORDON_SECCOMP_DEFAULT && !sec->filters)
+		sec->n_filters = cordon_seccomp_default(&sec->filters);
+	r = resolve_limits(spec, err);
+	if (r < 0)
+		return r;
+	oci_default_home(spec);
+	return 0;
+}
+
 int cordon_spec_finalize(struct cordon_spec *spec, struct cordon_error *err)
 {
 	_cleanup_free_ char *hostname_kv = NULL, *home_kv = NULL, *term_kv = NULL;
 	const char *term;
 	int r;
 
+	if (spec->oci)
+		return finalize_oci(spec, err);
 	if ((!spec->argv || !spec->argv[0] || !spec->argv[0][0]) && !spec->print_profile)
 		return cordon_error_set(err, CORDON_E_USAGE, 0, "no command given");
 	if (!spec->id)

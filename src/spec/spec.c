@@ -47,6 +47,7 @@ void cordon_spec_free(struct cordon_spec *spec)
 	cordon_allowlist_free(spec->net.allowlist);
 	free(spec->net.helper_path);
 	free(spec->net.pasta_path);
+	cordon_oci_free(spec->oci);
 	memset(spec, 0, sizeof(*spec));
 }
 

@@ -131,6 +131,58 @@ START_TEST(print_profile_needs_no_command)
 }
 END_TEST
 
+/* --- cordon spec --------------------------------------------------------- */
+
+static int spec_parse(struct cli_spec_args *a, struct cordon_error *err, ...)
+{
+	char *argv[16];
+	int argc = 0;
+	va_list ap;
+
+	va_start(ap, err);
+	for (char *x; (x = va_arg(ap, char *)) && argc < 15;)
+		argv[argc++] = x;
+	va_end(ap);
+	argv[argc] = NULL;
+	memset(err, 0, sizeof(*err));
+	return cli_spec_parse(argc, argv, a, err);
+}
+
+START_TEST(spec_args)
+{
+	struct cli_spec_args a;
+	struct cordon_error err;
+
+	ck_assert_int_eq(spec_parse(&a, &err, NULL), 0);
+	ck_assert_str_eq(a.bundle, ".");
+	ck_assert(!a.rootless && !a.help);
+	ck_assert_int_eq(spec_parse(&a, &err, "--rootless", "-b", "/x", NULL), 0);
+	ck_assert(a.rootless);
+	ck_assert_str_eq(a.bundle, "/x");
+	ck_assert_int_eq(spec_parse(&a, &err, "--bundle=/y", NULL), 0);
+	ck_assert_str_eq(a.bundle, "/y");
+	ck_assert_int_eq(spec_parse(&a, &err, "--bundle", "/z", "-h", NULL), 0);
+	ck_assert(a.help);
+}
+END_TEST
+
+START_TEST(spec_args_errors)
+{
+	struct cli_spec_args a;
+	struct cordon_error err;
+
+	ck_assert_int_lt(spec_parse(&a, &err, "-b", NULL), 0);
+	ck_assert_int_eq(err.code, CORDON_E_USAGE);
+	ck_assert_int_lt(spec_parse(&a, &err, "--bundle", NULL), 0);
+	ck_assert_msg(strstr(err.msg, "--bundle"), "%s", err.msg);
+	ck_assert_int_lt(spec_parse(&a, &err, "--bundle=", NULL), 0);
+	ck_assert_msg(strstr(err.msg, "empty"), "%s", err.msg);
+	ck_assert_int_lt(spec_parse(&a, &err, "--rootless=yes", NULL), 0);
+	ck_assert_int_lt(spec_parse(&a, &err, "extra", NULL), 0);
+	ck_assert_msg(strstr(err.msg, "extra"), "%s", err.msg);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("cli");
@@ -142,6 +194,11 @@ static Suite *suite(void)
 	tcase_add_test(tc, help_stops_parsing);
 	tcase_add_test(tc, errors_name_the_flag);
 	tcase_add_test(tc, print_profile_needs_no_command);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("spec");
+	tcase_add_test(tc, spec_args);
+	tcase_add_test(tc, spec_args_errors);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1,0 +1,339 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * An OCI runtime-spec config.json → struct cordon_spec: the top level,
+ * root, hooks and annotations here; process, mounts and linux in their
+ * own files. Nothing here touches the host (the bundle's config.json is
+ * the one file read); cordon_spec_finalize checks paths afterwards, so
+ * `cordon run` and `cordon create --bundle` share the same validation.
+ */
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "oci-internal.h"
+
+const char *const oci_hook_names[CORDON_OCI_HOOK_COUNT] = {
+	[CORDON_OCI_HOOK_PRESTART] = "prestart",
+	[CORDON_OCI_HOOK_CREATE_RUNTIME] = "createRuntime",
+	[CORDON_OCI_HOOK_CREATE_CONTAINER] = "createContainer",
+	[CORDON_OCI_HOOK_START_CONTAINER] = "startContainer",
+	[CORDON_OCI_HOOK_POSTSTART] = "poststart",
+	[CORDON_OCI_HOOK_POSTSTOP] = "poststop",
+};
+
+static void mount_free(struct cordon_oci_mount *m)
+{
+	free(m->destination);
+	free(m->type);
+	free(m->source);
+	cordon_strv_free(m->options);
+	free(m->data);
+	free(m->uid_map);
+	free(m->gid_map);
+}
+
+void cordon_oci_free(struct cordon_oci *oci)
+{
+	if (!oci)
+		return;
+	free(oci->bundle);
+	free(oci->oci_version);
+	free(oci->additional_gids);
+	free(oci->apparmor_profile);
+	free(oci->selinux_label);
+	free(oci->domainname);
+	for (size_t i = 0; i < oci->n_mounts; i++)
+		mount_free(&oci->mounts[i]);
+	free(oci->mounts);
+	for (size_t k = 0; k < CORDON_OCI_HOOK_COUNT; k++) {
+		for (size_t i = 0; i < oci->n_hooks[k]; i++) {
+			free(oci->hooks[k][i].path);
+			cordon_strv_free(oci->hooks[k][i].args);
+			cordon_strv_free(oci->hooks[k][i].env);
+		}
+		free(oci->hooks[k]);
+	}
+	cordon_strv_free(oci->annotations);
+	for (size_t i = 0; i < CORDON_OCI_NS_COUNT; i++)
+		free(oci->ns_path[i]);
+	free(oci->uid_map);
+	free(oci->gid_map);
+	for (size_t i = 0; i < oci->n_devices; i++)
+		free(oci->devices[i].path);
+	free(oci->devices);
+	free(oci->resources.cpus);
+	free(oci->resources.mems);
+	free(oci->resources.devices);
+	free(oci->cgroups_path);
+	cordon_strv_free(oci->masked_paths);
+	cordon_strv_free(oci->readonly_paths);
+	cordon_strv_free(oci->sysctl);
+	free(oci->mount_label);
+	cordon_strv_free(oci->warnings);
+	free(oci);
+}
+
+/* "1.0.0" to "1.2.x", with an optional "-suffix" ("1.0.2-dev"). */
+static int parse_version(struct oci_parse *p, yajl_val v)
+{
+	const char *s, *q;
+	unsigned long part[3];
+	char *end;
+
+	if (!v)
+		return oci_error(p->err, "ociVersion: required");
+	if (oci_string_ref(v, "ociVersion", &s, p->err) < 0)
+		return -1;
+	q = s;
+	for (int i = 0; i < 3; i++) {
+		if (*q < '0' || *q > '9')
+			return oci_error(p->err, "ociVersion: '%s' is not MAJOR.MINOR.PATCH", s);
+		part[i] = strtoul(q, &end, 10);
+		q = end;
+		if (i < 2 && *q++ != '.')
+			return oci_error(p->err, "ociVersion: '%s' is not MAJOR.MINOR.PATCH", s);
+	}
+	if (*q && *q != '-' && *q != '+')
+		return oci_error(p->err, "ociVersion: '%s' is not MAJOR.MINOR.PATCH", s);
+	if (part[0] != 1 || part[1] > 2)
+		return oci_error(p->err, "ociVersion: %s is not supported (1.0.0 to 1.2.x)", s);
+	p->oci->oci_version = cordon_xstrdup(s);
+	return 0;
+}
+
+static int parse_root(struct oci_parse *p, yajl_val root)
+{
+	yajl_val v;
+	const char *path;
+
+	if (!root)
+		return oci_error(p->err, "root: required");
+	if (oci_want_object(root, "root", p->err) < 0)
+		return -1;
+	v = oci_get(root, "path");
+	if (!v)
+		return oci_error(p->err, "root.path: required");
+	if (oci_string_ref(v, "root.path", &path, p->err) < 0)
+		return -1;
+	if (!*path)
+		return oci_error(p->err, "root.path: empty");
+	/* A relative root is relative to the bundle (runtime-spec, "Root"). */
+	free(p->spec->rootfs);
+	p->spec->rootfs =
+		path[0] == '/' ? cordon_xstrdup(path) : cordon_xasprintf("%s/%s", p->bundle, path);
+	v = oci_get(root, "readonly");
+	if (v && oci_bool(v, "root.readonly", &p->oci->root_readonly, p->err) < 0)
+		return -1;
+	return 0;
+}
+
+/* The kernel's limit for a host or domain name (__NEW_UTS_LEN). */
+static int parse_uts_name(yajl_val v, const char *path, char **out, struct cordon_error *err)
+{
+	if (!v)
+		return 0;
+	if (oci_string(v, path, out, err) < 0)
+		return -1;
+	if (strlen(*out) > 64)
+		return oci_error(err, "%s: longer than 64 bytes", path);
+	if (!**out)
+		free(TAKE_PTR(*out)); /* "" means: leave it alone */
+	return 0;
+}
+
+static int parse_hook(yajl_val h, const char *path, struct cordon_oci_hook *hook,
+		      struct cordon_error *err)
+{
+	char f[OCI_PATH_MAX];
+	yajl_val v;
+	const char *s;
+
+	if (oci_want_object(h, path, err) < 0)
+		return -1;
+	oci_path(f, "%s.path", path);
+	v = oci_get(h, "path");
+	if (!v)
+		return oci_error(err, "%s: required", f);
+	if (oci_string_ref(v, f, &s, err) < 0)
+		return -1;
+	if (s[0] != '/')
+		return oci_error(err, "%s: must be absolute, got '%s'", f, s);
+	hook->path = cordon_xstrdup(s);
+	oci_path(f, "%s.args", path);
+	if ((v = oci_get(h, "args")) && oci_strv(v, f, &hook->args, NULL, err) < 0)
+		return -1;
+	oci_path(f, "%s.env", path);
+	if ((v = oci_get(h, "env")) && oci_strv(v, f, &hook->env, NULL, err) < 0)
+		return -1;
+	for (size_t i = 0; hook->env && hook->env[i]; i++) {
+		const char *eq = strchr(hook->env[i], '=');
+
+		if (!eq || eq == hook->env[i])
+			return oci_error(err, "%s[%zu]: expected NAME=VALUE, got '%s'", f, i,
+					 hook->env[i]);
+	}
+	oci_path(f, "%s.timeout", path);
+	if ((v = oci_get(h, "timeout"))) {
+		if (oci_u32(v, f, INT32_MAX, &hook->timeout_s, err) < 0)
+			return -1;
+		if (hook->timeout_s == 0)
+			return oci_error(err, "%s: must be greater than zero", f);
+	}
+	return 0;
+}
+
+static int parse_hooks(struct oci_parse *p, yajl_val hooks)
+{
+	if (!hooks)
+		return 0;
+	if (oci_want_object(hooks, "hooks", p->err) < 0)
+		return -1;
+	for (size_t k = 0; k < CORDON_OCI_HOOK_COUNT; k++) {
+		yajl_val list = oci_get(hooks, oci_hook_names[k]);
+		char path[OCI_PATH_MAX];
+
+		if (!list)
+			continue;
+		oci_path(path, "hooks.%s", oci_hook_names[k]);
+		if (oci_want_array(list, path, p->err) < 0)
+			return -1;
+		p->oci->hooks[k] = cordon_xcalloc(list->u.array.len + 1, sizeof(**p->oci->hooks));
+		for (size_t i = 0; i < list->u.array.len; i++) {
+			char hp[OCI_PATH_MAX];
+
+			oci_path(hp, "%s[%zu]", path, i);
+			p->oci->n_hooks[k]++; /* counted first: freed with the rest on error */
+			if (parse_hook(list->u.array.values[i], hp, &p->oci->hooks[k][i], p->err) <
+			    0)
+				return -1;
+		}
+	}
+	return 0;
+}
+
+/* Relations between fields the spec makes errors, checked once all are read. */
+static int check_cross(struct oci_parse *p)
+{
+	struct cordon_oci *oci = p->oci;
+
+	if (p->spec->hostname && !oci->ns_listed[CORDON_OCI_NS_UTS])
+		return oci_error(p->err, "hostname: needs a uts namespace in linux.namespaces");
+	if (oci->domainname && !oci->ns_listed[CORDON_OCI_NS_UTS])
+		return oci_error(p->err, "domainname: needs a uts namespace in linux.namespaces");
+	if ((oci->n_uid_map || oci->n_gid_map) && !oci->ns_listed[CORDON_OCI_NS_USER])
+		return oci_error(p->err,
+				 "linux.uidMappings: needs a user namespace in linux.namespaces");
+	if (oci->n_uid_map && !oci->n_gid_map)
+		return oci_error(p->err, "linux.gidMappings: required with linux.uidMappings");
+	if (oci->n_gid_map && !oci->n_uid_map)
+		return oci_error(p->err, "linux.uidMappings: required with linux.gidMappings");
+	return 0;
+}
+
+int cordon_spec_from_oci(struct cordon_spec *spec, const char *bundle_dir, const char *json,
+			 size_t len, struct cordon_error *err)
+{
+	_cleanup_free_ char *text = NULL;
+	struct oci_parse p = { .spec = spec, .bundle = bundle_dir, .err = err };
+	char ebuf[256] = "";
+	yajl_val tree, linux_obj;
+	int r;
+
+	if (!bundle_dir || !*bundle_dir)
+		return oci_error(err, "bundle: empty path");
+	if (len > CORDON_OCI_CONFIG_MAX)
+		return oci_error(err, "config.json: larger than %u bytes", CORDON_OCI_CONFIG_MAX);
+	if (memchr(json, '\0', len))
+		return oci_error(err, "config.json: contains a NUL byte");
+	/* yajl_tree_parse wants a C string. */
+	text = cordon_xmalloc(len + 1);
+	memcpy(text, json, len);
+	text[len] = '\0';
+	tree = yajl_tree_parse(text, ebuf, sizeof(ebuf));
+	if (!tree) {
+		/* yajl's message spans lines (the text and a caret): keep the first. */
+		ebuf[strcspn(ebuf, "\n")] = '\0';
+		return oci_error(err, "config.json: %s", *ebuf ? ebuf : "not valid JSON");
+	}
+	if (!YAJL_IS_OBJECT(tree)) {
+		yajl_tree_free(tree);
+		return oci_error(err, "config.json: expected object");
+	}
+	cordon_oci_free(spec->oci);
+	spec->oci = p.oci = cordon_xcalloc(1, sizeof(*p.oci));
+	p.oci->bundle = cordon_xstrdup(bundle_dir);
+	/* OCI workloads get exactly the config's environment and user. */
+	spec->no_workspace = true;
+
+	linux_obj = oci_get(tree, "linux");
+	r = parse_version(&p, oci_get(tree, "ociVersion"));
+	if (r == 0)
+		r = parse_root(&p, oci_get(tree, "root"));
+	if (r == 0)
+		r = oci_parse_process(&p, oci_get(tree, "process"));
+	if (r == 0)
+		r = parse_uts_name(oci_get(tree, "hostname"), "hostname", &spec->hostname, err);
+	if (r == 0)
+		r = parse_uts_name(oci_get(tree, "domainname"), "domainname", &p.oci->domainname,
+				   err);
+	if (r == 0)
+		r = oci_parse_mounts(&p, oci_get(tree, "mounts"));
+	if (r == 0)
+		r = parse_hooks(&p, oci_get(tree, "hooks"));
+	if (r == 0 && oci_get(tree, "annotations"))
+		r = oci_string_map(oci_get(tree, "annotations"), "annotations", &p.oci->annotations,
+				   &p.oci->n_annotations, err);
+	if (r == 0 && !linux_obj)
+		r = oci_error(err, "linux: required (cordon runs Linux containers only)");
+	if (r == 0)
+		r = oci_parse_linux(&p, linux_obj);
+	if (r == 0)
+		r = check_cross(&p);
+	yajl_tree_free(tree);
+	return r;
+}
+
+int cordon_spec_from_bundle(struct cordon_spec *spec, const char *bundle_dir,
+			    struct cordon_error *err)
+{
+	_cleanup_close_ int dir = -1, fd = -1;
+	_cleanup_free_ char *text = NULL;
+	struct stat st;
+	size_t len = 0;
+	ssize_t n;
+
+	dir = open(bundle_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dir < 0)
+		return cordon_error_set(err, CORDON_E_SPEC, errno, "bundle %s", bundle_dir);
+	fd = openat(dir, "config.json", O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return cordon_error_set(err, CORDON_E_SPEC, errno, "bundle %s: config.json",
+					bundle_dir);
+	if (fstat(fd, &st) < 0)
+		return cordon_error_set(err, CORDON_E_SPEC, errno, "bundle %s: config.json",
+					bundle_dir);
+	/* Not a fifo or a device: a reader must never block on config.json. */
+	if (!S_ISREG(st.st_mode))
+		return cordon_error_set(err, CORDON_E_SPEC, 0,
+					"bundle %s: config.json is not a regular file", bundle_dir);
+	if ((uint64_t)st.st_size > CORDON_OCI_CONFIG_MAX)
+		return cordon_error_set(err, CORDON_E_SPEC, 0,
+					"bundle %s: config.json is larger than %u bytes",
+					bundle_dir, CORDON_OCI_CONFIG_MAX);
+	text = cordon_xmalloc((size_t)st.st_size + 1);
+	/* Read to EOF, never past the size seen: a growing file is cut, not overrun. */
+	while (len < (size_t)st.st_size) {
+		n = read(fd, text + len, (size_t)st.st_size - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return cordon_error_set(err, CORDON_E_SPEC, errno,
+						"bundle %s: reading config.json", bundle_dir);
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	if (cordon_spec_from_oci(spec, bundle_dir, text, len, err) < 0)
+		return cordon_error_wrap(err, "bundle %s", bundle_dir);
+	return 0;
+}
