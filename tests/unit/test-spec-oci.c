@@ -1150,6 +1150,24 @@ START_TEST(parse_twice)
 			 0);
 	ck_assert_uint_eq(spec.uid, 65535);
 	ck_assert_uint_eq(spec.oci->n_mounts, 12);
+	ck_assert_uint_eq(spec.n_env, 5); /* containerd's, not podman's added to it */
+	ck_assert_ptr_null(env_of(&spec, "container"));
+	ck_assert_str_eq(spec.hostname, "web-7c5ddbdf54-x2x7k");
+	/* podman's compiled filter is gone: containerd's config has none */
+	ck_assert_int_eq(spec.security.seccomp, CORDON_SECCOMP_DEFAULT);
+	ck_assert_ptr_null(spec.security.filters);
+	ck_assert_ptr_nonnull(rlimit_of(&spec, RLIMIT_CORE));
+	ck_assert_uint_eq(rlimit_of(&spec, RLIMIT_NOFILE)->limit.rlim_cur, 1024);
+	cordon_spec_free(&spec);
+
+	/* and the other way round, keeping the caller's id */
+	parse_ok(&spec, "/b", containerd);
+	spec.id = cordon_xstrdup("web");
+	ck_assert_int_eq(cordon_spec_from_oci(&spec, "/b", podman, strlen(podman), &err), 0);
+	ck_assert_str_eq(spec.id, "web");
+	ck_assert_uint_eq(spec.limits.memory, 0);
+	ck_assert_uint_eq(spec.limits.pids, 2048);
+	ck_assert_int_eq(spec.security.seccomp, CORDON_SECCOMP_PROFILE);
 	cordon_spec_free(&spec);
 }
 END_TEST
