@@ -1090,6 +1090,32 @@ START_TEST(finalize_hostname_and_bind_sources)
 }
 END_TEST
 
+START_TEST(finalize_capability_policy)
+{
+	/* containerd's and podman's default sets are within cordon's safe set... */
+	_cleanup_free_ char *containerd = read_data("containerd.json");
+	struct parts p = {
+		.process = PROCESS("\"capabilities\": {\"bounding\": [\"CAP_KILL\"], "
+				   "\"permitted\": [\"CAP_KILL\", \"CAP_SYS_ADMIN\"]}"),
+	};
+	_cleanup_free_ char *json = build(&p);
+	struct cordon_error err = { 0 };
+	struct cordon_spec spec;
+
+	unit_mkdirs(tmp, "rootfs");
+	parse_ok(&spec, tmp, containerd);
+	ck_assert_uint_eq(spec.oci->caps.bounding & ~cordon_cap_safe_set(), 0);
+	cordon_spec_free(&spec);
+	/* ...anything else is refused, as with --cap-add */
+	parse_ok(&spec, tmp, json);
+	ck_assert_int_lt(cordon_spec_finalize(&spec, &err), 0);
+	ck_assert_int_eq(err.code, CORDON_E_SPEC);
+	ck_assert_msg(strstr(err.msg, "process.capabilities.permitted: CAP_SYS_ADMIN is refused"),
+		      "%s", err.msg);
+	cordon_spec_free(&spec);
+}
+END_TEST
+
 START_TEST(finalize_missing_root)
 {
 	_cleanup_free_ char *json = cordon_oci_default_config(true, 1000, 1000);
@@ -1205,6 +1231,7 @@ static Suite *spec_oci_suite(void)
 	tcase_add_test(tc, bundle_read_and_finalize);
 	tcase_add_test(tc, finalize_hostname_and_bind_sources);
 	tcase_add_test(tc, finalize_missing_root);
+	tcase_add_test(tc, finalize_capability_policy);
 	tcase_add_test(tc, bundle_errors);
 	suite_add_tcase(s, tc);
 	return s;
