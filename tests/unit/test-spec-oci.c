@@ -693,6 +693,27 @@ START_TEST(not_json)
 }
 END_TEST
 
+/* Every prefix of a real config is refused cleanly (and, under ASan, without a leak). */
+START_TEST(truncated_configs)
+{
+	_cleanup_free_ char *json = read_data("podman.json");
+	size_t len = strlen(json);
+
+	while (len > 0 && (json[len - 1] == '\n' || json[len - 1] == '}'))
+		len--; /* the last byte that may go while it still parses */
+	for (size_t n = 0; n <= len; n++) {
+		struct cordon_error err = { 0 };
+		struct cordon_spec spec;
+
+		cordon_spec_init(&spec);
+		ck_assert_msg(cordon_spec_from_oci(&spec, "/b", json, n, &err) < 0,
+			      "prefix of %zu bytes accepted", n);
+		ck_assert_int_eq(err.code, CORDON_E_SPEC);
+		cordon_spec_free(&spec);
+	}
+}
+END_TEST
+
 START_TEST(nul_byte_refused)
 {
 	static const char json[] = "{\"ociVersion\": \"1.2.0\"}\0{}";
@@ -1218,6 +1239,7 @@ static Suite *spec_oci_suite(void)
 	tcase_add_loop_test(tc, refusal, 0, (int)ARRAY_SIZE(refusals));
 	tcase_add_test(tc, not_json);
 	tcase_add_test(tc, nul_byte_refused);
+	tcase_add_test(tc, truncated_configs);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("generated");
