@@ -309,8 +309,8 @@ struct cordon_oci {
 void cordon_oci_free(struct cordon_oci *oci);
 
 /*
- * Parse a config.json (runtime-spec 1.0 to 1.2) into spec, which must be
- * freshly initialised. bundle_dir is where relative paths (root.path, bind
+ * Parse a config.json (runtime-spec 1.0 to 1.2) into an initialised spec;
+ * what an earlier parse set is replaced, the id is kept. bundle_dir is where relative paths (root.path, bind
  * sources) start. Unknown fields are ignored, as the spec requires; a
  * wrong type or an impossible value is a CORDON_E_SPEC error naming the
  * JSON path ("mounts[2].destination: must be absolute"). Nothing on the

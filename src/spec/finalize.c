@@ -289,10 +289,42 @@ static void oci_default_home(struct cordon_spec *spec)
 }
 
 /*
+ * The same capability policy as --cap-add: a config.json cannot grant
+ * what the command line refuses (docs/security.md, the safe set).
+ */
+static int oci_check_caps(const struct cordon_oci_caps *caps, struct cordon_error *err)
+{
+	const struct {
+		const char *name;
+		cordon_capset set;
+	} sets[] = {
+		{ "bounding", caps->bounding },	  { "effective", caps->effective },
+		{ "permitted", caps->permitted }, { "inheritable", caps->inheritable },
+		{ "ambient", caps->ambient },
+	};
+	cordon_capset safe = cordon_cap_safe_set();
+
+	for (size_t i = 0; i < ARRAY_SIZE(sets); i++) {
+		cordon_capset refused = sets[i].set & ~safe;
+		char name[32];
+
+		if (refused)
+			return cordon_error_set(
+				err, CORDON_E_SPEC, 0,
+				"process.capabilities.%s: CAP_%s is refused, it would widen the kernel "
+				"surface the workload reaches (safe set: docs/security.md)",
+				sets[i].name,
+				cordon_cap_name(__builtin_ctzll(refused), name, sizeof(name)));
+	}
+	return 0;
+}
+
+/*
  * A spec from a config.json: the config says exactly what the workload
- * gets (environment, ids, capabilities, seccomp), so this only checks the
- * host side -- the root and bind sources -- and fills what cordon never
- * leaves open: an id, a host name, the pids limit.
+ * gets (environment, ids, capabilities, seccomp), so this checks the
+ * capabilities against cordon's policy and the host side -- the root and
+ * bind sources -- and fills what cordon never leaves open: an id, a host
+ * name, the pids limit.
  */
 static int finalize_oci(struct cordon_spec *spec, struct cordon_error *err)
 {
@@ -305,9 +337,9 @@ static int finalize_oci(struct cordon_spec *spec, struct cordon_error *err)
 	if (!spec->id)
 		spec->id = cordon_id_generate();
 	if (!cordon_id_valid(spec->id))
-		return cordon_error_set(err, CORDON_E_USAGE, 0,
-					"container id '%s': an id is [A-Za-z0-9][A-Za-z0-9_.-]{0,63}",
-					spec->id);
+		return cordon_error_set(
+			err, CORDON_E_USAGE, 0,
+			"container id '%s': an id is [A-Za-z0-9][A-Za-z0-9_.-]{0,63}", spec->id);
 	r = resolve_dir("root.path", spec->rootfs, CORDON_E_ROOTFS, &spec->rootfs, err);
 	if (r < 0)
 		return r;
@@ -315,6 +347,9 @@ static int finalize_oci(struct cordon_spec *spec, struct cordon_error *err)
 		return cordon_error_set(err, CORDON_E_ROOTFS, 0,
 					"root.path: the host's / cannot be a sandbox root");
 	free(TAKE_PTR(spec->workspace));
+	r = oci_check_caps(&oci->caps, err);
+	if (r < 0)
+		return r;
 	for (size_t i = 0; i < oci->n_mounts; i++) {
 		struct cordon_oci_mount *m = &oci->mounts[i];
 		char *real;
@@ -323,8 +358,8 @@ static int finalize_oci(struct cordon_spec *spec, struct cordon_error *err)
 			continue;
 		real = realpath(m->source, NULL);
 		if (!real)
-			return cordon_error_set(err, CORDON_E_PATH, errno, "mounts[%zu].source %s", i,
-						m->source);
+			return cordon_error_set(err, CORDON_E_PATH, errno, "mounts[%zu].source %s",
+						i, m->source);
 		free(m->source);
 		m->source = real;
 	}

@@ -230,6 +230,29 @@ static int check_cross(struct oci_parse *p)
 	return 0;
 }
 
+/*
+ * Clear what a config.json sets, so that parsing into a spec that already
+ * holds one (a retry) replaces it: nothing of the first may survive, least
+ * of all its seccomp filter. What the caller chose (the id) stays.
+ */
+static void reset_config_fields(struct cordon_spec *spec)
+{
+	cordon_strv_free(TAKE_PTR(spec->argv));
+	cordon_strv_free(TAKE_PTR(spec->env));
+	spec->n_env = 0;
+	free(TAKE_PTR(spec->cwd));
+	free(TAKE_PTR(spec->hostname));
+	free(TAKE_PTR(spec->rootfs));
+	spec->uid = 0;
+	spec->gid = 0;
+	spec->security.caps = 0;
+	cordon_rlimits_default(&spec->security.rlimits);
+	cordon_seccomp_profile_free(&spec->security);
+	spec->security.seccomp = CORDON_SECCOMP_DEFAULT;
+	memset(&spec->limits, 0, sizeof(spec->limits));
+	cordon_oci_free(TAKE_PTR(spec->oci));
+}
+
 int cordon_spec_from_oci(struct cordon_spec *spec, const char *bundle_dir, const char *json,
 			 size_t len, struct cordon_error *err)
 {
@@ -259,7 +282,7 @@ int cordon_spec_from_oci(struct cordon_spec *spec, const char *bundle_dir, const
 		yajl_tree_free(tree);
 		return oci_error(err, "config.json: expected object");
 	}
-	cordon_oci_free(spec->oci);
+	reset_config_fields(spec);
 	spec->oci = p.oci = cordon_xcalloc(1, sizeof(*p.oci));
 	p.oci->bundle = cordon_xstrdup(bundle_dir);
 	/* OCI workloads get exactly the config's environment and user. */

@@ -693,6 +693,27 @@ START_TEST(not_json)
 }
 END_TEST
 
+/* Every prefix of a real config is refused cleanly (and, under ASan, without a leak). */
+START_TEST(truncated_configs)
+{
+	_cleanup_free_ char *json = read_data("podman.json");
+	size_t len = strlen(json);
+
+	while (len > 0 && (json[len - 1] == '\n' || json[len - 1] == '}'))
+		len--; /* the last byte that may go while it still parses */
+	for (size_t n = 0; n <= len; n++) {
+		struct cordon_error err = { 0 };
+		struct cordon_spec spec;
+
+		cordon_spec_init(&spec);
+		ck_assert_msg(cordon_spec_from_oci(&spec, "/b", json, n, &err) < 0,
+			      "prefix of %zu bytes accepted", n);
+		ck_assert_int_eq(err.code, CORDON_E_SPEC);
+		cordon_spec_free(&spec);
+	}
+}
+END_TEST
+
 START_TEST(nul_byte_refused)
 {
 	static const char json[] = "{\"ociVersion\": \"1.2.0\"}\0{}";
@@ -1090,6 +1111,32 @@ START_TEST(finalize_hostname_and_bind_sources)
 }
 END_TEST
 
+START_TEST(finalize_capability_policy)
+{
+	/* containerd's and podman's default sets are within cordon's safe set... */
+	_cleanup_free_ char *containerd = read_data("containerd.json");
+	struct parts p = {
+		.process = PROCESS("\"capabilities\": {\"bounding\": [\"CAP_KILL\"], "
+				   "\"permitted\": [\"CAP_KILL\", \"CAP_SYS_ADMIN\"]}"),
+	};
+	_cleanup_free_ char *json = build(&p);
+	struct cordon_error err = { 0 };
+	struct cordon_spec spec;
+
+	unit_mkdirs(tmp, "rootfs");
+	parse_ok(&spec, tmp, containerd);
+	ck_assert_uint_eq(spec.oci->caps.bounding & ~cordon_cap_safe_set(), 0);
+	cordon_spec_free(&spec);
+	/* ...anything else is refused, as with --cap-add */
+	parse_ok(&spec, tmp, json);
+	ck_assert_int_lt(cordon_spec_finalize(&spec, &err), 0);
+	ck_assert_int_eq(err.code, CORDON_E_SPEC);
+	ck_assert_msg(strstr(err.msg, "process.capabilities.permitted: CAP_SYS_ADMIN is refused"),
+		      "%s", err.msg);
+	cordon_spec_free(&spec);
+}
+END_TEST
+
 START_TEST(finalize_missing_root)
 {
 	_cleanup_free_ char *json = cordon_oci_default_config(true, 1000, 1000);
@@ -1150,6 +1197,24 @@ START_TEST(parse_twice)
 			 0);
 	ck_assert_uint_eq(spec.uid, 65535);
 	ck_assert_uint_eq(spec.oci->n_mounts, 12);
+	ck_assert_uint_eq(spec.n_env, 5); /* containerd's, not podman's added to it */
+	ck_assert_ptr_null(env_of(&spec, "container"));
+	ck_assert_str_eq(spec.hostname, "web-7c5ddbdf54-x2x7k");
+	/* podman's compiled filter is gone: containerd's config has none */
+	ck_assert_int_eq(spec.security.seccomp, CORDON_SECCOMP_DEFAULT);
+	ck_assert_ptr_null(spec.security.filters);
+	ck_assert_ptr_nonnull(rlimit_of(&spec, RLIMIT_CORE));
+	ck_assert_uint_eq(rlimit_of(&spec, RLIMIT_NOFILE)->limit.rlim_cur, 1024);
+	cordon_spec_free(&spec);
+
+	/* and the other way round, keeping the caller's id */
+	parse_ok(&spec, "/b", containerd);
+	spec.id = cordon_xstrdup("web");
+	ck_assert_int_eq(cordon_spec_from_oci(&spec, "/b", podman, strlen(podman), &err), 0);
+	ck_assert_str_eq(spec.id, "web");
+	ck_assert_uint_eq(spec.limits.memory, 0);
+	ck_assert_uint_eq(spec.limits.pids, 2048);
+	ck_assert_int_eq(spec.security.seccomp, CORDON_SECCOMP_PROFILE);
 	cordon_spec_free(&spec);
 }
 END_TEST
@@ -1174,6 +1239,7 @@ static Suite *spec_oci_suite(void)
 	tcase_add_loop_test(tc, refusal, 0, (int)ARRAY_SIZE(refusals));
 	tcase_add_test(tc, not_json);
 	tcase_add_test(tc, nul_byte_refused);
+	tcase_add_test(tc, truncated_configs);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("generated");
@@ -1187,6 +1253,7 @@ static Suite *spec_oci_suite(void)
 	tcase_add_test(tc, bundle_read_and_finalize);
 	tcase_add_test(tc, finalize_hostname_and_bind_sources);
 	tcase_add_test(tc, finalize_missing_root);
+	tcase_add_test(tc, finalize_capability_policy);
 	tcase_add_test(tc, bundle_errors);
 	suite_add_tcase(s, tc);
 	return s;
