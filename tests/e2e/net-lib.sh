@@ -1,0 +1,302 @@
+# SPDX-License-Identifier: Apache-2.0
+# shellcheck shell=bash
+# shellcheck disable=SC2034 # variables are for the scripts that source this
+#
+# Helpers of the allowlisted-egress tests (tests/e2e/net-*.sh): lib.sh's
+# cases, run inside tests/lab/lab.sh's private network lab.
+#
+# A net-*.sh script starts with
+#
+#   . "$(dirname "$0")/../lab/lab.sh"
+#   lab_isolate "$@" || { echo "1..0 # SKIP needs root for the network lab"; exit 0; }
+#   . "$(dirname "$0")/net-lib.sh"
+#
+# which sources lib.sh with CORDON pointing at the lab build of cordon
+# (build/tests/lab/cordon-lab, $CORDON_LAB: the vetting table's test-only
+# override, since the lab's "internet" is 198.18.0.0/15), brings the lab
+# up (one per script) and redefines lib.sh's _cordon_argv so that crun,
+# crun_bg and cordon run cordon in the lab host (LH) namespace, as root or
+# as the test user, with CORDON_LAB_PUBLIC_CIDR set. Register cases with
+#
+#   each_mode "what" net_case t_function
+#
+# net_case adds, after lib.sh's own leftover checks (mounts, processes,
+# state directories), the network ones: no cdr-* link and no address
+# added in LH, no process left in LH, no nft table but cordon-nethelper's
+# static "inet cordon-host".
+#
+# Inside a sandbox, /workspace/p.sh (copied into every case's workspace)
+# has probes; see PROBES below. `crun_net [OPTIONS] -- SCRIPT` runs
+# `sh -c ". /workspace/p.sh; SCRIPT"` with --dns-upstream $LAB_DNS4 and
+# --result-json $CASE_DIR/r.json (JSON: the parsed result, see jnet).
+#
+# Rootless cases use pasta, which opens /dev/net/tun as the test user: the
+# script makes it 0666 for its duration and restores the mode at exit.
+
+CORDON=${CORDON_LAB:-build/tests/lab/cordon-lab}
+# shellcheck source=tests/e2e/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+for _t in jq ip nft; do
+	if ! command -v "$_t" >/dev/null 2>&1; then
+		echo "Bail out! $_t not found (contrib/deps.sh --test)"
+		_done=1
+		exit 1
+	fi
+done
+unset _t
+
+if ! lab_up; then
+	echo "Bail out! the network lab did not come up"
+	_done=1
+	exit 1
+fi
+diag "lab $LAB_ID up in ${LAB_UP_SECONDS}s (LH $LAB_LH)"
+
+# --- /dev/net/tun for pasta ---------------------------------------------------
+
+NET_TUN_MODE=
+_net_restore_tun() {
+	[ -n "$NET_TUN_MODE" ] || return 0
+	chmod "$NET_TUN_MODE" /dev/net/tun 2>/dev/null
+	NET_TUN_MODE=
+}
+# Chain _net_restore_tun in front of the EXIT trap (lab.sh's and lib.sh's),
+# keeping the status they see.
+_net_trap() {
+	local prev
+	prev=$(trap -p EXIT)
+	if [ -n "$prev" ]; then
+		eval "set -- $prev"
+		# shellcheck disable=SC2064 # expanded now on purpose
+		trap "_net_rc=\$?; _net_restore_tun; (exit \$_net_rc); $3" EXIT
+	else
+		trap '_net_restore_tun' EXIT
+	fi
+}
+# Before every rootless case: another test on this machine may have
+# restored the mode it found in the meantime.
+net_tun_open() {
+	local m
+	is_root && [ -c /dev/net/tun ] || return 0
+	m=$(stat -c %a /dev/net/tun)
+	[ "$m" != 666 ] || return 0
+	if [ -z "$NET_TUN_MODE" ]; then
+		NET_TUN_MODE=$m
+		diag "chmod 0666 /dev/net/tun for the rootless (pasta) cases; mode $m restored at exit"
+	fi
+	chmod 0666 /dev/net/tun
+}
+_net_trap
+
+# --- running cordon in the lab ----------------------------------------------------
+
+# lib.sh's, in LH: rootful with the override in the environment, rootless
+# with it among the test user's (runuser's env -i clears it otherwise).
+_cordon_argv() {
+	if [ "$MODE" = rootful ]; then
+		_argv=(ip netns exec "$LAB_LH" env --default-signal
+			CORDON_LAB_PUBLIC_CIDR="$LAB_PUBLIC_CIDR" "${XENV[@]}" "$CORDON" "$@")
+	else
+		local USER_PREFIX
+		_user_prefix
+		_argv=(ip netns exec "$LAB_LH" "${USER_PREFIX[@]}"
+			CORDON_LAB_PUBLIC_CIDR="$LAB_PUBLIC_CIDR" "${XENV[@]}" "$CORDON" "$@")
+	fi
+}
+
+# The backend this mode gets by default.
+backend() { if [ "$MODE" = rootful ]; then echo veth; else echo pasta; fi; }
+
+# crun_net [OPTIONS...] -- SCRIPT: SCRIPT in the sandbox's sh, probes loaded.
+crun_net() {
+	local opts=()
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do
+		opts+=("$1")
+		shift
+	done
+	[ $# -gt 0 ] && shift
+	rm -f "$CASE_DIR/r.json"
+	crun --dns-upstream "$LAB_DNS4" --result-json "$CASE_DIR/r.json" "${opts[@]}" -- \
+		sh -c ". /workspace/p.sh; $1"
+	JSON=
+	[ -s "$CASE_DIR/r.json" ] && JSON=$(cat "$CASE_DIR/r.json")
+	return 0
+}
+
+# jnet FILTER: jq FILTER on the last result's .network, compact.
+jnet() { printf '%s' "$JSON" | jq -c ".network | $1" 2>/dev/null; }
+
+# expect_json FILTER: the filter (a jq boolean over .network) holds.
+expect_json() {
+	local v
+	v=$(jnet "$1")
+	[ "$v" = true ] || fail "${2:-expected the network object of the result to satisfy: $1}
+  network: $(jnet .)"
+}
+
+# expect_line PATTERN [MSG]: some line of stdout matches the ERE.
+expect_line() {
+	grep -Eq -- "$1" <<<"$OUT" || fail "${2:-expected a stdout line matching /$1/}"
+}
+
+expect_no_line() {
+	! grep -Eq -- "$1" <<<"$OUT" || fail "${2:-expected no stdout line matching /$1/}"
+}
+
+# --- probes (run inside the sandbox: busybox sh) ------------------------------------
+#
+#   get HOST [PORT [PATH]]  an HTTP GET; prints "GET HOST:PORT OK NAME" (the
+#                           lab server's X-Lab-Server) or "GET HOST:PORT FAIL why"
+#   conn HOST PORT          a TCP connect; "CONN HOST:PORT OK|FAIL why"
+#   look NAME [SERVER]      nslookup; "LOOK NAME OK addr addr..." or "LOOK NAME FAIL why"
+#   tcpdns NAME             an A query over TCP to the gateway's proxy;
+#                           "TCPDNS NAME rcode=N an=N addrs=a,b,..."
+#   par CMD...; wait        (just "&"): probes run in parallel, one line each
+#
+# pasta (passt 2023-03) never delivers the server's FIN once the client has
+# half-closed, so a probe stops reading as soon as the answer is complete
+# instead of waiting for nc to see the end of the stream.
+
+NET_PROBES=$E2E_TMP/p.sh
+cat >"$NET_PROBES" <<'PROBES'
+# cordon net tests: probes for busybox sh
+_key() { echo "/tmp/probe-$(echo "$*" | tr -c 'A-Za-z0-9.\n' _)"; }
+# _waitfor PID CHECK...: until CHECK succeeds (then kill PID) or PID ends.
+_waitfor() {
+	_p=$1
+	shift
+	while :; do
+		if "$@"; then kill "$_p" 2>/dev/null; break; fi
+		kill -0 "$_p" 2>/dev/null || break
+		sleep 0.05
+	done
+	wait "$_p" 2>/dev/null
+	return 0
+}
+_http_done() { [ -n "$(tr -d '\r' <"$1" | sed '1,/^$/d')" ]; }
+get() {
+	_k=$(_key get "$@")
+	printf 'GET /%s HTTP/1.0\r\nHost: %s\r\n\r\n' "${3:-}" "$1" |
+		timeout "${T:-5}" nc -w "${W:-2}" "$1" "${2:-80}" >"$_k.o" 2>"$_k.e" &
+	_waitfor $! _http_done "$_k.o"
+	_v=$(tr -d '\r' <"$_k.o" | sed -n 's/^X-Lab-Server: *//p')
+	if [ -n "$_v" ]; then
+		echo "GET $1:${2:-80} OK $_v"
+	else
+		echo "GET $1:${2:-80} FAIL $(tr '\n' ' ' <"$_k.e")"
+	fi
+}
+conn() {
+	_k=$(_key conn "$@")
+	if timeout "${T:-5}" nc -w "${W:-2}" "$1" "$2" -e /bin/true >"$_k.o" 2>"$_k.e"; then
+		echo "CONN $1:$2 OK"
+	else
+		echo "CONN $1:$2 FAIL $(tr '\n' ' ' <"$_k.e")"
+	fi
+}
+look() {
+	_k=$(_key look "$@")
+	timeout "${T:-8}" nslookup "$@" >"$_k.o" 2>&1
+	_r=$?
+	# The answer's addresses: the lines after "Name:".
+	_a=$(sed -n '/^Name:/,$s/^Address[^:]*: *//p' "$_k.o" | tr '\n' ' ')
+	if [ "$_r" = 0 ] && [ -n "$_a" ]; then
+		echo "LOOK $1 OK $_a"
+	else
+		echo "LOOK $1 FAIL rc=$_r $(tr '\n' ' ' <"$_k.o")"
+	fi
+}
+_dns_done() {
+	_n=$(od -An -tu1 -N2 "$1" | awk '{ print $1 * 256 + $2 }')
+	[ -n "$_n" ] && [ "$(wc -c <"$1")" -ge $((_n + 2)) ]
+}
+tcpdns() {
+	_k=$(_key tcpdns "$@")
+	_q=
+	for _l in $(echo "$1" | tr . ' '); do _q="$_q\\$(printf %03o ${#_l})$_l"; done
+	_n=$((${#1} + 2 + 16))
+	{
+		printf "\\$(printf %03o $((_n / 256)))\\$(printf %03o $((_n % 256)))"
+		printf '\022\064\001\000\000\001\000\000\000\000\000\000'
+		printf "$_q"
+		printf '\000\000\001\000\001'
+		sleep "${W:-2}"
+	} | timeout "${T:-5}" nc -w "${W:-2}" "${2:-10.254.254.1}" 53 >"$_k.o" 2>"$_k.e" &
+	_waitfor $! _dns_done "$_k.o"
+	if ! _dns_done "$_k.o"; then
+		echo "TCPDNS $1 FAIL $(tr '\n' ' ' <"$_k.e")"
+		return
+	fi
+	od -An -tu1 -v "$_k.o" | tr -s ' \n' '  ' | awk -v name="$1" '{
+		# 2 length bytes, then the message: 12 header bytes.
+		for (i = 1; i <= NF; i++) b[i - 1] = $i
+		rcode = b[5] % 16; an = b[8] * 256 + b[9]
+		p = 14
+		while (b[p] != 0) p += b[p] + 1
+		p += 5
+		out = ""
+		for (k = 0; k < an; k++) {
+			if (b[p] >= 192) p += 2; else { while (b[p] != 0) p += b[p] + 1; p++ }
+			type = b[p] * 256 + b[p + 1]; len = b[p + 8] * 256 + b[p + 9]; p += 10
+			if (type == 1 && len == 4) out = out (out == "" ? "" : ",") b[p] "." b[p + 1] "." b[p + 2] "." b[p + 3]
+			p += len
+		}
+		printf "TCPDNS %s rcode=%d an=%d addrs=%s\n", name, rcode, an, out
+	}'
+}
+PROBES
+chmod 644 "$NET_PROBES"
+
+# --- the lab host's state, before and after each case -------------------------------
+
+_lh_addrs() { ip -n "$LAB_LH" -o addr show | awk '{ print $2, $4 }' | sort; }
+_lh_links() { ip -n "$LAB_LH" -o link show | awk -F': ' '{ sub(/@.*/, "", $2); print $2 }' | sort; }
+_lh_cdr_links() { _lh_links | grep '^cdr-'; }
+_lh_tables() { ip netns exec "$LAB_LH" nft list tables 2>/dev/null | grep -vx 'table inet cordon-host' | sort; }
+# Processes in LH that are not the lab's own servers.
+_lh_strays() {
+	local pid args
+	for pid in $(ip netns pids "$LAB_LH" 2>/dev/null); do
+		args=$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null) || continue
+		[[ $args == *"$LAB_DIR/"* ]] && continue
+		[ -n "$args" ] || continue
+		echo "$pid: $args"
+	done
+}
+_lh_clean() {
+	[ -z "$(_lh_cdr_links)" ] && [ "$(_lh_addrs)" = "$NET_LH_ADDRS" ] &&
+		[ "$(_lh_links)" = "$NET_LH_LINKS" ] && [ -z "$(_lh_strays)" ] &&
+		[ "$(_lh_tables)" = "$NET_LH_TABLES" ]
+}
+NET_LH_ADDRS=$(_lh_addrs)
+NET_LH_LINKS=$(_lh_links)
+NET_LH_TABLES=$(_lh_tables)
+
+# net_case FUNCTION: the case, then the network leftover checks.
+net_case() {
+	local fn=$1 strays
+	declare -F "$fn" >/dev/null || { _fail_raw "no case function $fn"; return; }
+	[ "$MODE" = rootless ] && net_tun_open
+	cp "$NET_PROBES" "$WS/p.sh"
+	chmod 644 "$WS/p.sh"
+	JSON=
+	"$fn"
+	# Links of a dead namespace go in the kernel's own time.
+	wait_until 5 _lh_clean && return 0
+	[ -z "$(_lh_cdr_links)" ] ||
+		_fail_raw "leftover: cdr-* links in the lab host:" "$(_lh_cdr_links | _indent)"
+	[ "$(_lh_links)" = "$NET_LH_LINKS" ] ||
+		_fail_raw "leftover: the lab host's links changed:" \
+			"$(diff <(echo "$NET_LH_LINKS") <(_lh_links) | grep '^[<>]' | _indent)"
+	[ "$(_lh_addrs)" = "$NET_LH_ADDRS" ] ||
+		_fail_raw "leftover: the lab host's addresses changed:" \
+			"$(diff <(echo "$NET_LH_ADDRS") <(_lh_addrs) | grep '^[<>]' | _indent)"
+	[ "$(_lh_tables)" = "$NET_LH_TABLES" ] ||
+		_fail_raw "leftover: nft tables in the lab host:" "$(_lh_tables | _indent)"
+	strays=$(_lh_strays)
+	if [ -n "$strays" ]; then
+		_fail_raw "leftover: processes in the lab host:" "$(_indent <<<"$strays")"
+		while read -r pid; do kill -9 "${pid%%:*}" 2>/dev/null; done <<<"$strays"
+	fi
+}
