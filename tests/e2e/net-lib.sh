@@ -27,7 +27,8 @@
 #
 # Inside a sandbox, /workspace/p.sh (copied into every case's workspace)
 # has probes; see PROBES below. `crun_net [OPTIONS] -- SCRIPT` runs
-# `sh -c ". /workspace/p.sh; SCRIPT"` with --dns-upstream $LAB_DNS4 and
+# `sh -c ". /workspace/p.sh; SCRIPT"` with --dns-upstream $LAB_DNS4 (unless
+# --dns none) and
 # --result-json $CASE_DIR/r.json (JSON: the parsed result, see jnet).
 #
 # Rootless cases use pasta, which opens /dev/net/tun as the test user: the
@@ -117,7 +118,9 @@ crun_net() {
 	done
 	[ $# -gt 0 ] && shift
 	rm -f "$CASE_DIR/r.json"
-	crun --dns-upstream "$LAB_DNS4" --result-json "$CASE_DIR/r.json" "${opts[@]}" -- \
+	# The lab's resolver, unless --dns none (they exclude each other).
+	[[ " ${opts[*]} " == *" --dns none "* ]] || opts=(--dns-upstream "$LAB_DNS4" "${opts[@]}")
+	crun --result-json "$CASE_DIR/r.json" "${opts[@]}" -- \
 		sh -c ". /workspace/p.sh; $1"
 	JSON=
 	[ -s "$CASE_DIR/r.json" ] && JSON=$(cat "$CASE_DIR/r.json")
