@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # shellcheck source-path=SCRIPTDIR
 # shellcheck disable=SC2317 # cases are called through each_mode
+# shellcheck disable=SC2016 # sandbox scripts expand inside the sandbox
 # net: the sandbox's DNS, in the network lab (tests/lab/lab.sh): the proxy
 # strips answers that point at metadata or loopback, metadata stays closed
 # unless listed exactly, no resolver but the proxy is reachable, the proxy

@@ -64,6 +64,7 @@ _net_restore_tun() {
 }
 # Chain _net_restore_tun in front of the EXIT trap (lab.sh's and lib.sh's),
 # keeping the status they see.
+# shellcheck disable=SC2120,SC2154 # "$3" is trap -p's word; _net_rc is set by the trap
 _net_trap() {
 	local prev
 	prev=$(trap -p EXIT)
@@ -88,6 +89,7 @@ net_tun_open() {
 	fi
 	chmod 0666 /dev/net/tun
 }
+# shellcheck disable=SC2119
 _net_trap
 
 # --- running cordon in the lab ----------------------------------------------------

@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # shellcheck source-path=SCRIPTDIR
 # shellcheck disable=SC2317 # cases are called through each_mode
+# shellcheck disable=SC2016 # sandbox scripts expand inside the sandbox
 # net: the network flags refused before anything exists, what
 # --print-profile and --result-json say about the network, and that
 # nothing stays behind in the lab host after a normal exit, a --timeout
@@ -77,7 +78,10 @@ t_allow_any() {
 t_result() {
 	local profile fp want
 	# Normalised: lower case, trailing dot, /32; fingerprint over the sorted entries.
-	cordon run --print-profile --net-allow 'Allowed.Test.,198.18.1.20/32' --net-allow '*.wild.test' \
+	# From a file too: CRLF, comments, blank lines.
+	printf '# the lab\r\nAllowed.Test.\r\n\r\n198.18.1.20/32  # server2\r\n' >"$CASE_DIR/list.allow"
+	chmod 644 "$CASE_DIR/list.allow"
+	cordon run --print-profile --net-allow-file "$CASE_DIR/list.allow" --net-allow '*.wild.test' \
 		--dns-upstream "$LAB_DNS4" "$ROOTFS" -- true
 	expect_rc 0
 	profile=$(jq -c '.network' <<<"$OUT" 2>/dev/null)
@@ -88,7 +92,7 @@ t_result() {
 	expect_json ".mode == \"allowlist\" and .backend == \"$(backend)\" and .dns == \"proxy\""
 	fp=$(jnet .fingerprint)
 
-	crun_net --net-allow 'Allowed.Test.,198.18.1.20/32' --net-allow '*.wild.test' -- \
+	crun_net --net-allow-file "$CASE_DIR/list.allow" --net-allow '*.wild.test' -- \
 		'look allowed.test; look denied.test; get allowed.test; W=1 get 198.18.1.30'
 	expect_rc 0
 	expect_line '^GET 198.18.1.30:80 FAIL' "expected the unattested address closed"
@@ -136,7 +140,7 @@ t_sigkill() {
 	if [ "$MODE" = rootful ]; then
 		[ -n "$(_lh_cdr_links)" ] || _fail_raw "expected a cdr-* link in the lab host while the sandbox runs"
 	else
-		[ -n "$(_lh_strays | grep pasta)" ] || _fail_raw "expected pasta in the lab host while the sandbox runs"
+		_lh_strays | grep -q pasta || _fail_raw "expected pasta in the lab host while the sandbox runs"
 	fi
 	grep -q 'OK server1' "$WS/got" || _fail_raw "expected egress before the kill: $(cat "$WS/got")"
 	sup=$(supervisor_of "$killed") || { _fail_raw "no supervisor found for $killed"; kill -9 "$BG_PID"; wait_bg; return; }

@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # shellcheck source-path=SCRIPTDIR
 # shellcheck disable=SC2317 # cases are called through each_mode
+# shellcheck disable=SC2016 # sandbox scripts expand inside the sandbox
 # net: the egress policy of `cordon run --net-allow`, in the network lab
 # (tests/lab/lab.sh): default deny, names, literals, CIDRs, wildcards,
 # CNAME chains, IPv6 (no route out yet), and what the result reports.
