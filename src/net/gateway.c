@@ -34,15 +34,6 @@ void cordon_gateway_addrs(struct cordon_gateway_addrs *out)
 		abort();
 }
 
-static bool cidrs_overlap(const struct cordon_cidr *a, const struct cordon_cidr *b)
-{
-	if (a->addr.family != b->addr.family)
-		return false;
-	/* Two prefixes overlap when the shorter one contains the other's network. */
-	return a->prefix <= b->prefix ? cordon_cidr_contains(a, &b->addr)
-				      : cordon_cidr_contains(b, &a->addr);
-}
-
 int cordon_gateway_check_allowlist(const struct cordon_allowlist *al, struct cordon_error *err)
 {
 	struct cordon_gateway_addrs gw;
@@ -53,10 +44,11 @@ int cordon_gateway_check_allowlist(const struct cordon_allowlist *al, struct cor
 
 		if (e->kind != CORDON_ALLOW_ADDR && e->kind != CORDON_ALLOW_CIDR)
 			continue;
-		if (cidrs_overlap(&e->cidr, &gw.net4) || cidrs_overlap(&e->cidr, &gw.net6))
+		/* A wider entry (10.0.0.0/8, 0.0.0.0/0) is fine: the link is never forwarded to. */
+		if (cordon_cidr_within(&e->cidr, &gw.net4) || cordon_cidr_within(&e->cidr, &gw.net6))
 			return cordon_error_set(
 				err, CORDON_E_NET_POLICY, 0,
-				"allowlist entry '%s' overlaps the sandbox's internal link (%s, %s)",
+				"allowlist entry '%s' lies in the sandbox's internal link (%s, %s)",
 				e->text, CORDON_GW_NET4, CORDON_GW_NET6);
 	}
 	return 0;

@@ -41,7 +41,7 @@ t_invalid() {
 	refused NET_POLICY '0.0.0.0/0' --net-allow 0.0.0.0/0 "${up[@]}"
 	refused NET_POLICY 'http://allowed.test/' --net-allow http://allowed.test/ "${up[@]}"
 	refused NET_POLICY '10.254.254.0/30' --net-allow allowed.test,10.254.254.0/30 "${up[@]}"
-	refused NET_POLICY '10.254.0.0/16' --net-allow 10.254.0.0/16 "${up[@]}"
+	refused NET_POLICY '10.254.254.2/31' --net-allow 10.254.254.2/31 "${up[@]}"
 	refused NET_POLICY 'fd63:6f72:646f:6e::5' --net-allow fd63:6f72:646f:6e::5 "${up[@]}"
 	refused USAGE --dns-upstream "${up[@]}"
 	refused USAGE --dns --dns none

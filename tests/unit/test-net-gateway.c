@@ -150,8 +150,8 @@ END_TEST
 
 START_TEST(internal_link_overlap_refused)
 {
-	static const char *const bad[] = { "10.254.254.1", "10.254.254.0/30", "10.254.0.0/16",
-					   "10.0.0.0/8", "fd63:6f72:646f:6e::5", "fd00::/8" };
+	static const char *const bad[] = { "10.254.254.1", "10.254.254.0/30", "10.254.254.2/31",
+					   "fd63:6f72:646f:6e::5", "fd63:6f72:646f:6e::/64" };
 	struct cordon_error err = { 0 };
 
 	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
@@ -163,7 +163,7 @@ START_TEST(internal_link_overlap_refused)
 		cordon_allowlist_free(al);
 	}
 	{
-		struct cordon_allowlist *al = allowlist("10.254.253.0/24,example.org");
+		struct cordon_allowlist *al = allowlist("10.254.253.0/24,10.0.0.0/8,0.0.0.0/0,::/0,example.org");
 
 		ck_assert_int_eq(cordon_gateway_check_allowlist(al, &err), 0);
 		cordon_allowlist_free(al);
