@@ -427,7 +427,11 @@ int cordon_gateway_workload_link(struct cordon_error *err);
 size_t cordon_gateway_blocked(const struct cordon_allowlist *al, const struct cordon_addr *extra,
 			      size_t n_extra, struct cordon_cidr **out);
 
-/* Wait (at most timeout_ms) until ifname is up and has an IPv4 address (pasta's tap). */
-int cordon_link_wait_configured(const char *ifname, unsigned timeout_ms, struct cordon_error *err);
+/*
+ * Wait (at most timeout_ms) until ifname is up with an IPv4 address and an
+ * IPv4 default route exists, and an IPv6 one too if ipv6 (pasta's tap).
+ */
+int cordon_link_wait_configured(const char *ifname, bool ipv6, unsigned timeout_ms,
+				struct cordon_error *err);
 
 #endif

@@ -155,12 +155,29 @@ int cordon_gateway_workload_link(struct cordon_error *err)
 	return 0;
 }
 
-/* ifname is up and has an IPv4 address, and an IPv4 default route exists. */
-static bool uplink_ready(struct nl_sock *sk, const char *ifname)
+static bool has_default_route(struct nl_sock *sk, int family)
+{
+	struct nl_cache *routes = NULL;
+	bool found = false;
+
+	if (rtnl_route_alloc_cache(sk, family, 0, &routes) < 0)
+		return false;
+	for (struct nl_object *o = nl_cache_get_first(routes); o; o = nl_cache_get_next(o)) {
+		struct rtnl_route *rt = (struct rtnl_route *)o;
+		struct nl_addr *dst = rtnl_route_get_dst(rt);
+
+		if (rtnl_route_get_table(rt) == RT_TABLE_MAIN && dst && nl_addr_get_prefixlen(dst) == 0)
+			found = true;
+	}
+	nl_cache_free(routes);
+	return found;
+}
+
+/* ifname is up with an IPv4 address, and the default routes asked for exist. */
+static bool uplink_ready(struct nl_sock *sk, const char *ifname, bool ipv6)
 {
 	struct ifaddrs *ifa = NULL;
-	struct nl_cache *routes = NULL;
-	bool addr = false, route = false;
+	bool addr = false;
 
 	if (getifaddrs(&ifa) == 0) {
 		for (struct ifaddrs *i = ifa; i; i = i->ifa_next)
@@ -169,20 +186,11 @@ static bool uplink_ready(struct nl_sock *sk, const char *ifname)
 				addr = true;
 		freeifaddrs(ifa);
 	}
-	if (!addr || rtnl_route_alloc_cache(sk, AF_INET, 0, &routes) < 0)
-		return false;
-	for (struct nl_object *o = nl_cache_get_first(routes); o; o = nl_cache_get_next(o)) {
-		struct rtnl_route *rt = (struct rtnl_route *)o;
-		struct nl_addr *dst = rtnl_route_get_dst(rt);
-
-		if (rtnl_route_get_table(rt) == RT_TABLE_MAIN && dst && nl_addr_get_prefixlen(dst) == 0)
-			route = true;
-	}
-	nl_cache_free(routes);
-	return route;
+	return addr && has_default_route(sk, AF_INET) && (!ipv6 || has_default_route(sk, AF_INET6));
 }
 
-int cordon_link_wait_configured(const char *ifname, unsigned timeout_ms, struct cordon_error *err)
+int cordon_link_wait_configured(const char *ifname, bool ipv6, unsigned timeout_ms,
+				struct cordon_error *err)
 {
 	uint64_t deadline = cordon_now_mono_us() + (uint64_t)timeout_ms * 1000;
 	struct nl_sock *sk = nl_socket_alloc();
@@ -196,7 +204,7 @@ int cordon_link_wait_configured(const char *ifname, unsigned timeout_ms, struct 
 	for (;;) {
 		const struct timespec pause = { 0, 2 * 1000 * 1000 };
 
-		ready = uplink_ready(sk, ifname);
+		ready = uplink_ready(sk, ifname, ipv6);
 		if (ready || cordon_now_mono_us() >= deadline)
 			break;
 		nanosleep(&pause, NULL);

@@ -446,7 +446,7 @@ static int gateway_finish(const struct child_ctx *ctx, struct cordon_error *err)
 	if (up.veth)
 		return cordon_nethelper_configure_gateway(&up.helper, err);
 	/* pasta configures its tap itself, from its own process: wait for it. */
-	return cordon_link_wait_configured(CORDON_GW_UPLINK_IF, UPLINK_WAIT_MS, err);
+	return cordon_link_wait_configured(CORDON_GW_UPLINK_IF, up.ipv6, UPLINK_WAIT_MS, err);
 }
 
 _Noreturn void sandbox_child(const struct child_ctx *ctx)

@@ -184,6 +184,19 @@ static void host_gateways(struct cordon_addr *v, size_t *n)
 	}
 }
 
+/* pasta copies the host's routes: an IPv6 default route here means one on its tap. */
+static bool host_routes_ipv6(void)
+{
+	struct cordon_addr v[EXTRA_BLOCKED_MAX];
+	size_t n = 0;
+
+	host_gateways(v, &n);
+	for (size_t i = 0; i < n; i++)
+		if (v[i].family == AF_INET6)
+			return true;
+	return false;
+}
+
 /* --- uplinks ----------------------------------------------------------------- */
 
 /*
@@ -218,13 +231,6 @@ static int pasta_start(struct sandbox_net *n, int userns, int gw_ns, struct cord
 	argv[a++] = "--no-dhcp";
 	argv[a++] = "--no-dhcpv6";
 	argv[a++] = "--no-ra";
-	/*
-	 * IPv4 only, like the veth uplink: IPv6 through pasta's tap stalled
-	 * after the handshake in the lab (docs/network.md, open points).
-	 * Without a route G answers unreachable at once, so clients fall back
-	 * to IPv4 instead of hanging.
-	 */
-	argv[a++] = "--ipv4-only";
 	if (!net->allow_host_loopback)
 		argv[a++] = "--no-map-gw";
 	/* As root, pasta would become nobody before it joins the namespaces, and fail. */
@@ -421,8 +427,10 @@ int sandbox_net_setup(struct sandbox_net *n, pid_t init_pid, int sync_fd, struct
 			return cordon_error_wrap(err, "network: uplink");
 		payload.veth = true;
 		payload.helper = n->uplink;
-	} else if (pasta_start(n, userns, gw_ns, err) < 0) {
-		return -1;
+	} else {
+		if (pasta_start(n, userns, gw_ns, err) < 0)
+			return -1;
+		payload.ipv6 = host_routes_ipv6();
 	}
 	if (commit_ruleset(n, err) < 0)
 		return -1;

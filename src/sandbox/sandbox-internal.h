@@ -31,6 +31,7 @@ struct sync_msg {
 /* SYNC_UPLINK's payload: how the gateway's uplink must be finished. */
 struct sync_uplink {
 	bool veth;                             /* else pasta: wait for its tap */
+	bool ipv6;                             /* pasta: the host routes IPv6, so will the tap */
 	struct cordon_nethelper_result helper; /* veth: the gateway side to configure */
 };
 
