@@ -200,7 +200,10 @@ static _Noreturn void workload_main(const struct child_ctx *ctx, int ready_fd, i
 	 * (a bounding set without NET_ADMIN, and in later versions the gateway
 	 * namespace) does not depend on who owns it. Created here rather than
 	 * in the clone: this process, not init, pays for it, in parallel with
-	 * the filesystem. Only lo, and it starts down.
+	 * the filesystem. Only lo, and it starts down. Until this call we sit
+	 * in init's network namespace: whatever comes to plumb ours (a
+	 * gateway link) must wait for a message sent after it, not for the
+	 * report above.
 	 */
 	if (unshare(CLONE_NEWNET) < 0)
 		workload_fail(report_fd, CORDON_EXIT_FAILURE, CORDON_E_NAMESPACE, errno,
