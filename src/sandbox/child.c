@@ -188,26 +188,27 @@ static _Noreturn void workload_main(const struct child_ctx *ctx, int ready_fd, i
 	char c;
 	int errnum, code;
 
+	/*
+	 * Our own network namespace, owned by our user namespace so that
+	 * granted network capabilities apply to it; what confines the network
+	 * (a bounding set without NET_ADMIN, and in later versions the gateway
+	 * namespace) does not depend on who owns it. Created here rather than
+	 * in the clone, so that this process, not init, pays for it while init
+	 * builds the filesystem; and first, so that it is done before init
+	 * detaches the old root (measured: that umount took 0.4-0.5 ms instead
+	 * of 0.15-0.2 when the two overlapped) and exists when we report:
+	 * whatever comes to plumb it (a gateway link) can rely on the report.
+	 */
+	if (unshare(CLONE_NEWNET) < 0)
+		workload_fail(report_fd, CORDON_EXIT_FAILURE, CORDON_E_NAMESPACE, errno,
+			      "creating the workload's network namespace");
 	if (limit_user_namespaces(&err) < 0)
 		workload_fail(report_fd, CORDON_EXIT_FAILURE, err.code, err.errnum, "%s", err.msg);
 	/* Tell init the host's /proc is no longer needed: it may pivot. */
 	if (cordon_write_all(report_fd, &done, sizeof(done)) < 0)
 		_exit(CORDON_EXIT_FAILURE);
 
-	/*
-	 * Our own network namespace, owned by our user namespace so that
-	 * granted network capabilities apply to it; what confines the network
-	 * (a bounding set without NET_ADMIN, and in later versions the gateway
-	 * namespace) does not depend on who owns it. Created here rather than
-	 * in the clone: this process, not init, pays for it, in parallel with
-	 * the filesystem. Only lo, and it starts down. Until this call we sit
-	 * in init's network namespace: whatever comes to plumb ours (a
-	 * gateway link) must wait for a message sent after it, not for the
-	 * report above.
-	 */
-	if (unshare(CLONE_NEWNET) < 0)
-		workload_fail(report_fd, CORDON_EXIT_FAILURE, CORDON_E_NAMESPACE, errno,
-			      "creating the workload's network namespace");
+	/* Only lo, and it starts down. */
 	if (loopback_up(&err) < 0)
 		workload_fail(report_fd, CORDON_EXIT_FAILURE, err.code, err.errnum, "%s", err.msg);
 
