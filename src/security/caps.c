@@ -100,6 +100,12 @@ static int last_cap(void)
 	return last;
 }
 
+/* Every capability the running kernel knows. */
+static cordon_capset known_caps(void)
+{
+	return last_cap() >= 63 ? ~0ULL : (1ULL << (last_cap() + 1)) - 1;
+}
+
 const char *cordon_cap_name(int cap, char *buf, size_t len)
 {
 	if (cap >= 0 && cap <= CAP_LAST_CAP && cap_names[cap])
@@ -115,7 +121,7 @@ int cordon_cap_parse(const char *flag, const char *name, cordon_capset *out,
 	const char *bare = strncasecmp(name, "CAP_", 4) == 0 ? name + 4 : name;
 
 	if (strcasecmp(name, "ALL") == 0) {
-		*out = last_cap() >= 63 ? ~0ULL : (1ULL << (last_cap() + 1)) - 1;
+		*out = known_caps();
 		return 0;
 	}
 	for (int cap = 0; *bare && cap <= last_cap(); cap++) {
@@ -162,8 +168,7 @@ int cordon_security_after_ids(const struct cordon_security *sec, bool uid_is_roo
 	 * Inheritable and ambient stay empty.
 	 */
 	if (uid_is_root)
-		granted = sec->caps &
-			  (last_cap() >= 63 ? ~0ULL : (1ULL << (last_cap() + 1)) - 1);
+		granted = sec->caps & known_caps();
 	data[0].effective = data[0].permitted = (uint32_t)granted;
 	data[1].effective = data[1].permitted = (uint32_t)(granted >> 32);
 	if (syscall(SYS_capset, &header, data) < 0)

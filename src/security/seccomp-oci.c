@@ -65,11 +65,11 @@ static int libseccomp_load(struct cordon_error *err)
 	if (!h)
 		return cordon_error_set(err, CORDON_E_SECURITY, 0,
 					"seccomp profiles need libseccomp.so.2: %s", dlerror());
-#define LOAD(name)                                                                    \
-	if (!(*(void **)&scmp.name = dlsym(h, #name))) {                                \
-		dlclose(h);                                                           \
+#define LOAD(name)                                                                           \
+	if (!(*(void **)&scmp.name = dlsym(h, #name))) {                                     \
+		dlclose(h);                                                                  \
 		return cordon_error_set(err, CORDON_E_SECURITY, 0, "libseccomp.so.2: no %s", \
-					#name);                                       \
+					#name);                                              \
 	}
 	LOAD(seccomp_init)
 	LOAD(seccomp_release)
