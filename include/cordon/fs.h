@@ -49,11 +49,17 @@ int cordon_fs_prepare_host(const struct cordon_spec *spec, int userns_fd, int ws
 
 /*
  * Child side, inside the new mount namespace with full capabilities over
- * it: build the root, API filesystems, workspace and binds, make the root
- * read-only (unless --overlay), and pivot_root into it. On return the
- * process's root and cwd are the sandbox's "/".
+ * it: build the root, API filesystems, workspace and binds, and make the
+ * root read-only (unless --overlay). Returns an O_PATH fd of the new root
+ * (the caller closes it), or -1. The host's tree is still visible.
  */
-int cordon_fs_setup(const struct cordon_spec *spec, const struct cordon_fs_host *host,
+int cordon_fs_build(const struct cordon_spec *spec, const struct cordon_fs_host *host,
 		    const struct cordon_fs_options *opts, struct cordon_error *err);
+/*
+ * pivot_root into what cordon_fs_build returned and detach the host's
+ * tree. On return every process of the mount namespace whose root and
+ * cwd were the old root has the sandbox's "/" as both.
+ */
+int cordon_fs_enter(int root, struct cordon_error *err);
 
 #endif

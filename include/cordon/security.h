@@ -69,7 +69,7 @@ struct cordon_bpf {
 	size_t len;        /* number of instructions */
 };
 
-/* The default profile's filters (two stacked programs, see seccomp.c). */
+/* The default profile: one program, generated at build time (seccomp-gen.c). */
 size_t cordon_seccomp_default(const struct cordon_bpf **filters);
 /* Hex SHA-256 over the concatenated programs: what was loaded, exactly. */
 void cordon_seccomp_digest(const struct cordon_bpf *filters, size_t n, char out[65]);

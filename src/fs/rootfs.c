@@ -90,7 +90,7 @@ static int enter_root(int root, struct cordon_error *err)
 	return 0;
 }
 
-int cordon_fs_setup(const struct cordon_spec *spec, const struct cordon_fs_host *host,
+int cordon_fs_build(const struct cordon_spec *spec, const struct cordon_fs_host *host,
 		    const struct cordon_fs_options *opts, struct cordon_error *err)
 {
 	_cleanup_close_ int root = -1;
@@ -124,5 +124,10 @@ int cordon_fs_setup(const struct cordon_spec *spec, const struct cordon_fs_host 
 		root_attrs |= MOUNT_ATTR_RDONLY;
 	if (fs_setattr(root, root_attrs, "rootfs", err) < 0)
 		return -1;
+	return TAKE_FD(root);
+}
+
+int cordon_fs_enter(int root, struct cordon_error *err)
+{
 	return enter_root(root, err);
 }

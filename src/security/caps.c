@@ -3,10 +3,67 @@
 #include <ctype.h>
 #include <linux/capability.h>
 #include <string.h>
-#include <sys/capability.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 
 #include "cordon/security.h"
+
+/*
+ * Capabilities are handled with prctl and capset directly: libcap would be
+ * one more shared library for every start to map and relocate, for a
+ * name table and one system call.
+ */
+
+/* The kernel's names (include/uapi/linux/capability.h), without CAP_. */
+static const char *const cap_names[CAP_LAST_CAP + 1] = {
+	[CAP_CHOWN] = "CHOWN",
+	[CAP_DAC_OVERRIDE] = "DAC_OVERRIDE",
+	[CAP_DAC_READ_SEARCH] = "DAC_READ_SEARCH",
+	[CAP_FOWNER] = "FOWNER",
+	[CAP_FSETID] = "FSETID",
+	[CAP_KILL] = "KILL",
+	[CAP_SETGID] = "SETGID",
+	[CAP_SETUID] = "SETUID",
+	[CAP_SETPCAP] = "SETPCAP",
+	[CAP_LINUX_IMMUTABLE] = "LINUX_IMMUTABLE",
+	[CAP_NET_BIND_SERVICE] = "NET_BIND_SERVICE",
+	[CAP_NET_BROADCAST] = "NET_BROADCAST",
+	[CAP_NET_ADMIN] = "NET_ADMIN",
+	[CAP_NET_RAW] = "NET_RAW",
+	[CAP_IPC_LOCK] = "IPC_LOCK",
+	[CAP_IPC_OWNER] = "IPC_OWNER",
+	[CAP_SYS_MODULE] = "SYS_MODULE",
+	[CAP_SYS_RAWIO] = "SYS_RAWIO",
+	[CAP_SYS_CHROOT] = "SYS_CHROOT",
+	[CAP_SYS_PTRACE] = "SYS_PTRACE",
+	[CAP_SYS_PACCT] = "SYS_PACCT",
+	[CAP_SYS_ADMIN] = "SYS_ADMIN",
+	[CAP_SYS_BOOT] = "SYS_BOOT",
+	[CAP_SYS_NICE] = "SYS_NICE",
+	[CAP_SYS_RESOURCE] = "SYS_RESOURCE",
+	[CAP_SYS_TIME] = "SYS_TIME",
+	[CAP_SYS_TTY_CONFIG] = "SYS_TTY_CONFIG",
+	[CAP_MKNOD] = "MKNOD",
+	[CAP_LEASE] = "LEASE",
+	[CAP_AUDIT_WRITE] = "AUDIT_WRITE",
+	[CAP_AUDIT_CONTROL] = "AUDIT_CONTROL",
+	[CAP_SETFCAP] = "SETFCAP",
+	[CAP_MAC_OVERRIDE] = "MAC_OVERRIDE",
+	[CAP_MAC_ADMIN] = "MAC_ADMIN",
+	[CAP_SYSLOG] = "SYSLOG",
+	[CAP_WAKE_ALARM] = "WAKE_ALARM",
+	[CAP_BLOCK_SUSPEND] = "BLOCK_SUSPEND",
+	[CAP_AUDIT_READ] = "AUDIT_READ",
+#ifdef CAP_PERFMON
+	[CAP_PERFMON] = "PERFMON",
+#endif
+#ifdef CAP_BPF
+	[CAP_BPF] = "BPF",
+#endif
+#ifdef CAP_CHECKPOINT_RESTORE
+	[CAP_CHECKPOINT_RESTORE] = "CHECKPOINT_RESTORE",
+#endif
+};
 
 /*
  * What --cap-add accepts: the set a container runtime traditionally grants
@@ -36,48 +93,44 @@ static int last_cap(void)
 
 	if (last < 0) {
 		/* The running kernel's; never above what this build knows. */
-		last = (int)cap_max_bits() - 1;
-		if (last < 0 || last > CAP_LAST_CAP)
-			last = CAP_LAST_CAP;
+		last = CAP_LAST_CAP;
+		while (last > 0 && prctl(PR_CAPBSET_READ, last, 0, 0, 0) < 0 && errno == EINVAL)
+			last--;
 	}
 	return last;
 }
 
+/* Every capability the running kernel knows. */
+static cordon_capset known_caps(void)
+{
+	return last_cap() >= 63 ? ~0ULL : (1ULL << (last_cap() + 1)) - 1;
+}
+
 const char *cordon_cap_name(int cap, char *buf, size_t len)
 {
-	char *name = cap_to_name((cap_value_t)cap);
-	const char *p = name;
-
-	if (name && strncasecmp(p, "cap_", 4) == 0)
-		p += 4;
-	snprintf(buf, len, "%s", p ? p : "?");
-	for (char *q = buf; *q; q++)
-		*q = (char)toupper((unsigned char)*q);
-	cap_free(name);
+	if (cap >= 0 && cap <= CAP_LAST_CAP && cap_names[cap])
+		snprintf(buf, len, "%s", cap_names[cap]);
+	else
+		snprintf(buf, len, "%d", cap);
 	return buf;
 }
 
 int cordon_cap_parse(const char *flag, const char *name, cordon_capset *out,
 		     struct cordon_error *err)
 {
-	char full[64];
-	cap_value_t v;
+	const char *bare = strncasecmp(name, "CAP_", 4) == 0 ? name + 4 : name;
 
 	if (strcasecmp(name, "ALL") == 0) {
-		*out = last_cap() >= 63 ? ~0ULL : (1ULL << (last_cap() + 1)) - 1;
+		*out = known_caps();
 		return 0;
 	}
-	if (strncasecmp(name, "CAP_", 4) == 0)
-		snprintf(full, sizeof(full), "%s", name);
-	else
-		snprintf(full, sizeof(full), "cap_%s", name);
-	for (char *q = full; *q; q++)
-		*q = (char)tolower((unsigned char)*q);
-	if (!*name || cap_from_name(full, &v) < 0 || v < 0 || v > last_cap())
-		return cordon_error_set(err, CORDON_E_USAGE, 0, "%s: unknown capability '%s'", flag,
-					name);
-	*out = 1ULL << v;
-	return 0;
+	for (int cap = 0; *bare && cap <= last_cap(); cap++) {
+		if (cap_names[cap] && strcasecmp(cap_names[cap], bare) == 0) {
+			*out = 1ULL << cap;
+			return 0;
+		}
+	}
+	return cordon_error_set(err, CORDON_E_USAGE, 0, "%s: unknown capability '%s'", flag, name);
 }
 
 int cordon_security_before_ids(const struct cordon_security *sec, struct cordon_error *err)
@@ -104,32 +157,21 @@ int cordon_security_before_ids(const struct cordon_security *sec, struct cordon_
 int cordon_security_after_ids(const struct cordon_security *sec, bool uid_is_root,
 			      struct cordon_error *err)
 {
-	cap_t caps = cap_init(); /* all three sets empty */
-	int r = 0;
+	struct __user_cap_header_struct header = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = { { 0 } };
+	cordon_capset granted = 0;
 
-	if (!caps)
-		return cordon_error_set(err, CORDON_E_SECURITY, errno, "cap_init");
 	/*
 	 * Root keeps exactly the granted set (execve as uid 0 recomputes
 	 * permitted from the bounding set, so this matches what it will
 	 * have); any other uid keeps nothing, as after a normal setuid.
 	 * Inheritable and ambient stay empty.
 	 */
-	if (uid_is_root) {
-		for (int cap = 0; cap <= last_cap(); cap++) {
-			cap_value_t v = cap;
-
-			if (!(sec->caps & (1ULL << cap)))
-				continue;
-			if (cap_set_flag(caps, CAP_PERMITTED, 1, &v, CAP_SET) < 0 ||
-			    cap_set_flag(caps, CAP_EFFECTIVE, 1, &v, CAP_SET) < 0)
-				r = -1;
-		}
-	}
-	if (r == 0 && cap_set_proc(caps) < 0)
-		r = -1;
-	cap_free(caps);
-	if (r < 0)
+	if (uid_is_root)
+		granted = sec->caps & known_caps();
+	data[0].effective = data[0].permitted = (uint32_t)granted;
+	data[1].effective = data[1].permitted = (uint32_t)(granted >> 32);
+	if (syscall(SYS_capset, &header, data) < 0)
 		return cordon_error_set(err, CORDON_E_SECURITY, errno, "setting capabilities");
 	/* setuid binaries and file capabilities inside the rootfs gain nothing. */
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)

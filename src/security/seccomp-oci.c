@@ -4,7 +4,12 @@
  * `linux.seccomp` of config.json) compiled with libseccomp when the spec
  * is validated, so a bad profile fails before anything is created and the
  * sandbox's start-up only installs ready cBPF.
+ *
+ * libseccomp is loaded (dlopen) only here, when a profile is given: the
+ * default profile is compiled at build time, and a shared library linked
+ * into cordon would cost every start its mapping and relocations.
  */
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <linux/filter.h>
 #include <seccomp.h>
@@ -60,6 +65,46 @@ static const char *const known_flags[] = {
 	"SECCOMP_FILTER_FLAG_SPEC_ALLOW",
 	"SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV",
 };
+
+/* The libseccomp functions this file calls, typed from its header. */
+static struct {
+	typeof(seccomp_init) *seccomp_init;
+	typeof(seccomp_release) *seccomp_release;
+	typeof(seccomp_arch_add) *seccomp_arch_add;
+	typeof(seccomp_arch_native) *seccomp_arch_native;
+	typeof(seccomp_rule_add_array) *seccomp_rule_add_array;
+	typeof(seccomp_syscall_resolve_name) *seccomp_syscall_resolve_name;
+	typeof(seccomp_export_bpf) *seccomp_export_bpf;
+} scmp;
+
+static int libseccomp_load(struct cordon_error *err)
+{
+	static void *handle;
+	void *h;
+
+	if (handle)
+		return 0;
+	h = dlopen("libseccomp.so.2", RTLD_NOW | RTLD_LOCAL);
+	if (!h)
+		return cordon_error_set(err, CORDON_E_SECURITY, 0,
+					"seccomp profiles need libseccomp.so.2: %s", dlerror());
+#define LOAD(name)                                                                           \
+	if (!(*(void **)&scmp.name = dlsym(h, #name))) {                                     \
+		dlclose(h);                                                                  \
+		return cordon_error_set(err, CORDON_E_SECURITY, 0, "libseccomp.so.2: no %s", \
+					#name);                                              \
+	}
+	LOAD(seccomp_init)
+	LOAD(seccomp_release)
+	LOAD(seccomp_arch_add)
+	LOAD(seccomp_arch_native)
+	LOAD(seccomp_rule_add_array)
+	LOAD(seccomp_syscall_resolve_name)
+	LOAD(seccomp_export_bpf)
+#undef LOAD
+	handle = h;
+	return 0;
+}
 
 static yajl_val field(yajl_val obj, const char *key)
 {
@@ -227,10 +272,10 @@ static int add_rules(scmp_filter_ctx ctx, yajl_val syscalls, struct cordon_error
 			if (!YAJL_IS_STRING(nm))
 				return cordon_error_set(err, CORDON_E_SPEC, 0,
 							"%s.names[%zu]: expected string", w, j);
-			nr = seccomp_syscall_resolve_name(YAJL_GET_STRING(nm));
+			nr = scmp.seccomp_syscall_resolve_name(YAJL_GET_STRING(nm));
 			if (nr == __NR_SCMP_ERROR)
 				continue; /* unknown here: as runc does, skip it */
-			r = seccomp_rule_add_array(ctx, action, nr, n, cmps);
+			r = scmp.seccomp_rule_add_array(ctx, action, nr, n, cmps);
 			/* -EEXIST: a duplicate; -EACCES: action equals the default. */
 			if (r < 0 && r != -EEXIST && r != -EACCES)
 				return cordon_error_set(err, CORDON_E_SPEC, -r, "%s: rule for %s",
@@ -251,7 +296,7 @@ static int export_filter(scmp_filter_ctx ctx, struct cordon_security *sec, struc
 
 	if (fd < 0)
 		return cordon_error_set(err, CORDON_E_SECURITY, errno, "memfd_create");
-	r = seccomp_export_bpf(ctx, fd);
+	r = scmp.seccomp_export_bpf(ctx, fd);
 	if (r < 0)
 		return cordon_error_set(err, CORDON_E_SECURITY, -r,
 					"compiling the seccomp profile");
@@ -297,6 +342,8 @@ int cordon_seccomp_oci_compile(const struct yajl_val_s *profile, struct cordon_s
 
 	if (!tree || !YAJL_IS_OBJECT(tree))
 		return cordon_error_set(err, CORDON_E_SPEC, 0, "expected a JSON object");
+	if (libseccomp_load(err) < 0)
+		return -1;
 	/* A user-space notifier needs an agent cordon does not have. */
 	v = field(tree, "listenerPath");
 	if (v && !(YAJL_IS_STRING(v) && !*YAJL_GET_STRING(v)))
@@ -306,7 +353,7 @@ int cordon_seccomp_oci_compile(const struct yajl_val_s *profile, struct cordon_s
 	if (r == 0)
 		r = parse_action(tree, "defaultAction", "defaultErrnoRet", EPERM, "", &dflt, err);
 	if (r == 0) {
-		ctx = seccomp_init(dflt);
+		ctx = scmp.seccomp_init(dflt);
 		if (!ctx)
 			r = cordon_error_set(err, CORDON_E_SPEC, 0, "defaultAction rejected");
 	}
@@ -329,8 +376,8 @@ int cordon_seccomp_oci_compile(const struct yajl_val_s *profile, struct cordon_s
 						     "architectures[%zu]: unknown", i);
 				break;
 			}
-			if (arches[k].arch != seccomp_arch_native()) {
-				int e = seccomp_arch_add(ctx, arches[k].arch);
+			if (arches[k].arch != scmp.seccomp_arch_native()) {
+				int e = scmp.seccomp_arch_add(ctx, arches[k].arch);
 
 				if (e < 0 && e != -EEXIST)
 					r = cordon_error_set(err, CORDON_E_SPEC, -e,
@@ -343,7 +390,7 @@ int cordon_seccomp_oci_compile(const struct yajl_val_s *profile, struct cordon_s
 	if (r == 0)
 		r = export_filter(ctx, sec, err);
 	if (ctx)
-		seccomp_release(ctx);
+		scmp.seccomp_release(ctx);
 	return r;
 }
 
@@ -358,6 +405,8 @@ int cordon_seccomp_profile_load(const char *path, struct cordon_security *sec,
 	r = cordon_read_file_at(AT_FDCWD, path, &text, NULL);
 	if (r < 0)
 		return cordon_error_set(err, CORDON_E_SPEC, -r, "--seccomp-profile %s", path);
+	if (libseccomp_load(err) < 0)
+		return cordon_error_wrap(err, "--seccomp-profile %s", path);
 	tree = yajl_tree_parse(text, ebuf, sizeof(ebuf));
 	if (!tree || !YAJL_IS_OBJECT(tree)) {
 		ebuf[strcspn(ebuf, "\n")] = '\0';
