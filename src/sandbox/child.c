@@ -271,7 +271,7 @@ static pid_t pid_in_visible_proc(int pidfd)
  * maps are written, once setup is done.
  */
 static pid_t workload_spawn(const struct child_ctx *ctx, int *report_fd, int *release_fd,
-			    int *netns_fd, struct cordon_error *err)
+			    int *netns_fd, pid_t *host_pid_out, struct cordon_error *err)
 {
 	/*
 	 * The workload gets a user namespace of its own, nested below the
@@ -339,6 +339,7 @@ static pid_t workload_spawn(const struct child_ctx *ctx, int *report_fd, int *re
 	}
 	*release_fd = ready[1];
 	*report_fd = report[0];
+	*host_pid_out = host_pid;
 	return pid;
 }
 
@@ -449,6 +450,40 @@ static int gateway_finish(const struct child_ctx *ctx, struct cordon_error *err)
 	return cordon_link_wait_configured(CORDON_GW_UPLINK_IF, UPLINK_WAIT_MS, err);
 }
 
+/*
+ * Announce "created" and wait for SYNC_START. Returns false when the
+ * workload died first (killed while created: its report pipe hangs up);
+ * the init loop then reaps it and reports its status. A supervisor that
+ * is gone ends the sandbox.
+ */
+static bool wait_for_start(const struct child_ctx *ctx, pid_t workload_host_pid, int report_fd)
+{
+	struct sync_msg msg = { .type = SYNC_CREATED, .status = workload_host_pid };
+	struct pollfd p[2] = { { .fd = ctx->sync_fd, .events = POLLIN },
+			       { .fd = report_fd, .events = POLLIN } };
+
+	if (sync_send(ctx->sync_fd, &msg, NULL, 0) < 0)
+		_exit(CORDON_EXIT_FAILURE);
+	for (;;) {
+		if (poll(p, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			_exit(CORDON_EXIT_FAILURE);
+		}
+		if (p[0].revents) {
+			size_t n_fds = 0;
+
+			if (sync_recv(ctx->sync_fd, &msg, NULL, &n_fds) <= 0)
+				_exit(CORDON_EXIT_FAILURE);
+			if (msg.type == SYNC_START)
+				return true;
+			continue;
+		}
+		if (p[1].revents)
+			return false;
+	}
+}
+
 _Noreturn void sandbox_child(const struct child_ctx *ctx)
 {
 	struct cordon_fs_options fs_opts = { .in_userns = ctx->userns };
@@ -459,11 +494,15 @@ _Noreturn void sandbox_child(const struct child_ctx *ctx)
 	int fds[2] = { -1, -1 };
 	size_t n_fds = 2;
 	int report_fd = -1, release_fd = -1, workload_netns = -1;
+	pid_t workload_host_pid = 0;
 	bool net = ctx->spec->net.enabled;
 	sigset_t set;
 	pid_t workload;
 	ssize_t r;
 
+	for (size_t i = 0; i < ARRAY_SIZE(ctx->close_fds); i++)
+		if (ctx->close_fds[i] >= 0)
+			close(ctx->close_fds[i]);
 	r = sync_recv(ctx->sync_fd, &msg, fds, &n_fds);
 	if (r <= 0 || msg.type != SYNC_GO)
 		_exit(CORDON_EXIT_FAILURE); /* the supervisor is gone or failed */
@@ -506,7 +545,8 @@ _Noreturn void sandbox_child(const struct child_ctx *ctx)
 				 "creating the gateway network namespace");
 		setup_failed(ctx, &err);
 	}
-	workload = workload_spawn(ctx, &report_fd, &release_fd, net ? &workload_netns : NULL, &err);
+	workload = workload_spawn(ctx, &report_fd, &release_fd, net ? &workload_netns : NULL,
+				  &workload_host_pid, &err);
 	if (workload < 0)
 		setup_failed(ctx, &err);
 	/* Before the filesystem: the forwarding sysctls go through the host's /proc. */
@@ -544,15 +584,20 @@ _Noreturn void sandbox_child(const struct child_ctx *ctx)
 	}
 	if (net && gateway_finish(ctx, &err) < 0)
 		setup_failed(ctx, &err);
-	/* A workload that already failed reports why below; the write just fails. */
-	(void)!write(release_fd, "g", 1);
-	close(release_fd);
+	/* Created: the supervisor records it and says when (at once, or at `cordon start`). */
+	if (wait_for_start(ctx, workload_host_pid, report_fd)) {
+		/* A workload that already failed reports why below; the write just fails. */
+		(void)!write(release_fd, "g", 1);
+		close(release_fd);
 
-	/* EOF means execve succeeded (the report pipe is close-on-exec). */
-	r = read(report_fd, &rep, sizeof(rep));
-	close(report_fd);
-	if (r == (ssize_t)sizeof(rep))
-		report_workload_failure(ctx, workload, &rep);
+		/* EOF means execve succeeded (the report pipe is close-on-exec). */
+		r = read(report_fd, &rep, sizeof(rep));
+		close(report_fd);
+		if (r == (ssize_t)sizeof(rep))
+			report_workload_failure(ctx, workload, &rep);
+		msg = (struct sync_msg){ .type = SYNC_RUNNING };
+		sync_send(ctx->sync_fd, &msg, NULL, 0);
+	}
 
 	sigemptyset(&set);
 	sigaddset(&set, SIGCHLD);
