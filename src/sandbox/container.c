@@ -369,6 +369,13 @@ static bool provided_mount(const char *dest)
 	return false;
 }
 
+/* One range mapping the workload's id to the caller's: what cordon does rootless anyway. */
+static bool own_map(const struct cordon_oci_idmap *map, size_t n, uint32_t inside, uint32_t outside)
+{
+	return n == 1 && map[0].container_id == inside && map[0].host_id == outside &&
+	       map[0].size == 1;
+}
+
 void cordon_container_warn_unapplied(const struct cordon_spec *spec)
 {
 	const struct cordon_oci *oci = spec->oci;
@@ -388,7 +395,9 @@ void cordon_container_warn_unapplied(const struct cordon_spec *spec)
 	if (oci->n_devices)
 		cordon_warn("linux.devices: not created (cordon's /dev has null, zero, full, "
 			    "random, urandom and tty)");
-	if (oci->n_uid_map || oci->n_gid_map)
+	if ((oci->n_uid_map || oci->n_gid_map) &&
+	    !(geteuid() != 0 && own_map(oci->uid_map, oci->n_uid_map, spec->uid, geteuid()) &&
+	      own_map(oci->gid_map, oci->n_gid_map, spec->gid, getegid())))
 		cordon_warn("linux.uidMappings/gidMappings: not applied (cordon maps ids itself)");
 	for (size_t i = 0; i < CORDON_OCI_NS_COUNT; i++)
 		if (oci->ns_path[i] && oci->ns_path[i][0])
