@@ -59,6 +59,8 @@ wait_stopped() {
 	wait_until 10 is_stopped "$1" || fail "container $1 did not stop"
 }
 
+program_running() { [ -n "$(procs_matching "sleep $MARK")" ]; }
+
 root_empty() { [ -z "$(ls -A "$OROOT" 2>/dev/null)" ]; }
 
 setup_case() {
@@ -76,7 +78,7 @@ t_lifecycle() {
 	mk_bundle b sleep "$MARK" || return
 	oc create --bundle "$BUNDLE" --pid-file "$CASE_DIR/pid" "$id"
 	expect_rc 0
-	expect_err_empty
+	expect_err_empty "create printed something"
 	expect_status "$id" created
 	pid=$(jfield pid)
 	[ "$pid" -gt 0 ] 2>/dev/null || fail "expected a pid in the state"
@@ -89,7 +91,7 @@ t_lifecycle() {
 	expect_rc 0
 	expect_status "$id" running
 	[ "$(jfield pid)" = "$pid" ] || fail "the pid changed at start"
-	wait_until 5 eval '[ -n "$(procs_matching "sleep $MARK")" ]' || fail "the program did not start"
+	wait_until 5 program_running || fail "the program did not start"
 	oc kill "$id"
 	expect_rc 0
 	wait_stopped "$id"
@@ -104,6 +106,7 @@ t_lifecycle() {
 
 t_run_bundle() {
 	setup_case
+	# shellcheck disable=SC2016 # expanded inside the container
 	mk_bundle b sh -c 'echo "hi from $(hostname)"; exit 7' || return
 	oc run --bundle "$BUNDLE" "$CASE_ID-a"
 	expect_rc 7
