@@ -36,7 +36,15 @@ static const char run_bundle_usage[] =
 	"  --console-socket SOCKET  not supported yet (process.terminal must be false)\n"
 	"  -h, --help               this text\n";
 
-enum bundle_flag { B_BUNDLE, B_PID_FILE, B_CONSOLE_SOCKET, B_DETACH, B_NO_PIVOT, B_NO_KEYRING, B_HELP };
+enum bundle_flag {
+	B_BUNDLE,
+	B_PID_FILE,
+	B_CONSOLE_SOCKET,
+	B_DETACH,
+	B_NO_PIVOT,
+	B_NO_KEYRING,
+	B_HELP
+};
 
 static const struct cli_flag create_flags[] = {
 	{ "bundle", B_BUNDLE, true, 'b' },
@@ -104,9 +112,10 @@ static int parse_bundle_args(const struct cli_flag *flags, int argc, char **argv
 	args->id = pos[0];
 	/* Refused up front: a terminal the caller asked for and would never get. */
 	if (args->console_socket)
-		return cordon_error_set(err, CORDON_E_USAGE, 0,
-					"--console-socket: not supported yet (cordon runs containers "
-					"without a terminal: set process.terminal to false)");
+		return cordon_error_set(
+			err, CORDON_E_USAGE, 0,
+			"--console-socket: not supported yet (cordon runs containers "
+			"without a terminal: set process.terminal to false)");
 	return 0;
 }
 
@@ -119,9 +128,9 @@ int cli_bundle_load(const struct cli_bundle_args *args, struct cordon_spec *spec
 		return cordon_error_set(err, CORDON_E_PATH, errno, "--bundle %s", args->bundle);
 	if (!cordon_id_valid(args->id)) {
 		free(bundle);
-		return cordon_error_set(err, CORDON_E_USAGE, 0,
-					"container id '%s': an id is [A-Za-z0-9][A-Za-z0-9_.-]{0,63}",
-					args->id);
+		return cordon_error_set(
+			err, CORDON_E_USAGE, 0,
+			"container id '%s': an id is [A-Za-z0-9][A-Za-z0-9_.-]{0,63}", args->id);
 	}
 	if (cordon_spec_from_bundle(spec, bundle, err) < 0) {
 		free(bundle);
@@ -133,10 +142,11 @@ int cli_bundle_load(const struct cli_bundle_args *args, struct cordon_spec *spec
 	free(spec->id);
 	spec->id = cordon_xstrdup(args->id);
 	if (spec->oci->terminal)
-		return cordon_error_set(err, CORDON_E_USAGE, 0,
-					"process.terminal: true needs --console-socket, which cordon "
-					"does not support yet; set it to false (the container then "
-					"uses this command's stdio)");
+		return cordon_error_set(
+			err, CORDON_E_USAGE, 0,
+			"process.terminal: true needs --console-socket, which cordon "
+			"does not support yet; set it to false (the container then "
+			"uses this command's stdio)");
 	return cordon_spec_finalize(spec, err);
 }
 

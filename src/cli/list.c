@@ -33,7 +33,8 @@ static int apply(void *ctx, int id, const char *value, struct cordon_error *err)
 	case L_FORMAT:
 		if (strcmp(value, "json") != 0 && strcmp(value, "table") != 0)
 			return cordon_error_set(err, CORDON_E_USAGE, 0,
-						"--format: expected table or json, got '%s'", value);
+						"--format: expected table or json, got '%s'",
+						value);
 		a->json = strcmp(value, "json") == 0;
 		break;
 	case L_QUIET:

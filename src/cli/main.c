@@ -48,8 +48,8 @@ static const struct {
 } commands[] = {
 	{ "run", cli_run },	      { "create", cli_create }, { "start", cli_start },
 	{ "state", cli_state },	      { "kill", cli_kill },	{ "delete", cli_delete },
-	{ "list", cli_list },	      { "sweep", cli_sweep },
-	{ "spec", cli_spec },	      { "features", cli_features },
+	{ "list", cli_list },	      { "sweep", cli_sweep },	{ "spec", cli_spec },
+	{ "features", cli_features },
 };
 
 /* A relative --root is made absolute: the monitor leaves the caller's directory. */
@@ -79,7 +79,8 @@ static int parse_global(int argc, char **argv, bool *help, bool *version, struct
 		switch (id) {
 		case G_ROOT:
 			if (!*value)
-				return cordon_error_set(err, CORDON_E_USAGE, 0, "--root: empty path");
+				return cordon_error_set(err, CORDON_E_USAGE, 0,
+							"--root: empty path");
 			free((char *)cli_global.root);
 			cli_global.root = absolute(value);
 			break;
@@ -104,7 +105,8 @@ static int parse_global(int argc, char **argv, bool *help, bool *version, struct
 		return cordon_error_set(err, CORDON_E_USAGE, 0,
 					"--log-format: expected text or json, got '%s'", format);
 	cli_global.debug = debug;
-	if (cordon_log_configure(log, strcmp(format, "json") == 0 ? CORDON_LOG_JSON : CORDON_LOG_TEXT,
+	if (cordon_log_configure(log,
+				 strcmp(format, "json") == 0 ? CORDON_LOG_JSON : CORDON_LOG_TEXT,
 				 debug, err) < 0)
 		return -1;
 	return i;

@@ -3,11 +3,10 @@
 #include "cli.h"
 #include "cordon/sandbox.h"
 
-static const char start_usage[] =
-	"Usage: cordon start ID\n"
-	"\n"
-	"Start the process of created container ID. Returns once it has\n"
-	"started (execve succeeded), or with the reason it could not.\n";
+static const char start_usage[] = "Usage: cordon start ID\n"
+				  "\n"
+				  "Start the process of created container ID. Returns once it has\n"
+				  "started (execve succeeded), or with the reason it could not.\n";
 
 static const struct cli_flag start_flags[] = {
 	{ "help", 0, false, 0 },

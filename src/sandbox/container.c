@@ -24,7 +24,10 @@
 static _Noreturn void monitor_main(const struct cordon_spec *spec, const char *root, int notify_fd)
 {
 	const struct cordon_sandbox_opts opts = {
-		.state_root = root, .wait_start = true, .kept = true, .notify_fd = notify_fd,
+		.state_root = root,
+		.wait_start = true,
+		.kept = true,
+		.notify_fd = notify_fd,
 	};
 	struct cordon_result result;
 	int code;
@@ -73,15 +76,16 @@ int cordon_container_create(const struct cordon_spec *spec, const char *root, pi
 		waitpid(monitor, &status, 0);
 		return cordon_error_set(err, CORDON_E_INTERNAL, 0,
 					"the monitor ended before the container was created "
-					"(status %d)", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+					"(status %d)",
+					WIFEXITED(status) ? WEXITSTATUS(status) : -1);
 	}
 	msg.text[sizeof(msg.text) - 1] = '\0';
 	if (msg.type != SYNC_CREATED) {
 		/* Reap it: it removed what it made and exits now. */
 		waitpid(monitor, NULL, 0);
 		return cordon_error_set(err,
-					msg.code < CORDON_CODE_COUNT ? (enum cordon_code)msg.code
-								     : CORDON_E_INTERNAL,
+					msg.code < CORDON_CODE_COUNT ? (enum cordon_code)msg.code :
+								       CORDON_E_INTERNAL,
 					msg.errnum, "%s", msg.text);
 	}
 	*pid = (pid_t)msg.status;
@@ -118,7 +122,8 @@ int cordon_container_start(const char *root, const char *id, struct cordon_error
 	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
 	    send(fd, &req, sizeof(req), MSG_NOSIGNAL) != (ssize_t)sizeof(req)) {
-		cordon_error_set(err, CORDON_E_STATE, errno, "container %s: reaching its monitor", id);
+		cordon_error_set(err, CORDON_E_STATE, errno, "container %s: reaching its monitor",
+				 id);
 		cordon_state_close(&state);
 		return -1;
 	}
@@ -133,8 +138,8 @@ int cordon_container_start(const char *root, const char *id, struct cordon_error
 	rep.msg[sizeof(rep.msg) - 1] = '\0';
 	if (rep.code != CORDON_OK)
 		return cordon_error_set(err,
-					rep.code < CORDON_CODE_COUNT ? (enum cordon_code)rep.code
-								     : CORDON_E_INTERNAL,
+					rep.code < CORDON_CODE_COUNT ? (enum cordon_code)rep.code :
+								       CORDON_E_INTERNAL,
 					rep.errnum, "%s", rep.msg);
 	return 0;
 }
@@ -266,12 +271,15 @@ int cordon_container_kill(const char *root, const char *id, int sig, bool all,
 		cordon_state_close(&state);
 		return -1;
 	}
-	r = all ? signal_all(&state, sig) : signal_process(state.info.pid, state.info.pid_start, sig);
+	r = all ? signal_all(&state, sig) :
+		  signal_process(state.info.pid, state.info.pid_start, sig);
 	cordon_state_close(&state);
 	if (r == -ESRCH)
-		return cordon_error_set(err, CORDON_E_STATE, 0, "container %s is stopped: no process to signal", id);
+		return cordon_error_set(err, CORDON_E_STATE, 0,
+					"container %s is stopped: no process to signal", id);
 	if (r < 0)
-		return cordon_error_set(err, CORDON_E_STATE, -r, "container %s: signal %d", id, sig);
+		return cordon_error_set(err, CORDON_E_STATE, -r, "container %s: signal %d", id,
+					sig);
 	return 0;
 }
 
@@ -290,8 +298,7 @@ static void wait_owner_exit(const struct cordon_state_info *info)
 	poll(&p, 1, 1000);
 }
 
-int cordon_container_delete(const char *root, const char *id, bool force,
-			    struct cordon_error *err)
+int cordon_container_delete(const char *root, const char *id, bool force, struct cordon_error *err)
 {
 	struct cordon_state state;
 	enum cordon_status status;
@@ -360,7 +367,7 @@ int cordon_container_list(const char *root, bool json, bool quiet, struct cordon
 /* Mount destinations cordon makes itself, whatever the config says of them. */
 static bool provided_mount(const char *dest)
 {
-	static const char *const provided[] = { "/proc", "/dev",	 "/dev/pts",
+	static const char *const provided[] = { "/proc",    "/dev",	   "/dev/pts",
 						"/dev/shm", "/dev/mqueue", "/tmp" };
 
 	for (size_t i = 0; i < ARRAY_SIZE(provided); i++)
@@ -401,13 +408,15 @@ void cordon_container_warn_unapplied(const struct cordon_spec *spec)
 		cordon_warn("linux.uidMappings/gidMappings: not applied (cordon maps ids itself)");
 	for (size_t i = 0; i < CORDON_OCI_NS_COUNT; i++)
 		if (oci->ns_path[i] && oci->ns_path[i][0])
-			cordon_warn("linux.namespaces: path %s not joined (cordon creates new ones)",
-				    oci->ns_path[i]);
+			cordon_warn(
+				"linux.namespaces: path %s not joined (cordon creates new ones)",
+				oci->ns_path[i]);
 	if (oci->n_sysctl)
 		cordon_warn("linux.sysctl: not applied");
 	if (oci->cgroups_path)
 		cordon_warn("linux.cgroupsPath %s: not applied (the cgroup is cordon-ID below the "
-			    "caller's)", oci->cgroups_path);
+			    "caller's)",
+			    oci->cgroups_path);
 	if (res->cpu_shares || res->cpus || res->mems || res->memory_reservation > 0 ||
 	    res->n_devices)
 		cordon_warn("linux.resources: only memory.limit/swap, cpu.quota/period and "

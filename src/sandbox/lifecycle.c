@@ -145,8 +145,8 @@ void lifecycle_finish(struct supervisor *sv)
 
 	if (!res->failed) {
 		cordon_error_set(&ended, CORDON_E_STATE, 0,
-				 "container %s: exited with status %d before it was started", state->id,
-				 res->exit_code);
+				 "container %s: exited with status %d before it was started",
+				 state->id, res->exit_code);
 		why = &ended;
 	}
 	notify_creator(sv, why);
