@@ -76,6 +76,21 @@ void cordon_error_print(const struct cordon_error *err);
 
 /* Diagnostics that are not errors (warnings the user must see). */
 void cordon_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Only with --debug. */
+void cordon_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/*
+ * Where errors and warnings go (the global --log, --log-format and --debug
+ * flags). Without a log file they go to stderr in the log format (text:
+ * `cordon: CODE: message`; json: one object per line, {"level", "msg",
+ * "time"}). With one, stderr keeps the text line and the file gets the
+ * same message in the log format, appended.
+ */
+enum cordon_log_format { CORDON_LOG_TEXT, CORDON_LOG_JSON };
+int cordon_log_configure(const char *path, enum cordon_log_format format, bool debug,
+			 struct cordon_error *err);
+/* A detached monitor: stop writing to stderr (it belongs to the container). */
+void cordon_log_detach_stderr(void);
 
 /* --- cleanup helpers ------------------------------------------------ */
 

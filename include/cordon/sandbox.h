@@ -69,8 +69,40 @@ struct cordon_result {
 /* Free what a result holds (the network report's names). */
 void cordon_result_free(struct cordon_result *result);
 
+/* How a supervisor runs its sandbox: `cordon run`, `run --bundle`, or create's monitor. */
+struct cordon_sandbox_opts {
+	const char *state_root; /* --root, or NULL: the caller's default */
+	bool wait_start; /* hold the workload before execve until `cordon start` */
+	bool kept;       /* the state stays ("stopped") after the end, until `cordon delete` */
+	int notify_fd;   /* told "created" (a sync message with the pid) or why not; -1 */
+};
+
 /* Run the sandbox to completion. Fills *result; returns the exit status. */
 int cordon_sandbox_run(const struct cordon_spec *spec, struct cordon_result *result);
+int cordon_sandbox_run_opts(const struct cordon_spec *spec, const struct cordon_sandbox_opts *opts,
+			    struct cordon_result *result);
+
+/*
+ * The OCI lifecycle (docs/oci.md). cordon_container_create forks a
+ * monitor (this binary, detached with setsid) that supervises the
+ * sandbox and returns once the container is created: its init waits for
+ * cordon_container_start. *pid is the container process's host pid.
+ */
+int cordon_container_create(const struct cordon_spec *spec, const char *root, pid_t *pid,
+			    struct cordon_error *err);
+int cordon_container_start(const char *root, const char *id, struct cordon_error *err);
+/* The OCI state document (malloc'd JSON). */
+char *cordon_container_state(const char *root, const char *id, struct cordon_error *err);
+/* Signal the container process (all: every process of the container). */
+int cordon_container_kill(const char *root, const char *id, int sig, bool all,
+			  struct cordon_error *err);
+/* Remove a stopped (or created) container; force: a running one too. */
+int cordon_container_delete(const char *root, const char *id, bool force,
+			    struct cordon_error *err);
+/* Warn (cordon_warn) about each field of the bundle's config that is not applied. */
+void cordon_container_warn_unapplied(const struct cordon_spec *spec);
+/* Every container under the root: a table, ids only (quiet) or a JSON array. */
+int cordon_container_list(const char *root, bool json, bool quiet, struct cordon_error *err);
 
 /*
  * --print-profile: the confinement a sandbox of this spec would get, as

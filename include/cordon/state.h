@@ -1,42 +1,116 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * state: one directory per running sandbox under the state root
- * (/run/cordon as root; $XDG_RUNTIME_DIR/cordon or /tmp/cordon-UID
- * rootless), holding state.json with the owner's pid and start time so
- * that `cordon sweep` and every later run can tell a live sandbox from
- * the remains of a supervisor that was killed.
+ * state: one directory per sandbox under the state root (/run/cordon as
+ * root; $XDG_RUNTIME_DIR/cordon or /tmp/cordon-UID rootless; --root DIR
+ * overrides), holding state.json: the OCI state (status, the container
+ * process's pid, bundle, annotations) plus the supervisor's pid and start
+ * time, so that `cordon sweep` and every later run can tell a live
+ * sandbox from the remains of a supervisor that was killed.
+ *
+ * The directory itself is the id claim (mkdir) and the lock: commands on
+ * one id (start, state, kill, delete) hold flock(2) on it, and state.json
+ * is replaced atomically (rename), so a reader never sees half of it.
  */
 #ifndef CORDON_STATE_H
 #define CORDON_STATE_H
 
+#include <stdbool.h>
+#include <stdint.h>
+
 #include "cordon/core.h"
 #include "cordon/spec.h"
 
-struct cordon_state {
-	int root_fd; /* the state root directory */
-	char id[CORDON_ID_MAX + 1];
-	bool created;
+/* The monitor's control socket in a container's directory (cordon start). */
+#define CORDON_STATE_MONITOR_SOCKET "monitor.sock"
+
+enum cordon_status {
+	CORDON_STATUS_CREATING,
+	CORDON_STATUS_CREATED,
+	CORDON_STATUS_RUNNING,
+	CORDON_STATUS_STOPPED,
 };
 
-/* The state root for this caller (created 0700 if missing, owner checked). */
+const char *cordon_status_name(enum cordon_status status);
+
+/* What state.json says. */
+struct cordon_state_info {
+	enum cordon_status status; /* as last written; see cordon_state_status */
+	bool kept;        /* created by `cordon create`: stays (stopped) until `cordon delete` */
+	pid_t pid;        /* the container process (the workload), 0 before created */
+	uint64_t pid_start;
+	pid_t init_pid;   /* the sandbox's init (pid 1 inside) */
+	uint64_t init_start;
+	pid_t owner_pid;  /* the supervisor: `cordon run` or the monitor */
+	uint64_t owner_start;
+	char *bundle;     /* the bundle directory (absolute), or the rootfs for `cordon run` */
+	char **annotations; /* key, value, ... NULL-terminated */
+	size_t n_annotations;
+	uint64_t created_ms; /* wall clock */
+	bool has_exit;
+	int exit_status;  /* stopped: the workload's status as `cordon run` exits (128+N) */
+};
+
+void cordon_state_info_free(struct cordon_state_info *info);
+
+struct cordon_state {
+	int root_fd; /* the state root directory */
+	int dir_fd;  /* the sandbox's directory (flock'd while locked), or -1 */
+	char id[CORDON_ID_MAX + 1];
+	bool created; /* this process made the directory (and removes it on failure) */
+	struct cordon_state_info info;
+};
+
+/* The state root (created 0700 if missing, owner checked). override: --root. */
 int cordon_state_root_open(const char *override, char **path_out, struct cordon_error *err);
 
-/* Claim spec->id: fails with CORDON_E_STATE when the id is in use. */
-int cordon_state_create(struct cordon_state *state, const struct cordon_spec *spec,
-			struct cordon_error *err);
+/*
+ * Claim spec->id under the root (override: --root, or NULL): fails with
+ * CORDON_E_STATE when the id is in use. The directory is returned locked
+ * (cordon_state_unlock once the sandbox is created) with state.json
+ * saying "creating", owned by the calling process.
+ */
+int cordon_state_create(struct cordon_state *state, const char *root, const struct cordon_spec *spec,
+			bool kept, struct cordon_error *err);
+/* Rewrite state.json from state->info (atomically). */
+int cordon_state_save(struct cordon_state *state, struct cordon_error *err);
+void cordon_state_unlock(struct cordon_state *state);
+/* Remove the directory (its cgroups file is not acted on) and close. */
 void cordon_state_remove(struct cordon_state *state);
 /* Record the sandbox's cgroup directories, for a sweep after a crash. */
 int cordon_state_record_cgroups(struct cordon_state *state, const char *const *dirs, size_t n,
 				struct cordon_error *err);
 
 /*
+ * A command on an existing id: open and lock it (exclusive, or shared for
+ * readers) and read state.json. CORDON_E_STATE "container ID does not
+ * exist" when there is none.
+ */
+int cordon_state_open(struct cordon_state *state, const char *root, const char *id, bool exclusive,
+		      struct cordon_error *err);
+void cordon_state_close(struct cordon_state *state);
+/*
+ * The status as it is now: "created" or "running" whose supervisor is
+ * gone, or "running" whose container process has exited, is "stopped".
+ */
+enum cordon_status cordon_state_status(const struct cordon_state_info *info);
+/* Remove a dead sandbox's cgroups (those state recorded) and its directory. */
+void cordon_state_destroy(struct cordon_state *state);
+/* Host pids of the processes in the sandbox's recorded cgroups (malloc'd); 0 when none. */
+size_t cordon_state_cgroup_pids(const struct cordon_state *state, pid_t **pids);
+/* The ids under the root, sorted (malloc'd, NULL-terminated). */
+char **cordon_state_ids(int root_fd);
+
+/*
  * Remove the state of sandboxes whose owner is gone (pid and start time
- * checked), at most `budget` of them. Live sandboxes are never touched.
+ * checked), at most `budget` of them. Live sandboxes are never touched,
+ * nor containers of `cordon create` (they wait for `cordon delete`).
  * Returns the number removed.
  */
 int cordon_state_sweep(int root_fd, unsigned budget);
 
 /* Start time of a process in clock ticks since boot (field 22 of stat), 0 if gone. */
 uint64_t cordon_proc_start_time(pid_t pid);
+/* A pidfd for pid, only if it is still the process that started at start_time. */
+int cordon_pidfd_verified(pid_t pid, uint64_t start_time);
 
 #endif

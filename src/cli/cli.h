@@ -12,15 +12,60 @@ struct cli_flag {
 	const char *name; /* without the leading "--" */
 	int id;
 	bool takes_value;
+	char short_name; /* runc's one-letter spelling ("-b DIR"), or 0 */
 };
 
 /*
- * Consume the option at argv[*i] ("--name value" or "--name=value", and
- * "-h" for help), advancing *i. Unknown flags and missing values are
- * CORDON_E_USAGE errors that name the flag.
+ * Consume the option at argv[*i] ("--name value" or "--name=value", a
+ * short "-b value" where the table has one, and "-h" for help), advancing
+ * *i. Unknown flags and missing values are CORDON_E_USAGE errors that name
+ * the flag.
  */
 int cli_flag_next(const struct cli_flag *flags, int argc, char **argv, int *i, int *id,
 		  const char **value, struct cordon_error *err);
+
+/* The global flags (before the command): --root, --log, --log-format, --debug. */
+struct cli_global {
+	const char *root; /* absolute, or NULL: the caller's default state root */
+	bool debug;
+};
+extern struct cli_global cli_global;
+
+/*
+ * The OCI commands' arguments: flags anywhere before "--", up to `max`
+ * positional arguments into pos (n_pos set). A flag's id and value go to
+ * apply; help sets *help.
+ */
+typedef int (*cli_apply_fn)(void *ctx, int id, const char *value, struct cordon_error *err);
+int cli_parse_args(const struct cli_flag *flags, int help_id, int argc, char **argv,
+		   cli_apply_fn apply, void *ctx, const char **pos, int max, int *n_pos,
+		   struct cordon_error *err);
+/* Print the error (and log it) and return CORDON_EXIT_FAILURE. */
+int cli_fail(const struct cordon_error *err);
+
+/* `create`, `run --bundle`: the bundle's spec, validated, with the id. */
+struct cli_bundle_args {
+	const char *bundle;
+	const char *pid_file;
+	const char *console_socket;
+	bool detach;
+	bool help;
+	const char *id;
+};
+int cli_bundle_load(const struct cli_bundle_args *args, struct cordon_spec *spec,
+		    struct cordon_error *err);
+int cli_write_pid_file(const char *path, pid_t pid, struct cordon_error *err);
+/* SIGNAL as a name (TERM, SIGTERM, RTMIN+2) or a number. */
+int cli_signal_parse(const char *text, int *sig, struct cordon_error *err);
+
+int cli_create(int argc, char **argv);
+int cli_start(int argc, char **argv);
+int cli_state(int argc, char **argv);
+int cli_kill(int argc, char **argv);
+int cli_delete(int argc, char **argv);
+int cli_list(int argc, char **argv);
+/* `cordon run --bundle DIR ID`: argv as given to run. */
+int cli_run_bundle(int argc, char **argv);
 
 int cli_run_parse(int argc, char **argv, struct cordon_spec *spec, bool *help,
 		  struct cordon_error *err);

@@ -3,6 +3,8 @@
 
 #include "cli.h"
 
+struct cli_global cli_global;
+
 int cli_flag_next(const struct cli_flag *flags, int argc, char **argv, int *i, int *id,
 		  const char **value, struct cordon_error *err)
 {
@@ -11,6 +13,21 @@ int cli_flag_next(const struct cli_flag *flags, int argc, char **argv, int *i, i
 
 	if (strcmp(arg, "-h") == 0)
 		arg = "--help";
+	if (arg[0] == '-' && arg[1] && arg[1] != '-' && !arg[2]) {
+		for (const struct cli_flag *f = flags; f->name; f++) {
+			if (f->short_name != arg[1])
+				continue;
+			*id = f->id;
+			(*i)++;
+			*value = NULL;
+			if (!f->takes_value)
+				return 0;
+			if (*i >= argc)
+				return cordon_error_set(err, CORDON_E_USAGE, 0, "%s needs a value", arg);
+			*value = argv[(*i)++];
+			return 0;
+		}
+	}
 	if (strncmp(arg, "--", 2) != 0)
 		return cordon_error_set(err, CORDON_E_USAGE, 0, "unknown option '%s'", arg);
 	arg += 2;
@@ -39,4 +56,43 @@ int cli_flag_next(const struct cli_flag *flags, int argc, char **argv, int *i, i
 		return 0;
 	}
 	return cordon_error_set(err, CORDON_E_USAGE, 0, "unknown option '--%.*s'", (int)len, arg);
+}
+
+int cli_parse_args(const struct cli_flag *flags, int help_id, int argc, char **argv,
+		   cli_apply_fn apply, void *ctx, const char **pos, int max, int *n_pos,
+		   struct cordon_error *err)
+{
+	bool only_pos = false;
+
+	*n_pos = 0;
+	for (int i = 0; i < argc;) {
+		const char *value;
+		int id;
+
+		if (!only_pos && strcmp(argv[i], "--") == 0) {
+			only_pos = true;
+			i++;
+			continue;
+		}
+		if (only_pos || argv[i][0] != '-' || argv[i][1] == '\0') {
+			if (*n_pos >= max)
+				return cordon_error_set(err, CORDON_E_USAGE, 0,
+							"unexpected argument '%s'", argv[i]);
+			pos[(*n_pos)++] = argv[i++];
+			continue;
+		}
+		if (cli_flag_next(flags, argc, argv, &i, &id, &value, err) < 0)
+			return -1;
+		if (id == help_id)
+			return apply(ctx, id, NULL, err) < 0 ? -1 : 1;
+		if (apply(ctx, id, value, err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+int cli_fail(const struct cordon_error *err)
+{
+	cordon_error_print(err);
+	return CORDON_EXIT_FAILURE;
 }

@@ -5,45 +5,138 @@
 #include "cli.h"
 
 static const char usage[] =
-	"Usage: cordon COMMAND [OPTIONS]\n"
+	"Usage: cordon [GLOBAL OPTIONS] COMMAND [OPTIONS]\n"
 	"\n"
 	"Commands:\n"
-	"  run       run a command in a disposable sandbox\n"
+	"  run       run a command in a disposable sandbox (or a bundle: run --bundle DIR ID)\n"
+	"  create    create a container from an OCI bundle; it waits for start\n"
+	"  start     start a created container\n"
+	"  state     print a container's OCI state\n"
+	"  kill      send a signal to a container\n"
+	"  delete    remove a stopped container\n"
+	"  list      list containers\n"
 	"  sweep     remove the remains of sandboxes whose supervisor died\n"
 	"  spec      write a default OCI config.json into a bundle\n"
 	"  features  print the OCI runtime features document\n"
 	"  help      this text\n"
 	"\n"
-	"  --version print the version\n"
+	"Global options:\n"
+	"  --root DIR                 state root (default /run/cordon as root,\n"
+	"                             $XDG_RUNTIME_DIR/cordon otherwise)\n"
+	"  --log FILE                 also write errors and warnings to FILE\n"
+	"  --log-format text|json     format of the log (json: one object per line)\n"
+	"  --debug                    debug messages\n"
+	"  --version                  print the version\n"
 	"\n"
 	"See cordon(1) and cordon-run(1).\n";
+
+enum global_flag { G_ROOT, G_LOG, G_LOG_FORMAT, G_DEBUG, G_HELP, G_VERSION };
+
+static const struct cli_flag global_flags[] = {
+	{ "root", G_ROOT, true, 0 },
+	{ "log", G_LOG, true, 0 },
+	{ "log-format", G_LOG_FORMAT, true, 0 },
+	{ "debug", G_DEBUG, false, 0 },
+	{ "help", G_HELP, false, 0 },
+	{ "version", G_VERSION, false, 'v' },
+	{ NULL, 0, false, 0 },
+};
+
+static const struct {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+} commands[] = {
+	{ "run", cli_run },	      { "create", cli_create }, { "start", cli_start },
+	{ "state", cli_state },	      { "kill", cli_kill },	{ "delete", cli_delete },
+	{ "list", cli_list },	      { "sweep", cli_sweep },	{ "spec", cli_spec },
+	{ "features", cli_features },
+};
+
+/* A relative --root is made absolute: the monitor leaves the caller's directory. */
+static char *absolute(const char *path)
+{
+	_cleanup_free_ char *cwd = NULL;
+
+	if (path[0] == '/')
+		return cordon_xstrdup(path);
+	cwd = getcwd(NULL, 0);
+	return cwd ? cordon_xasprintf("%s/%s", cwd, path) : cordon_xstrdup(path);
+}
+
+/* Global flags up to the command; returns the command's index, or -1 (err), or argc. */
+static int parse_global(int argc, char **argv, bool *help, bool *version, struct cordon_error *err)
+{
+	const char *log = NULL, *format = "text";
+	bool debug = false;
+	int i = 1;
+
+	while (i < argc && argv[i][0] == '-') {
+		const char *value;
+		int id;
+
+		if (cli_flag_next(global_flags, argc, argv, &i, &id, &value, err) < 0)
+			return -1;
+		switch (id) {
+		case G_ROOT:
+			if (!*value)
+				return cordon_error_set(err, CORDON_E_USAGE, 0,
+							"--root: empty path");
+			free((char *)cli_global.root);
+			cli_global.root = absolute(value);
+			break;
+		case G_LOG:
+			log = value;
+			break;
+		case G_LOG_FORMAT:
+			format = value;
+			break;
+		case G_DEBUG:
+			debug = true;
+			break;
+		case G_HELP:
+			*help = true;
+			break;
+		case G_VERSION:
+			*version = true;
+			break;
+		}
+	}
+	if (strcmp(format, "text") != 0 && strcmp(format, "json") != 0)
+		return cordon_error_set(err, CORDON_E_USAGE, 0,
+					"--log-format: expected text or json, got '%s'", format);
+	cli_global.debug = debug;
+	if (cordon_log_configure(log,
+				 strcmp(format, "json") == 0 ? CORDON_LOG_JSON : CORDON_LOG_TEXT,
+				 debug, err) < 0)
+		return -1;
+	return i;
+}
 
 int main(int argc, char **argv)
 {
 	struct cordon_error err = { 0 };
-	const char *cmd = argc > 1 ? argv[1] : NULL;
+	bool help = false, version = false;
+	int i = parse_global(argc, argv, &help, &version, &err);
+	const char *cmd;
 
+	if (i < 0)
+		return cli_fail(&err);
+	cmd = i < argc ? argv[i] : NULL;
+	if (version || (cmd && strcmp(cmd, "version") == 0)) {
+		printf("cordon version %s\n", CORDON_VERSION);
+		return 0;
+	}
+	if (help || (cmd && strcmp(cmd, "help") == 0)) {
+		fputs(usage, stdout);
+		return 0;
+	}
 	if (!cmd) {
 		fputs(usage, stderr);
 		return CORDON_EXIT_FAILURE;
 	}
-	if (strcmp(cmd, "run") == 0)
-		return cli_run(argc - 2, argv + 2);
-	if (strcmp(cmd, "sweep") == 0)
-		return cli_sweep(argc - 2, argv + 2);
-	if (strcmp(cmd, "spec") == 0)
-		return cli_spec(argc - 2, argv + 2);
-	if (strcmp(cmd, "features") == 0)
-		return cli_features(argc - 2, argv + 2);
-	if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
-		fputs(usage, stdout);
-		return 0;
-	}
-	if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) {
-		printf("cordon version %s\n", CORDON_VERSION);
-		return 0;
-	}
+	for (size_t k = 0; k < ARRAY_SIZE(commands); k++)
+		if (strcmp(cmd, commands[k].name) == 0)
+			return commands[k].fn(argc - i - 1, argv + i + 1);
 	cordon_error_set(&err, CORDON_E_USAGE, 0, "unknown command '%s' (see cordon help)", cmd);
-	cordon_error_print(&err);
-	return CORDON_EXIT_FAILURE;
+	return cli_fail(&err);
 }

@@ -402,6 +402,40 @@ int cli_run_parse(int argc, char **argv, struct cordon_spec *spec, bool *help,
 	return 0;
 }
 
+/* Does this flag (without its value) take a value in either form of run? */
+static bool takes_value(const char *arg)
+{
+	static const char *const bundle_flags[] = { "--pid-file", "--console-socket" };
+
+	if (strncmp(arg, "--", 2) != 0 || strchr(arg, '='))
+		return false;
+	for (size_t i = 0; i < ARRAY_SIZE(bundle_flags); i++)
+		if (strcmp(arg, bundle_flags[i]) == 0)
+			return true;
+	for (const struct cli_flag *f = run_flags; f->name; f++)
+		if (f->takes_value && strcmp(f->name, arg + 2) == 0)
+			return true;
+	return false;
+}
+
+/* `cordon run --bundle DIR ID` (or -b) is the OCI command; anything else is cordon's own. */
+static bool wants_bundle(int argc, char **argv)
+{
+	for (int i = 0; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (strcmp(a, "-b") == 0 || strcmp(a, "--bundle") == 0 ||
+		    strncmp(a, "--bundle=", 9) == 0)
+			return true;
+		/* The first word that is not an option: ROOTFS or CMD, options end. */
+		if (strcmp(a, "--") == 0 || a[0] != '-' || a[1] == '\0')
+			return false;
+		if (takes_value(a))
+			i++;
+	}
+	return false;
+}
+
 int cli_run(int argc, char **argv)
 {
 	struct cordon_spec spec;
@@ -410,6 +444,8 @@ int cli_run(int argc, char **argv)
 	bool help;
 	int code;
 
+	if (wants_bundle(argc, argv))
+		return cli_run_bundle(argc, argv);
 	cordon_spec_init(&spec);
 	if (cli_run_parse(argc, argv, &spec, &help, &err) < 0 ||
 	    (!help && cordon_spec_finalize(&spec, &err) < 0)) {
@@ -441,7 +477,9 @@ int cli_run(int argc, char **argv)
 		cordon_warn("--allow-host-loopback: the sandbox can reach services on the host's "
 			    "loopback (development only)");
 	fflush(stdout);
-	code = cordon_sandbox_run(&spec, &result);
+	code = cordon_sandbox_run_opts(
+		&spec, &(struct cordon_sandbox_opts){ .state_root = cli_global.root, .notify_fd = -1 },
+		&result);
 	if (result.failed)
 		cordon_error_print(&result.error);
 	if (spec.result_json && cordon_result_write(spec.result_json, spec.id, &result, &err) < 0) {

@@ -21,7 +21,7 @@ int cli_sweep(int argc, char **argv)
 		cordon_error_print(&err);
 		return CORDON_EXIT_FAILURE;
 	}
-	root = cordon_state_root_open(NULL, NULL, &err);
+	root = cordon_state_root_open(cli_global.root, NULL, &err);
 	if (root < 0) {
 		cordon_error_print(&err);
 		return CORDON_EXIT_FAILURE;

@@ -1,7 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
+#include <fcntl.h>
 #include <string.h>
+#include <time.h>
 
 #include "cordon/core.h"
+
+static struct {
+	int fd; /* the --log file, or -1 */
+	enum cordon_log_format format;
+	bool debug;
+	bool stderr_off; /* a detached monitor with a log file */
+} log_cfg = { .fd = -1 };
 
 static const char *const code_names[CORDON_CODE_COUNT] = {
 	[CORDON_OK] = "CORDON_OK",
@@ -64,25 +73,135 @@ void cordon_error_message(const struct cordon_error *err, char *buf, size_t len)
 		snprintf(buf, len, "%s", err->msg);
 }
 
+int cordon_log_configure(const char *path, enum cordon_log_format format, bool debug,
+			 struct cordon_error *err)
+{
+	log_cfg.format = format;
+	log_cfg.debug = debug;
+	if (!path)
+		return 0;
+	/* O_APPEND: the monitor and later commands add to the same file. */
+	log_cfg.fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOCTTY, 0600);
+	if (log_cfg.fd < 0)
+		return cordon_error_set(err, CORDON_E_USAGE, errno, "--log %s", path);
+	return 0;
+}
+
+void cordon_log_detach_stderr(void)
+{
+	if (log_cfg.fd >= 0)
+		log_cfg.stderr_off = true;
+}
+
+/* RFC 3339 in UTC with nanoseconds, as runc's logrus writes it. */
+static void rfc3339_now(char *buf, size_t len)
+{
+	struct timespec ts;
+	struct tm tm;
+	char base[32];
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	strftime(base, sizeof(base), "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(buf, len, "%s.%09ldZ", base, ts.tv_nsec);
+}
+
+/* A JSON string body: quotes, backslashes and control characters escaped. */
+static size_t json_escape(const char *s, char *out, size_t cap)
+{
+	size_t n = 0;
+
+	for (; *s && n + 7 < cap; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\') {
+			out[n++] = '\\';
+			out[n++] = (char)c;
+		} else if (c < 0x20) {
+			n += (size_t)snprintf(out + n, cap - n, "\\u%04x", c);
+		} else {
+			out[n++] = (char)c;
+		}
+	}
+	out[n] = '\0';
+	return n;
+}
+
+/* One log line (msg has no newline) in the configured format, to fd. */
+static void log_line(int fd, enum cordon_log_format format, const char *level, const char *text)
+{
+	char line[3072];
+	int n;
+
+	if (format == CORDON_LOG_JSON) {
+		char esc[2400], when[48];
+
+		json_escape(text, esc, sizeof(esc));
+		rfc3339_now(when, sizeof(when));
+		n = snprintf(line, sizeof(line), "{\"level\":\"%s\",\"msg\":\"%s\",\"time\":\"%s\"}\n",
+			     level, esc, when);
+	} else {
+		n = snprintf(line, sizeof(line), "cordon: %s\n", text);
+	}
+	if (n > 0)
+		cordon_write_all(fd, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+}
+
+/* text: "CODE: message" or "warning: message"; the level for JSON lines. */
+static void log_emit(const char *level, const char *text, const char *json_text)
+{
+	if (log_cfg.fd >= 0) {
+		if (!log_cfg.stderr_off)
+			log_line(STDERR_FILENO, CORDON_LOG_TEXT, level, text);
+		log_line(log_cfg.fd, log_cfg.format, level,
+			 log_cfg.format == CORDON_LOG_JSON ? json_text : text);
+		return;
+	}
+	log_line(STDERR_FILENO, log_cfg.format, level,
+		 log_cfg.format == CORDON_LOG_JSON ? json_text : text);
+}
+
 void cordon_error_print(const struct cordon_error *err)
 {
-	char msg[1024];
+	char msg[1024], text[1100];
 
 	cordon_error_message(err, msg, sizeof(msg));
 	/* One line, always: a multi-line reason would break log parsers. */
 	for (char *p = msg; *p; p++)
 		if (*p == '\n' || *p == '\r')
 			*p = ' ';
-	fprintf(stderr, "cordon: %s: %s\n", cordon_code_name(err->code), msg);
+	snprintf(text, sizeof(text), "%s: %s", cordon_code_name(err->code), msg);
+	log_emit("error", text, text);
+}
+
+static void vlog(const char *level, const char *fmt, va_list ap)
+{
+	char msg[1024], text[1100];
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	for (char *p = msg; *p; p++)
+		if (*p == '\n' || *p == '\r')
+			*p = ' ';
+	snprintf(text, sizeof(text), "%s: %s", level, msg);
+	log_emit(level, text, msg);
 }
 
 void cordon_warn(const char *fmt, ...)
 {
-	char msg[1024];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	vlog("warning", fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "cordon: warning: %s\n", msg);
+}
+
+void cordon_debug(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!log_cfg.debug)
+		return;
+	va_start(ap, fmt);
+	vlog("debug", fmt, ap);
+	va_end(ap);
 }

@@ -118,9 +118,10 @@ int cordon_fs_build(const struct cordon_spec *spec, const struct cordon_fs_host 
 	 * Read-only last: mount points were created above through this very
 	 * mount. Only the root mount itself: /tmp, /dev and rw binds stay rw.
 	 * nodev and nosuid hold for the rootfs in every mode: a device node or
-	 * setuid file in an untrusted image must not be usable.
+	 * setuid file in an untrusted image must not be usable. A bundle whose
+	 * root.readonly is false gets its rootfs writable, as runc does.
 	 */
-	if (!spec->overlay)
+	if (!spec->overlay && (!spec->oci || spec->oci->root_readonly))
 		root_attrs |= MOUNT_ATTR_RDONLY;
 	if (fs_setattr(root, root_attrs, "rootfs", err) < 0)
 		return -1;

@@ -31,6 +31,7 @@
 
 /* What the workload sends its init when it cannot reach execve. */
 struct exec_report {
+	int32_t host_pid; /* the first report: the workload's pid in the host's /proc */
 	int32_t exit_code;
 	int32_t errnum;
 	uint32_t code;
@@ -208,6 +209,17 @@ static _Noreturn void workload_main(const struct child_ctx *ctx, int ready_fd, i
 			      "creating the workload's network namespace");
 	if (limit_user_namespaces(&err) < 0)
 		workload_fail(report_fd, CORDON_EXIT_FAILURE, err.code, err.errnum, "%s", err.msg);
+	/*
+	 * Our pid as the host knows it (for the OCI state), read while the
+	 * host's /proc is still the visible one: its /proc/self names us by it.
+	 */
+	{
+		char buf[24];
+		ssize_t n = readlink("/proc/self", buf, sizeof(buf) - 1);
+
+		buf[n > 0 ? n : 0] = '\0';
+		done.host_pid = (int32_t)strtol(buf, NULL, 10);
+	}
 	/* Tell init the host's /proc is no longer needed: it may pivot. */
 	if (cordon_write_all(report_fd, &done, sizeof(done)) < 0)
 		_exit(CORDON_EXIT_FAILURE);
@@ -339,8 +351,11 @@ static int workload_write_maps(const struct child_ctx *ctx, pid_t workload,
 	return 0;
 }
 
-/* Wait for the workload's report that it no longer needs the host's /proc. */
-static void wait_workload_ready(const struct child_ctx *ctx, pid_t workload, int report_fd)
+/*
+ * Wait for the workload's report that it no longer needs the host's /proc;
+ * returns its host pid.
+ */
+static pid_t wait_workload_ready(const struct child_ctx *ctx, pid_t workload, int report_fd)
 {
 	struct cordon_error err = { 0 };
 	struct exec_report rep;
@@ -353,6 +368,7 @@ static void wait_workload_ready(const struct child_ctx *ctx, pid_t workload, int
 				 "the workload vanished");
 		setup_failed(ctx, &err);
 	}
+	return rep.host_pid;
 }
 
 /* The workload could not reach execve: pass its reason on and end. */
@@ -464,6 +480,40 @@ static int gateway_finish(const struct child_ctx *ctx, struct cordon_error *err)
 	return cordon_link_wait_configured(CORDON_GW_UPLINK_IF, up.ipv6, UPLINK_WAIT_MS, err);
 }
 
+/*
+ * Announce "created" and wait for SYNC_START. Returns false when the
+ * workload died first (killed while created: its report pipe hangs up);
+ * the init loop then reaps it and reports its status. A supervisor that
+ * is gone ends the sandbox.
+ */
+static bool wait_for_start(const struct child_ctx *ctx, pid_t workload_host_pid, int report_fd)
+{
+	struct sync_msg msg = { .type = SYNC_CREATED, .status = workload_host_pid };
+	struct pollfd p[2] = { { .fd = ctx->sync_fd, .events = POLLIN },
+			       { .fd = report_fd, .events = POLLIN } };
+
+	if (sync_send(ctx->sync_fd, &msg, NULL, 0) < 0)
+		_exit(CORDON_EXIT_FAILURE);
+	for (;;) {
+		if (poll(p, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			_exit(CORDON_EXIT_FAILURE);
+		}
+		if (p[0].revents) {
+			size_t n_fds = 0;
+
+			if (sync_recv(ctx->sync_fd, &msg, NULL, &n_fds) <= 0)
+				_exit(CORDON_EXIT_FAILURE);
+			if (msg.type == SYNC_START)
+				return true;
+			continue;
+		}
+		if (p[1].revents)
+			return false;
+	}
+}
+
 _Noreturn void sandbox_child(const struct child_ctx *ctx)
 {
 	struct cordon_fs_options fs_opts = { .in_userns = ctx->userns };
@@ -476,8 +526,12 @@ _Noreturn void sandbox_child(const struct child_ctx *ctx)
 	int report_fd = -1, release_fd = -1, root;
 	bool net = ctx->spec->net.enabled;
 	sigset_t set;
-	pid_t workload;
+	pid_t workload, workload_host_pid;
 	ssize_t r;
+
+	for (size_t i = 0; i < ARRAY_SIZE(ctx->close_fds); i++)
+		if (ctx->close_fds[i] >= 0)
+			close(ctx->close_fds[i]);
 
 	r = sync_recv(ctx->sync_fd, &msg, fds, &n_fds);
 	if (r <= 0 || msg.type != SYNC_GO)
@@ -546,7 +600,7 @@ _Noreturn void sandbox_child(const struct child_ctx *ctx)
 		setup_failed(ctx, &err);
 	cordon_fs_host_close(&host);
 	/* The pivot takes the host's /proc away: the workload must be done with it. */
-	wait_workload_ready(ctx, workload, report_fd);
+	workload_host_pid = wait_workload_ready(ctx, workload, report_fd);
 	/* Its report also says its network namespace exists: link it to ours. */
 	if (net && cordon_gateway_link(workload, &err) < 0) {
 		kill(workload, SIGKILL);
@@ -567,15 +621,20 @@ _Noreturn void sandbox_child(const struct child_ctx *ctx)
 		kill(workload, SIGKILL);
 		setup_failed(ctx, &err);
 	}
-	/* A workload that already failed reports why below; the write just fails. */
-	(void)!write(release_fd, "g", 1);
-	close(release_fd);
+	/* Created: the supervisor records it and says when (at once, or at `cordon start`). */
+	if (wait_for_start(ctx, workload_host_pid, report_fd)) {
+		/* A workload that already failed reports why below; the write just fails. */
+		(void)!write(release_fd, "g", 1);
+		close(release_fd);
 
-	/* EOF means execve succeeded (the report pipe is close-on-exec). */
-	r = read(report_fd, &rep, sizeof(rep));
-	close(report_fd);
-	if (r == (ssize_t)sizeof(rep))
-		report_workload_failure(ctx, workload, &rep);
+		/* EOF means execve succeeded (the report pipe is close-on-exec). */
+		r = read(report_fd, &rep, sizeof(rep));
+		close(report_fd);
+		if (r == (ssize_t)sizeof(rep))
+			report_workload_failure(ctx, workload, &rep);
+		msg = (struct sync_msg){ .type = SYNC_RUNNING };
+		sync_send(ctx->sync_fd, &msg, NULL, 0);
+	}
 
 	sigemptyset(&set);
 	sigaddset(&set, SIGCHLD);

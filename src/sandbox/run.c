@@ -27,33 +27,6 @@
  */
 #define NS_FLAGS (CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWUTS | CLONE_NEWIPC)
 
-struct output {
-	int fd;       /* read end, -1 when closed */
-	int dest;     /* STDOUT_FILENO or STDERR_FILENO */
-	uint64_t *bytes;
-};
-
-struct supervisor {
-	const struct cordon_spec *spec;
-	struct cordon_result *result;
-	struct cordon_state *state;
-	struct cordon_cgroup cgroup;
-	int pidfd;
-	int sigfd;
-	int timerfd;
-	int sync_fd;
-	int epfd;
-	pid_t child;
-	bool child_done;
-	int child_status;    /* waitid status of the init process */
-	bool have_exit;      /* SYNC_EXITED arrived */
-	int workload_status; /* its wait status */
-	bool term_sent;
-	uint64_t forwarded;  /* bytes of output passed on */
-	struct output out[2];
-	struct sandbox_net net; /* with an allowlist */
-};
-
 static int block_signals(sigset_t *old, sigset_t *set)
 {
 	sigemptyset(set);
@@ -85,11 +58,28 @@ static int arm_timer(int timerfd, uint64_t ms)
 	return timerfd_settime(timerfd, 0, &its, NULL);
 }
 
+static void kill_init(struct supervisor *sv)
+{
+	if (sv->pidfd >= 0 && !sv->child_done)
+		cordon_pidfd_send_signal(sv->pidfd, SIGKILL);
+}
+
 static void record_message(struct supervisor *sv, const struct sync_msg *msg)
 {
 	struct cordon_result *res = sv->result;
 
 	switch (msg->type) {
+	case SYNC_CREATED:
+		if (!sv->created && lifecycle_created(sv, (pid_t)msg->status, &res->error) < 0) {
+			/* Not recorded, so not startable: end it, the error stands. */
+			res->failed = true;
+			res->exit_code = CORDON_EXIT_FAILURE;
+			kill_init(sv);
+		}
+		break;
+	case SYNC_RUNNING:
+		lifecycle_running(sv);
+		break;
 	case SYNC_EXITED:
 		sv->have_exit = true;
 		sv->workload_status = msg->status;
@@ -246,6 +236,8 @@ static int supervise(struct supervisor *sv, struct cordon_error *err)
 				forward_output(sv, &sv->out[1]);
 			else if (tag == &sv->net.pasta_pidfd)
 				handle_uplink_exit(sv);
+			else if (tag == &sv->listen_fd)
+				lifecycle_accept(sv);
 			else if (sv->net.proxy && !sv->child_done)
 				cordon_dnsproxy_handle(sv->net.proxy, tag, evs[i].events);
 		}
@@ -390,6 +382,7 @@ static int run(struct supervisor *sv, struct cordon_error *err)
 	struct clone_args args = { 0 };
 	struct child_ctx ctx = {
 		.spec = spec, .plan = &plan, .userns = userns, .rootful = geteuid() == 0,
+		.close_fds = { sv->notify_fd, sv->state->dir_fd },
 	};
 	_cleanup_close_ int child_sync = -1;
 	int sp[2], wr[2] = { -1, -1 };
@@ -497,8 +490,17 @@ static int run(struct supervisor *sv, struct cordon_error *err)
 
 int cordon_sandbox_run(const struct cordon_spec *spec, struct cordon_result *result)
 {
+	const struct cordon_sandbox_opts opts = { .notify_fd = -1 };
+
+	return cordon_sandbox_run_opts(spec, &opts, result);
+}
+
+int cordon_sandbox_run_opts(const struct cordon_spec *spec, const struct cordon_sandbox_opts *opts,
+			    struct cordon_result *result)
+{
 	struct supervisor sv = {
 		.spec = spec,
+		.opts = opts,
 		.result = result,
 		.pidfd = -1,
 		.sigfd = -1,
@@ -506,6 +508,9 @@ int cordon_sandbox_run(const struct cordon_spec *spec, struct cordon_result *res
 		.sync_fd = -1,
 		.epfd = -1,
 		.out = { { .fd = -1 }, { .fd = -1 } },
+		.notify_fd = opts->notify_fd,
+		.listen_fd = -1,
+		.start_client = -1,
 	};
 	struct cordon_state state;
 	uint64_t t0 = cordon_now_mono_us();
@@ -515,7 +520,7 @@ int cordon_sandbox_run(const struct cordon_spec *spec, struct cordon_result *res
 	sandbox_net_init(&sv.net, spec, result);
 	sv.state = &state;
 	sv.cgroup.v2_fd = -1;
-	r = cordon_state_create(&state, spec, &result->error);
+	r = cordon_state_create(&state, opts->state_root, spec, opts->kept, &result->error);
 	if (r == 0) {
 		r = run(&sv, &result->error);
 		if (r < 0 && sv.pidfd >= 0 && !sv.child_done) {
@@ -526,12 +531,14 @@ int cordon_sandbox_run(const struct cordon_spec *spec, struct cordon_result *res
 		sandbox_net_finish(&sv.net);
 		cordon_cgroup_stats(&sv.cgroup, &result->cgroup);
 		cordon_cgroup_destroy(&sv.cgroup);
-		cordon_state_remove(&state);
 	}
 	if (r < 0) {
 		result->failed = true;
 		result->exit_code = CORDON_EXIT_FAILURE;
 	}
+	/* The state (stopped, or gone) and whoever waits for the outcome. */
+	lifecycle_finish(&sv);
+	cordon_closep(&sv.notify_fd);
 	cordon_closep(&sv.pidfd);
 	cordon_closep(&sv.sigfd);
 	cordon_closep(&sv.timerfd);

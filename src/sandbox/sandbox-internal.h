@@ -8,6 +8,7 @@
 #include "cordon/fs.h"
 #include "cordon/nethelper.h"
 #include "cordon/sandbox.h"
+#include "cordon/state.h"
 #include "cordon/userns.h"
 
 /* Messages on the SOCK_SEQPACKET sync socket, one datagram each. */
@@ -18,6 +19,9 @@ enum sync_type {
 	SYNC_EXITED,       /* init → supervisor: the workload's wait status */
 	SYNC_NET,          /* init → supervisor: gateway netns, nft, DNS udp, tcp, userns (fds) */
 	SYNC_UPLINK,       /* supervisor → init: struct sync_uplink in text */
+	SYNC_CREATED,      /* init → supervisor: set up, the workload (host pid in status) waits */
+	SYNC_START,        /* supervisor → init: release the workload */
+	SYNC_RUNNING,      /* init → supervisor: the workload's execve succeeded */
 };
 
 struct sync_msg {
@@ -44,6 +48,7 @@ struct child_ctx {
 	int sync_fd;
 	int stdout_fd; /* pipe write ends when output is counted, else -1 */
 	int stderr_fd;
+	int close_fds[2]; /* the supervisor's own fds the init must not keep, or -1 */
 };
 
 /* The supervisor's side of allowlisted egress (net.c). */
@@ -75,6 +80,60 @@ void sandbox_net_finish(struct sandbox_net *n);
 /* netjson.c: inside an open map, the keys of the "network" object. */
 void sandbox_json_net_policy(yajl_gen g, const struct cordon_spec *spec);
 void sandbox_json_net_outcome(yajl_gen g, const struct cordon_net_report *rep);
+
+struct output {
+	int fd;   /* read end, -1 when closed */
+	int dest; /* STDOUT_FILENO or STDERR_FILENO */
+	uint64_t *bytes;
+};
+
+/* One sandbox's supervisor (run.c), whether `cordon run` or the monitor of `cordon create`. */
+struct supervisor {
+	const struct cordon_spec *spec;
+	const struct cordon_sandbox_opts *opts;
+	struct cordon_result *result;
+	struct cordon_state *state;
+	struct cordon_cgroup cgroup;
+	int pidfd;
+	int sigfd;
+	int timerfd;
+	int sync_fd;
+	int epfd;
+	pid_t child;
+	bool child_done;
+	int child_status;    /* waitid status of the init process */
+	bool have_exit;      /* SYNC_EXITED arrived */
+	int workload_status; /* its wait status */
+	bool term_sent;
+	uint64_t forwarded;  /* bytes of output passed on */
+	struct output out[2];
+	struct sandbox_net net; /* with an allowlist */
+
+	/* The lifecycle (lifecycle.c). */
+	bool created;        /* SYNC_CREATED arrived and was recorded */
+	bool start_sent;     /* SYNC_START went to the init */
+	int notify_fd;       /* create: the waiting `cordon create`, until told */
+	int listen_fd;       /* create: the control socket `cordon start` connects to */
+	int start_client;    /* the `cordon start` waiting for the outcome, or -1 */
+};
+
+/* Requests on the monitor's control socket and their answer. */
+enum monitor_request { MONITOR_START = 1 };
+
+struct monitor_reply {
+	uint32_t code; /* CORDON_OK or the error's code */
+	int32_t errnum;
+	char msg[768];
+};
+
+/* SYNC_CREATED: record it in the state, tell `cordon create`, start unless asked to wait. */
+int lifecycle_created(struct supervisor *sv, pid_t workload, struct cordon_error *err);
+/* SYNC_RUNNING: record it, answer `cordon start`. */
+void lifecycle_running(struct supervisor *sv);
+/* The control socket is readable: one request. */
+void lifecycle_accept(struct supervisor *sv);
+/* The end, however it came: state stopped (or removed), waiting callers answered. */
+void lifecycle_finish(struct supervisor *sv);
 
 /* The sandbox's pid 1: setup, spawn the workload, reap, report. */
 _Noreturn void sandbox_child(const struct child_ctx *ctx);

@@ -2,6 +2,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <yajl/yajl_gen.h>
@@ -10,6 +11,7 @@
 #include "cordon/state.h"
 
 #define STATE_FILE "state.json"
+#define STATE_TMP "state.json.tmp"
 #define CGROUPS_FILE "cgroups"
 #define SWEEP_BUDGET 16
 
@@ -76,58 +78,202 @@ int cordon_state_root_open(const char *override, char **path_out, struct cordon_
 	return fd;
 }
 
-static int write_state_json(int dirfd, const struct cordon_spec *spec, struct cordon_error *err)
+const char *cordon_status_name(enum cordon_status status)
+{
+	switch (status) {
+	case CORDON_STATUS_CREATING:
+		return "creating";
+	case CORDON_STATUS_CREATED:
+		return "created";
+	case CORDON_STATUS_RUNNING:
+		return "running";
+	case CORDON_STATUS_STOPPED:
+		break;
+	}
+	return "stopped";
+}
+
+void cordon_state_info_free(struct cordon_state_info *info)
+{
+	free(info->bundle);
+	cordon_strv_free(info->annotations);
+	memset(info, 0, sizeof(*info));
+}
+
+int cordon_pidfd_verified(pid_t pid, uint64_t start_time)
+{
+	int fd;
+
+	if (pid <= 0)
+		return -ESRCH;
+	fd = cordon_pidfd_open(pid);
+	if (fd < 0)
+		return -errno;
+	/* Checked after the pidfd pins the process: a recycled pid is refused. */
+	if (cordon_proc_start_time(pid) != start_time) {
+		close(fd);
+		return -ESRCH;
+	}
+	return fd;
+}
+
+static void gen_key(yajl_gen g, const char *k)
+{
+	yajl_gen_string(g, (const unsigned char *)k, strlen(k));
+}
+
+static void gen_str(yajl_gen g, const char *k, const char *v)
+{
+	gen_key(g, k);
+	yajl_gen_string(g, (const unsigned char *)v, strlen(v));
+}
+
+static void gen_int(yajl_gen g, const char *k, long long v)
+{
+	gen_key(g, k);
+	yajl_gen_integer(g, v);
+}
+
+static char *state_json(const char *id, const struct cordon_state_info *info)
 {
 	yajl_gen g = yajl_gen_alloc(NULL);
 	const unsigned char *buf;
 	size_t len;
-	pid_t pid = getpid();
 	char host[256] = "";
-	int r;
+	char *out;
 
 	gethostname(host, sizeof(host) - 1);
 	yajl_gen_map_open(g);
-#define KEY(k) yajl_gen_string(g, (const unsigned char *)(k), strlen(k))
-#define STR(v) yajl_gen_string(g, (const unsigned char *)(v), strlen(v))
-	KEY("ociVersion");
-	STR("1.2.0");
-	KEY("id");
-	STR(spec->id);
-	KEY("status");
-	STR("running");
-	KEY("bundle");
-	STR(spec->rootfs);
-	KEY("owner_pid");
-	yajl_gen_integer(g, pid);
-	KEY("owner_start_time");
-	yajl_gen_integer(g, (long long)cordon_proc_start_time(pid));
-	KEY("host");
-	STR(host);
-	KEY("created_ms");
-	yajl_gen_integer(g, (long long)cordon_now_wall_ms());
-#undef KEY
-#undef STR
+	gen_str(g, "ociVersion", CORDON_OCI_VERSION);
+	gen_str(g, "id", id);
+	gen_str(g, "status", cordon_status_name(info->status));
+	gen_int(g, "pid", info->pid);
+	gen_str(g, "bundle", info->bundle ? info->bundle : "");
+	gen_key(g, "annotations");
+	yajl_gen_map_open(g);
+	for (size_t i = 0; i < info->n_annotations; i++)
+		gen_str(g, info->annotations[2 * i], info->annotations[2 * i + 1]);
+	yajl_gen_map_close(g);
+	gen_key(g, "kept");
+	yajl_gen_bool(g, info->kept);
+	gen_int(g, "pid_start_time", (long long)info->pid_start);
+	gen_int(g, "init_pid", info->init_pid);
+	gen_int(g, "init_start_time", (long long)info->init_start);
+	gen_int(g, "owner_pid", info->owner_pid);
+	gen_int(g, "owner_start_time", (long long)info->owner_start);
+	gen_str(g, "host", host);
+	gen_int(g, "created_ms", (long long)info->created_ms);
+	if (info->has_exit)
+		gen_int(g, "exit_status", info->exit_status);
 	yajl_gen_map_close(g);
 	yajl_gen_get_buf(g, &buf, &len);
-	{
-		_cleanup_close_ int fd =
-			openat(dirfd, STATE_FILE, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-
-		r = fd < 0 ? -errno : cordon_write_all(fd, buf, len);
-	}
+	out = cordon_xmalloc(len + 1);
+	memcpy(out, buf, len);
+	out[len] = '\0';
 	yajl_gen_free(g);
+	return out;
+}
+
+/* Write STATE_FILE.tmp and rename it over STATE_FILE. */
+static int write_state(int dirfd, const char *id, const struct cordon_state_info *info,
+		       struct cordon_error *err)
+{
+	_cleanup_free_ char *json = state_json(id, info);
+	int r;
+
+	{
+		_cleanup_close_ int fd = openat(dirfd, STATE_TMP, O_WRONLY | O_CREAT | O_TRUNC |
+								  O_NOFOLLOW | O_CLOEXEC, 0600);
+
+		r = fd < 0 ? -errno : cordon_write_all(fd, json, strlen(json));
+	}
+	if (r == 0 && renameat(dirfd, STATE_TMP, dirfd, STATE_FILE) < 0)
+		r = -errno;
 	if (r < 0)
-		return cordon_error_set(err, CORDON_E_STATE, -r, "writing state of %s", spec->id);
+		return cordon_error_set(err, CORDON_E_STATE, -r, "writing state of %s", id);
 	return 0;
 }
 
-int cordon_state_create(struct cordon_state *state, const struct cordon_spec *spec,
-			struct cordon_error *err)
+static long long get_int(yajl_val tree, const char *key)
 {
-	_cleanup_close_ int dir = -1;
+	const char *path[] = { key, NULL };
+	yajl_val v = yajl_tree_get(tree, path, yajl_t_number);
+
+	return v && YAJL_IS_INTEGER(v) ? YAJL_GET_INTEGER(v) : 0;
+}
+
+static int parse_state(const char *id, const char *text, struct cordon_state_info *info,
+		       struct cordon_error *err)
+{
+	const char *status_path[] = { "status", NULL }, *bundle_path[] = { "bundle", NULL };
+	const char *ann_path[] = { "annotations", NULL }, *kept_path[] = { "kept", NULL };
+	const char *exit_path[] = { "exit_status", NULL };
+	yajl_val tree = yajl_tree_parse(text, NULL, 0), v;
+	const char *st;
+
+	memset(info, 0, sizeof(*info));
+	if (!tree || !YAJL_IS_OBJECT(tree)) {
+		yajl_tree_free(tree);
+		return cordon_error_set(err, CORDON_E_STATE, 0, "container %s: state.json is corrupt",
+					id);
+	}
+	v = yajl_tree_get(tree, status_path, yajl_t_string);
+	st = v ? YAJL_GET_STRING(v) : "";
+	info->status = strcmp(st, "creating") == 0  ? CORDON_STATUS_CREATING
+		       : strcmp(st, "created") == 0 ? CORDON_STATUS_CREATED
+		       : strcmp(st, "running") == 0 ? CORDON_STATUS_RUNNING
+						    : CORDON_STATUS_STOPPED;
+	v = yajl_tree_get(tree, kept_path, yajl_t_true);
+	info->kept = v != NULL;
+	info->pid = (pid_t)get_int(tree, "pid");
+	info->pid_start = (uint64_t)get_int(tree, "pid_start_time");
+	info->init_pid = (pid_t)get_int(tree, "init_pid");
+	info->init_start = (uint64_t)get_int(tree, "init_start_time");
+	info->owner_pid = (pid_t)get_int(tree, "owner_pid");
+	info->owner_start = (uint64_t)get_int(tree, "owner_start_time");
+	info->created_ms = (uint64_t)get_int(tree, "created_ms");
+	v = yajl_tree_get(tree, exit_path, yajl_t_number);
+	if (v && YAJL_IS_INTEGER(v)) {
+		info->has_exit = true;
+		info->exit_status = (int)YAJL_GET_INTEGER(v);
+	}
+	v = yajl_tree_get(tree, bundle_path, yajl_t_string);
+	info->bundle = cordon_xstrdup(v ? YAJL_GET_STRING(v) : "");
+	v = yajl_tree_get(tree, ann_path, yajl_t_object);
+	for (size_t i = 0, n = 0; v && i < YAJL_GET_OBJECT(v)->len; i++) {
+		yajl_val val = YAJL_GET_OBJECT(v)->values[i];
+
+		if (!YAJL_IS_STRING(val))
+			continue;
+		cordon_strv_push(&info->annotations, &n, YAJL_GET_OBJECT(v)->keys[i]);
+		cordon_strv_push(&info->annotations, &n, YAJL_GET_STRING(val));
+		info->n_annotations++;
+	}
+	yajl_tree_free(tree);
+	return 0;
+}
+
+static int lock_dir(int dir, bool exclusive, const char *id, struct cordon_error *err)
+{
+	int r;
+
+	do
+		r = flock(dir, exclusive ? LOCK_EX : LOCK_SH);
+	while (r < 0 && errno == EINTR);
+	if (r < 0)
+		return cordon_error_set(err, CORDON_E_STATE, errno, "locking container %s", id);
+	return 0;
+}
+
+int cordon_state_create(struct cordon_state *state, const char *root, const struct cordon_spec *spec,
+			bool kept, struct cordon_error *err)
+{
+	struct cordon_state_info *info = &state->info;
+	pid_t pid = getpid();
 
 	memset(state, 0, sizeof(*state));
-	state->root_fd = cordon_state_root_open(NULL, NULL, err);
+	state->dir_fd = -1;
+	state->root_fd = cordon_state_root_open(root, NULL, err);
 	if (state->root_fd < 0)
 		return -1;
 	/* Bounded: a start-up never pays for more than a few stale entries. */
@@ -139,18 +285,152 @@ int cordon_state_create(struct cordon_state *state, const struct cordon_spec *sp
 		cordon_closep(&state->root_fd);
 		if (e == EEXIST)
 			return cordon_error_set(err, CORDON_E_STATE, 0,
-						"--name %s: a sandbox with this id exists", spec->id);
+						"%s %s: a sandbox with this id exists",
+						spec->oci ? "container" : "--name", spec->id);
 		return cordon_error_set(err, CORDON_E_STATE, e, "creating state for %s", spec->id);
 	}
 	state->created = true;
-	dir = openat(state->root_fd, spec->id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (dir < 0 || write_state_json(dir, spec, err) < 0) {
-		if (dir < 0)
-			cordon_error_set(err, CORDON_E_STATE, errno, "opening state of %s", spec->id);
+	state->dir_fd = openat(state->root_fd, spec->id,
+			       O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (state->dir_fd < 0) {
+		cordon_error_set(err, CORDON_E_STATE, errno, "opening state of %s", spec->id);
+		cordon_state_remove(state);
+		return -1;
+	}
+	/* Taken before state.json exists: a command on this id waits for "created". */
+	if (lock_dir(state->dir_fd, true, spec->id, err) < 0) {
+		cordon_state_remove(state);
+		return -1;
+	}
+	info->status = CORDON_STATUS_CREATING;
+	info->kept = kept;
+	info->owner_pid = pid;
+	info->owner_start = cordon_proc_start_time(pid);
+	info->created_ms = cordon_now_wall_ms();
+	if (spec->oci) {
+		info->bundle = cordon_xstrdup(spec->oci->bundle);
+		size_t n = 0;
+
+		for (size_t i = 0; i < 2 * spec->oci->n_annotations; i++)
+			cordon_strv_push(&info->annotations, &n, spec->oci->annotations[i]);
+		info->n_annotations = spec->oci->n_annotations;
+	} else {
+		info->bundle = cordon_xstrdup(spec->rootfs);
+	}
+	if (cordon_state_save(state, err) < 0) {
 		cordon_state_remove(state);
 		return -1;
 	}
 	return 0;
+}
+
+int cordon_state_save(struct cordon_state *state, struct cordon_error *err)
+{
+	return write_state(state->dir_fd, state->id, &state->info, err);
+}
+
+void cordon_state_unlock(struct cordon_state *state)
+{
+	/* Explicitly: the sandbox's init holds a copy of this open file. */
+	if (state->dir_fd >= 0)
+		flock(state->dir_fd, LOCK_UN);
+}
+
+int cordon_state_open(struct cordon_state *state, const char *root, const char *id, bool exclusive,
+		      struct cordon_error *err)
+{
+	_cleanup_free_ char *text = NULL;
+	int r;
+
+	memset(state, 0, sizeof(*state));
+	state->dir_fd = -1;
+	if (!cordon_id_valid(id))
+		return cordon_error_set(err, CORDON_E_USAGE, 0,
+					"container id '%s': an id is [A-Za-z0-9][A-Za-z0-9_.-]{0,63}",
+					id);
+	state->root_fd = cordon_state_root_open(root, NULL, err);
+	if (state->root_fd < 0)
+		return -1;
+	snprintf(state->id, sizeof(state->id), "%s", id);
+	state->dir_fd = openat(state->root_fd, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (state->dir_fd < 0) {
+		int e = errno;
+
+		cordon_state_close(state);
+		if (e == ENOENT)
+			return cordon_error_set(err, CORDON_E_STATE, 0, "container %s does not exist",
+						id);
+		return cordon_error_set(err, CORDON_E_STATE, e, "opening state of %s", id);
+	}
+	if (lock_dir(state->dir_fd, exclusive, id, err) < 0) {
+		cordon_state_close(state);
+		return -1;
+	}
+	r = cordon_read_file_at(state->dir_fd, STATE_FILE, &text, NULL);
+	if (r < 0) {
+		cordon_state_close(state);
+		/* Removed while we waited for the lock: it is gone. */
+		if (r == -ENOENT)
+			return cordon_error_set(err, CORDON_E_STATE, 0, "container %s does not exist",
+						id);
+		return cordon_error_set(err, CORDON_E_STATE, -r, "reading state of %s", id);
+	}
+	if (parse_state(id, text, &state->info, err) < 0) {
+		cordon_state_close(state);
+		return -1;
+	}
+	return 0;
+}
+
+void cordon_state_close(struct cordon_state *state)
+{
+	cordon_closep(&state->dir_fd); /* releases the lock */
+	cordon_closep(&state->root_fd);
+	cordon_state_info_free(&state->info);
+}
+
+static bool process_alive(pid_t pid, uint64_t start)
+{
+	return pid > 0 && start != 0 && cordon_proc_start_time(pid) == start;
+}
+
+enum cordon_status cordon_state_status(const struct cordon_state_info *info)
+{
+	if (info->status == CORDON_STATUS_STOPPED)
+		return CORDON_STATUS_STOPPED;
+	if (!process_alive(info->owner_pid, info->owner_start))
+		return CORDON_STATUS_STOPPED;
+	if (info->status == CORDON_STATUS_RUNNING && !process_alive(info->pid, info->pid_start))
+		return CORDON_STATUS_STOPPED;
+	return info->status;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+char **cordon_state_ids(int root_fd)
+{
+	_cleanup_close_ int fd = dup(root_fd);
+	char **ids = NULL;
+	size_t n = 0;
+	struct dirent *de;
+	DIR *d;
+
+	if (fd >= 0 && (d = fdopendir(fd))) {
+		fd = -1;
+		rewinddir(d);
+		while ((de = readdir(d)))
+			if (de->d_name[0] != '.' && cordon_id_valid(de->d_name))
+				cordon_strv_push(&ids, &n, de->d_name);
+		closedir(d);
+	}
+	if (n)
+		qsort(ids, n, sizeof(*ids), cmp_str);
+	if (!ids)
+		ids = cordon_xcalloc(1, sizeof(*ids));
+	return ids;
 }
 
 int cordon_state_record_cgroups(struct cordon_state *state, const char *const *dirs, size_t n,
@@ -196,14 +476,47 @@ static void remove_cgroups(int dir)
 	}
 }
 
+size_t cordon_state_cgroup_pids(const struct cordon_state *state, pid_t **pids)
+{
+	_cleanup_free_ char *text = NULL;
+	char *save = NULL;
+	size_t n = 0;
+
+	*pids = NULL;
+	if (cordon_read_file_at(state->dir_fd, CGROUPS_FILE, &text, NULL) < 0)
+		return 0;
+	for (char *p = strtok_r(text, "\n", &save); p; p = strtok_r(NULL, "\n", &save)) {
+		_cleanup_free_ char *procs = NULL, *path = cordon_xasprintf("%s/cgroup.procs", p);
+		char *save2 = NULL;
+
+		if (cordon_read_file_at(AT_FDCWD, path, &procs, NULL) < 0)
+			continue;
+		for (char *q = strtok_r(procs, "\n", &save2); q; q = strtok_r(NULL, "\n", &save2)) {
+			uint64_t v;
+			bool seen = false;
+
+			if (cordon_parse_u64(q, &v) < 0 || v == 0 || v > INT32_MAX)
+				continue;
+			for (size_t i = 0; i < n && !seen; i++)
+				seen = (*pids)[i] == (pid_t)v;
+			if (seen)
+				continue;
+			*pids = cordon_xrealloc(*pids, (n + 1) * sizeof(**pids));
+			(*pids)[n++] = (pid_t)v;
+		}
+	}
+	return n;
+}
+
 static void remove_entry(int root_fd, const char *id)
 {
+	static const char *const files[] = { CGROUPS_FILE, STATE_FILE, STATE_TMP,
+					     CORDON_STATE_MONITOR_SOCKET };
 	_cleanup_close_ int dir = openat(root_fd, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
-	if (dir >= 0) {
-		unlinkat(dir, CGROUPS_FILE, 0);
-		unlinkat(dir, STATE_FILE, 0);
-	}
+	if (dir >= 0)
+		for (size_t i = 0; i < ARRAY_SIZE(files); i++)
+			unlinkat(dir, files[i], 0);
 	unlinkat(root_fd, id, AT_REMOVEDIR);
 }
 
@@ -212,42 +525,40 @@ void cordon_state_remove(struct cordon_state *state)
 	if (state->created)
 		remove_entry(state->root_fd, state->id);
 	state->created = false;
-	cordon_closep(&state->root_fd);
+	cordon_state_close(state);
 }
 
-/* True when the state names a live owner (same pid, same start time). */
-static bool owner_alive(int root_fd, const char *id)
+void cordon_state_destroy(struct cordon_state *state)
 {
-	_cleanup_close_ int dir = openat(root_fd, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	_cleanup_free_ char *buf = NULL;
-	const char *pid_path[] = { "owner_pid", NULL };
-	const char *start_path[] = { "owner_start_time", NULL };
-	yajl_val tree, pid_v, start_v;
-	bool alive = true; /* when in doubt, leave it */
-	struct stat st;
+	if (state->dir_fd >= 0)
+		remove_cgroups(state->dir_fd);
+	remove_entry(state->root_fd, state->id);
+	cordon_state_close(state);
+}
 
-	if (dir < 0)
-		return true;
+/*
+ * True when the entry must stay: its owner lives (same pid, same start
+ * time), it is a container of `cordon create` (only `cordon delete`
+ * removes those), or it cannot be read for sure.
+ */
+static bool entry_kept(int dir)
+{
+	_cleanup_free_ char *buf = NULL;
+	struct cordon_state_info info;
+	struct cordon_error err;
+	struct stat st;
+	bool keep;
+
 	if (cordon_read_file_at(dir, STATE_FILE, &buf, NULL) < 0) {
 		/* A directory without state: an owner between mkdir and write, or one
 		 * that died right there. Only an old one is reaped. */
-		if (fstat(dir, &st) == 0 && st.st_mtime + 60 < time(NULL))
-			return false;
-		return true;
+		return !(fstat(dir, &st) == 0 && st.st_mtime + 60 < time(NULL));
 	}
-	tree = yajl_tree_parse(buf, NULL, 0);
-	if (!tree)
+	if (parse_state("", buf, &info, &err) < 0)
 		return true;
-	pid_v = yajl_tree_get(tree, pid_path, yajl_t_number);
-	start_v = yajl_tree_get(tree, start_path, yajl_t_number);
-	if (pid_v && start_v && YAJL_IS_INTEGER(pid_v) && YAJL_IS_INTEGER(start_v)) {
-		long long pid = YAJL_GET_INTEGER(pid_v);
-		uint64_t start = cordon_proc_start_time((pid_t)pid);
-
-		alive = start != 0 && start == (uint64_t)YAJL_GET_INTEGER(start_v);
-	}
-	yajl_tree_free(tree);
-	return alive;
+	keep = info.kept || process_alive(info.owner_pid, info.owner_start);
+	cordon_state_info_free(&info);
+	return keep;
 }
 
 int cordon_state_sweep(int root_fd, unsigned budget)
@@ -264,18 +575,16 @@ int cordon_state_sweep(int root_fd, unsigned budget)
 		return 0;
 	fd = -1;
 	while (budget > 0 && (de = readdir(d))) {
+		_cleanup_close_ int dir = -1;
+
 		if (de->d_name[0] == '.' || !cordon_id_valid(de->d_name))
 			continue;
 		budget--;
-		if (owner_alive(root_fd, de->d_name))
+		dir = openat(root_fd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		/* A locked entry is being created or worked on by a command: not ours. */
+		if (dir < 0 || flock(dir, LOCK_EX | LOCK_NB) < 0 || entry_kept(dir))
 			continue;
-		{
-			_cleanup_close_ int dir = openat(root_fd, de->d_name,
-							 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-
-			if (dir >= 0)
-				remove_cgroups(dir);
-		}
+		remove_cgroups(dir);
 		remove_entry(root_fd, de->d_name);
 		removed++;
 	}

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /* `cordon run` argument parsing: the forms, the flag spellings, the errors. */
+#include <signal.h>
+
 #include "cli.h"
 #include "unit.h"
 
@@ -183,6 +185,95 @@ START_TEST(spec_args_errors)
 }
 END_TEST
 
+START_TEST(signal_names)
+{
+	static const struct {
+		const char *text;
+		int sig;
+	} ok[] = {
+		{ "TERM", SIGTERM }, { "SIGTERM", SIGTERM }, { "sigkill", SIGKILL }, { "hup", SIGHUP },
+		{ "9", 9 },	     { "USR1", SIGUSR1 },	{ "SIGWINCH", SIGWINCH },
+		{ "RTMIN", 0 },      { "RTMIN+2", 2 },	{ "SIGRTMAX-1", -1 },
+	};
+	static const char *const bad[] = { "FOO", "0", "65", "SIG", "", "TERM2", "RTMIN-1", "-9" };
+	struct cordon_error err;
+	int sig;
+
+	for (size_t i = 0; i < ARRAY_SIZE(ok); i++) {
+		int want = ok[i].sig;
+
+		if (strstr(ok[i].text, "RTMIN"))
+			want = SIGRTMIN + ok[i].sig;
+		else if (strstr(ok[i].text, "RTMAX"))
+			want = SIGRTMAX + ok[i].sig;
+		ck_assert_msg(cli_signal_parse(ok[i].text, &sig, &err) == 0, "%s refused", ok[i].text);
+		ck_assert_int_eq(sig, want);
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		ck_assert_msg(cli_signal_parse(bad[i], &sig, &err) < 0, "'%s' accepted", bad[i]);
+		ck_assert_int_eq(err.code, CORDON_E_USAGE);
+	}
+}
+END_TEST
+
+enum { T_ALL, T_BUNDLE, T_HELP };
+
+static const struct cli_flag oci_flags[] = {
+	{ "all", T_ALL, false, 'a' },
+	{ "bundle", T_BUNDLE, true, 'b' },
+	{ "help", T_HELP, false, 0 },
+	{ NULL, 0, false, 0 },
+};
+
+struct seen {
+	bool all, help;
+	const char *bundle;
+};
+
+static int record(void *ctx, int id, const char *value, struct cordon_error *err)
+{
+	struct seen *s = ctx;
+
+	(void)err;
+	if (id == T_ALL)
+		s->all = true;
+	else if (id == T_BUNDLE)
+		s->bundle = value;
+	else
+		s->help = true;
+	return 0;
+}
+
+START_TEST(oci_args)
+{
+	char *argv1[] = { "-b", "/b", "id", "-a", NULL };
+	char *argv2[] = { "--bundle=/c", "--", "-id-", NULL };
+	char *argv3[] = { "id", "x", "y", NULL };
+	char *argv4[] = { "-b", NULL };
+	char *argv5[] = { "-z", "id", NULL };
+	const char *pos[2];
+	struct cordon_error err;
+	struct seen s = { 0 };
+	int n;
+
+	ck_assert_int_eq(cli_parse_args(oci_flags, T_HELP, 4, argv1, record, &s, pos, 2, &n, &err), 0);
+	ck_assert(s.all);
+	ck_assert_str_eq(s.bundle, "/b");
+	ck_assert_int_eq(n, 1);
+	ck_assert_str_eq(pos[0], "id");
+	memset(&s, 0, sizeof(s));
+	ck_assert_int_eq(cli_parse_args(oci_flags, T_HELP, 3, argv2, record, &s, pos, 2, &n, &err), 0);
+	ck_assert_str_eq(s.bundle, "/c");
+	ck_assert_str_eq(pos[0], "-id-");
+	ck_assert_int_lt(cli_parse_args(oci_flags, T_HELP, 3, argv3, record, &s, pos, 2, &n, &err), 0);
+	ck_assert(strstr(err.msg, "'y'"));
+	ck_assert_int_lt(cli_parse_args(oci_flags, T_HELP, 1, argv4, record, &s, pos, 2, &n, &err), 0);
+	ck_assert(strstr(err.msg, "-b needs a value"));
+	ck_assert_int_lt(cli_parse_args(oci_flags, T_HELP, 2, argv5, record, &s, pos, 2, &n, &err), 0);
+	ck_assert(strstr(err.msg, "-z"));
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("cli");
@@ -199,6 +290,8 @@ static Suite *suite(void)
 	tc = tcase_create("spec");
 	tcase_add_test(tc, spec_args);
 	tcase_add_test(tc, spec_args_errors);
+	tcase_add_test(tc, signal_names);
+	tcase_add_test(tc, oci_args);
 	suite_add_tcase(s, tc);
 	return s;
 }

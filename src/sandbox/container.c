@@ -1,0 +1,434 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * The OCI lifecycle commands (docs/oci.md): create forks the monitor;
+ * start, state, kill and delete act on a container through its state
+ * directory, each holding the directory's lock, so that commands on one
+ * id are serialized.
+ */
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <yajl/yajl_gen.h>
+
+#include "sandbox-internal.h"
+
+/* How long delete waits for a killed container's monitor to finish. */
+#define MONITOR_EXIT_WAIT_MS 10000
+
+/* The monitor: a detached process of this binary that supervises one container. */
+static _Noreturn void monitor_main(const struct cordon_spec *spec, const char *root, int notify_fd)
+{
+	const struct cordon_sandbox_opts opts = {
+		.state_root = root,
+		.wait_start = true,
+		.kept = true,
+		.notify_fd = notify_fd,
+	};
+	struct cordon_result result;
+	int code;
+
+	/* Its own session: the caller's terminal and process group are not its. */
+	setsid();
+	/* Never pin the caller's working directory (paths in spec are absolute). */
+	if (chdir("/") < 0)
+		_exit(CORDON_EXIT_FAILURE);
+	cordon_log_detach_stderr();
+	code = cordon_sandbox_run_opts(spec, &opts, &result);
+	/* Failures before "created" went to `cordon create`; later ones are the exit status. */
+	cordon_result_free(&result);
+	_exit(code);
+}
+
+int cordon_container_create(const struct cordon_spec *spec, const char *root, pid_t *pid,
+			    struct cordon_error *err)
+{
+	_cleanup_close_ int rd = -1, wr = -1;
+	struct sync_msg msg;
+	int p[2];
+	pid_t monitor;
+	ssize_t r;
+
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return cordon_error_set(err, CORDON_E_INTERNAL, errno, "pipe");
+	rd = p[0];
+	wr = p[1];
+	fflush(stdout);
+	fflush(stderr);
+	monitor = fork();
+	if (monitor < 0)
+		return cordon_error_set(err, CORDON_E_INTERNAL, errno, "forking the monitor");
+	if (monitor == 0) {
+		close(rd);
+		monitor_main(spec, root, wr);
+	}
+	cordon_closep(&wr);
+	do
+		r = read(rd, &msg, sizeof(msg));
+	while (r < 0 && errno == EINTR);
+	if (r != (ssize_t)sizeof(msg)) {
+		int status = 0;
+
+		waitpid(monitor, &status, 0);
+		return cordon_error_set(err, CORDON_E_INTERNAL, 0,
+					"the monitor ended before the container was created "
+					"(status %d)",
+					WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+	}
+	msg.text[sizeof(msg.text) - 1] = '\0';
+	if (msg.type != SYNC_CREATED) {
+		/* Reap it: it removed what it made and exits now. */
+		waitpid(monitor, NULL, 0);
+		return cordon_error_set(err,
+					msg.code < CORDON_CODE_COUNT ? (enum cordon_code)msg.code :
+								       CORDON_E_INTERNAL,
+					msg.errnum, "%s", msg.text);
+	}
+	*pid = (pid_t)msg.status;
+	return 0;
+}
+
+static int not_in_status(const struct cordon_state *state, enum cordon_status status,
+			 const char *what, struct cordon_error *err)
+{
+	return cordon_error_set(err, CORDON_E_STATE, 0, "container %s is %s: %s", state->id,
+				cordon_status_name(status), what);
+}
+
+int cordon_container_start(const char *root, const char *id, struct cordon_error *err)
+{
+	struct cordon_state state;
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct monitor_reply rep;
+	uint32_t req = MONITOR_START;
+	_cleanup_close_ int fd = -1;
+	enum cordon_status status;
+	ssize_t r;
+
+	if (cordon_state_open(&state, root, id, true, err) < 0)
+		return -1;
+	status = cordon_state_status(&state.info);
+	if (status != CORDON_STATUS_CREATED) {
+		not_in_status(&state, status, "only a created container can be started", err);
+		cordon_state_close(&state);
+		return -1;
+	}
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "/proc/self/fd/%d/%s", state.dir_fd,
+		 CORDON_STATE_MONITOR_SOCKET);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    send(fd, &req, sizeof(req), MSG_NOSIGNAL) != (ssize_t)sizeof(req)) {
+		cordon_error_set(err, CORDON_E_STATE, errno, "container %s: reaching its monitor",
+				 id);
+		cordon_state_close(&state);
+		return -1;
+	}
+	/* The lock stays held until the answer: a second start waits, then sees "running". */
+	do
+		r = recv(fd, &rep, sizeof(rep), 0);
+	while (r < 0 && errno == EINTR);
+	cordon_state_close(&state);
+	if (r != (ssize_t)sizeof(rep))
+		return cordon_error_set(err, CORDON_E_STATE, r < 0 ? errno : 0,
+					"container %s: the monitor ended without an answer", id);
+	rep.msg[sizeof(rep.msg) - 1] = '\0';
+	if (rep.code != CORDON_OK)
+		return cordon_error_set(err,
+					rep.code < CORDON_CODE_COUNT ? (enum cordon_code)rep.code :
+								       CORDON_E_INTERNAL,
+					rep.errnum, "%s", rep.msg);
+	return 0;
+}
+
+static void gen_string(yajl_gen g, const char *s)
+{
+	yajl_gen_string(g, (const unsigned char *)s, strlen(s));
+}
+
+static void rfc3339(uint64_t ms, char *buf, size_t len)
+{
+	time_t t = (time_t)(ms / 1000);
+	struct tm tm;
+	char base[32];
+
+	gmtime_r(&t, &tm);
+	strftime(base, sizeof(base), "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(buf, len, "%s.%03uZ", base, (unsigned)(ms % 1000));
+}
+
+/* The OCI state object (runtime-spec "Query State"), plus runc's "created". */
+static void gen_state(yajl_gen g, const struct cordon_state *state)
+{
+	const struct cordon_state_info *info = &state->info;
+	enum cordon_status status = cordon_state_status(info);
+	char created[48];
+
+	yajl_gen_map_open(g);
+	gen_string(g, "ociVersion");
+	gen_string(g, CORDON_OCI_VERSION);
+	gen_string(g, "id");
+	gen_string(g, state->id);
+	gen_string(g, "status");
+	gen_string(g, cordon_status_name(status));
+	/* A stopped container has no process: runc says 0 as well. */
+	gen_string(g, "pid");
+	yajl_gen_integer(g, status == CORDON_STATUS_STOPPED ? 0 : info->pid);
+	gen_string(g, "bundle");
+	gen_string(g, info->bundle ? info->bundle : "");
+	gen_string(g, "annotations");
+	yajl_gen_map_open(g);
+	for (size_t i = 0; i < info->n_annotations; i++) {
+		gen_string(g, info->annotations[2 * i]);
+		gen_string(g, info->annotations[2 * i + 1]);
+	}
+	yajl_gen_map_close(g);
+	rfc3339(info->created_ms, created, sizeof(created));
+	gen_string(g, "created");
+	gen_string(g, created);
+	/* cordon's addition: how the container process ended, once it has. */
+	if (status == CORDON_STATUS_STOPPED && info->has_exit) {
+		gen_string(g, "exitStatus");
+		yajl_gen_integer(g, info->exit_status);
+	}
+	yajl_gen_map_close(g);
+}
+
+static char *gen_finish(yajl_gen g)
+{
+	const unsigned char *buf;
+	size_t len;
+	char *out;
+
+	yajl_gen_get_buf(g, &buf, &len);
+	out = cordon_xmalloc(len + 1);
+	memcpy(out, buf, len);
+	out[len] = '\0';
+	yajl_gen_free(g);
+	return out;
+}
+
+char *cordon_container_state(const char *root, const char *id, struct cordon_error *err)
+{
+	struct cordon_state state;
+	yajl_gen g;
+
+	if (cordon_state_open(&state, root, id, false, err) < 0)
+		return NULL;
+	g = yajl_gen_alloc(NULL);
+	yajl_gen_config(g, yajl_gen_beautify, 1);
+	yajl_gen_config(g, yajl_gen_indent_string, "  ");
+	gen_state(g, &state);
+	cordon_state_close(&state);
+	return gen_finish(g);
+}
+
+static int signal_process(pid_t pid, uint64_t start, int sig)
+{
+	int fd = cordon_pidfd_verified(pid, start), r;
+
+	if (fd < 0)
+		return fd;
+	r = cordon_pidfd_send_signal(fd, sig) < 0 ? -errno : 0;
+	close(fd);
+	return r;
+}
+
+/* Every process of the container: its cgroups' members, but the init (it relays). */
+static int signal_all(const struct cordon_state *state, int sig)
+{
+	const struct cordon_state_info *info = &state->info;
+	_cleanup_free_ pid_t *pids = NULL;
+	size_t n;
+
+	/* SIGKILL of the init ends its pid namespace: every process, no race. */
+	if (sig == SIGKILL)
+		return signal_process(info->init_pid, info->init_start, SIGKILL);
+	n = cordon_state_cgroup_pids(state, &pids);
+	if (n == 0) /* no cgroup to enumerate: the container process */
+		return signal_process(info->pid, info->pid_start, sig);
+	for (size_t i = 0; i < n; i++)
+		if (pids[i] != info->init_pid)
+			kill(pids[i], sig);
+	return 0;
+}
+
+int cordon_container_kill(const char *root, const char *id, int sig, bool all,
+			  struct cordon_error *err)
+{
+	struct cordon_state state;
+	enum cordon_status status;
+	int r;
+
+	if (cordon_state_open(&state, root, id, true, err) < 0)
+		return -1;
+	status = cordon_state_status(&state.info);
+	if (status != CORDON_STATUS_CREATED && status != CORDON_STATUS_RUNNING) {
+		not_in_status(&state, status, "no process to signal", err);
+		cordon_state_close(&state);
+		return -1;
+	}
+	r = all ? signal_all(&state, sig) :
+		  signal_process(state.info.pid, state.info.pid_start, sig);
+	cordon_state_close(&state);
+	if (r == -ESRCH)
+		return cordon_error_set(err, CORDON_E_STATE, 0,
+					"container %s is stopped: no process to signal", id);
+	if (r < 0)
+		return cordon_error_set(err, CORDON_E_STATE, -r, "container %s: signal %d", id,
+					sig);
+	return 0;
+}
+
+/* After the init's SIGKILL: the supervisor finishes (cgroups, state) and exits. */
+static void wait_owner_exit(const struct cordon_state_info *info)
+{
+	_cleanup_close_ int fd = cordon_pidfd_verified(info->owner_pid, info->owner_start);
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	if (fd < 0)
+		return;
+	if (poll(&p, 1, MONITOR_EXIT_WAIT_MS) == 1)
+		return;
+	/* A monitor that hangs is ours to end: the container is gone already. */
+	cordon_pidfd_send_signal(fd, SIGKILL);
+	poll(&p, 1, 1000);
+}
+
+int cordon_container_delete(const char *root, const char *id, bool force, struct cordon_error *err)
+{
+	struct cordon_state state;
+	enum cordon_status status;
+
+	if (cordon_state_open(&state, root, id, true, err) < 0)
+		return -1;
+	status = cordon_state_status(&state.info);
+	if (status == CORDON_STATUS_RUNNING && !force) {
+		not_in_status(&state, status, "stop it first, or delete --force", err);
+		cordon_state_close(&state);
+		return -1;
+	}
+	if (status != CORDON_STATUS_STOPPED)
+		signal_process(state.info.init_pid, state.info.init_start, SIGKILL);
+	wait_owner_exit(&state.info);
+	cordon_state_destroy(&state);
+	return 0;
+}
+
+int cordon_container_list(const char *root, bool json, bool quiet, struct cordon_error *err)
+{
+	_cleanup_close_ int root_fd = cordon_state_root_open(root, NULL, err);
+	_cleanup_strv_ char **ids = NULL;
+	yajl_gen g = NULL;
+
+	if (root_fd < 0)
+		return -1;
+	ids = cordon_state_ids(root_fd);
+	if (json) {
+		g = yajl_gen_alloc(NULL);
+		yajl_gen_array_open(g);
+	} else if (!quiet) {
+		printf("%-24s %-8s %-10s %-40s %s\n", "ID", "PID", "STATUS", "BUNDLE", "CREATED");
+	}
+	for (char **id = ids; *id; id++) {
+		struct cordon_state state;
+		struct cordon_error ignored;
+		enum cordon_status status;
+		char created[48];
+
+		/* Gone meanwhile, or someone else's: not listed. */
+		if (cordon_state_open(&state, root, *id, false, &ignored) < 0)
+			continue;
+		status = cordon_state_status(&state.info);
+		rfc3339(state.info.created_ms, created, sizeof(created));
+		if (json)
+			gen_state(g, &state);
+		else if (quiet)
+			printf("%s\n", state.id);
+		else
+			printf("%-24s %-8d %-10s %-40s %s\n", state.id,
+			       status == CORDON_STATUS_STOPPED ? 0 : (int)state.info.pid,
+			       cordon_status_name(status), state.info.bundle, created);
+		cordon_state_close(&state);
+	}
+	if (json) {
+		_cleanup_free_ char *text = NULL;
+
+		yajl_gen_array_close(g);
+		text = gen_finish(g);
+		printf("%s\n", text);
+	}
+	return 0;
+}
+
+/* Mount destinations cordon makes itself, whatever the config says of them. */
+static bool provided_mount(const char *dest)
+{
+	static const char *const provided[] = { "/proc",    "/dev",	   "/dev/pts",
+						"/dev/shm", "/dev/mqueue", "/tmp" };
+
+	for (size_t i = 0; i < ARRAY_SIZE(provided); i++)
+		if (strcmp(dest, provided[i]) == 0)
+			return true;
+	return false;
+}
+
+/* One range mapping the workload's id to the caller's: what cordon does rootless anyway. */
+static bool own_map(const struct cordon_oci_idmap *map, size_t n, uint32_t inside, uint32_t outside)
+{
+	return n == 1 && map[0].container_id == inside && map[0].host_id == outside &&
+	       map[0].size == 1;
+}
+
+void cordon_container_warn_unapplied(const struct cordon_spec *spec)
+{
+	const struct cordon_oci *oci = spec->oci;
+	const struct cordon_resources *res = &oci->resources;
+
+	for (size_t i = 0; i < oci->n_warnings; i++)
+		cordon_warn("%s", oci->warnings[i]);
+	for (size_t i = 0; i < oci->n_mounts; i++)
+		if (!provided_mount(oci->mounts[i].destination))
+			cordon_warn("mounts[%zu] %s: not mounted (cordon provides /proc, /dev and "
+				    "/tmp itself; bundle mounts are not applied yet)",
+				    i, oci->mounts[i].destination);
+	for (size_t k = 0; k < CORDON_OCI_HOOK_COUNT; k++)
+		if (oci->n_hooks[k])
+			cordon_warn("hooks: %zu hook(s) not run (cordon runs no hooks yet)",
+				    oci->n_hooks[k]);
+	if (oci->n_devices)
+		cordon_warn("linux.devices: not created (cordon's /dev has null, zero, full, "
+			    "random, urandom and tty)");
+	if ((oci->n_uid_map || oci->n_gid_map) &&
+	    !(geteuid() != 0 && own_map(oci->uid_map, oci->n_uid_map, spec->uid, geteuid()) &&
+	      own_map(oci->gid_map, oci->n_gid_map, spec->gid, getegid())))
+		cordon_warn("linux.uidMappings/gidMappings: not applied (cordon maps ids itself)");
+	for (size_t i = 0; i < CORDON_OCI_NS_COUNT; i++)
+		if (oci->ns_path[i] && oci->ns_path[i][0])
+			cordon_warn(
+				"linux.namespaces: path %s not joined (cordon creates new ones)",
+				oci->ns_path[i]);
+	if (oci->n_sysctl)
+		cordon_warn("linux.sysctl: not applied");
+	if (oci->cgroups_path)
+		cordon_warn("linux.cgroupsPath %s: not applied (the cgroup is cordon-ID below the "
+			    "caller's)",
+			    oci->cgroups_path);
+	if (res->cpu_shares || res->cpus || res->mems || res->memory_reservation > 0 ||
+	    res->n_devices)
+		cordon_warn("linux.resources: only memory.limit/swap, cpu.quota/period and "
+			    "pids.limit are applied");
+	if (oci->n_additional_gids)
+		cordon_warn("process.user.additionalGids: not applied");
+	if (oci->has_umask)
+		cordon_warn("process.user.umask: not applied");
+	if (oci->has_oom_score_adj)
+		cordon_warn("process.oomScoreAdj: not applied");
+	if (oci->domainname && oci->domainname[0])
+		cordon_warn("domainname: not applied");
+	if (oci->has_personality)
+		cordon_warn("linux.personality: not applied");
+}

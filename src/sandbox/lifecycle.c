@@ -1,0 +1,171 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * The supervisor's side of the OCI lifecycle: creating → created →
+ * running → stopped, recorded in the state directory as it happens.
+ *
+ * `cordon run` passes through every state without waiting. The monitor
+ * of `cordon create` tells the waiting create command once the sandbox
+ * is created, then holds the workload (blocked before execve) until a
+ * `cordon start` connects to its control socket, and answers that start
+ * once execve succeeded or failed.
+ */
+#include <fcntl.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include "sandbox-internal.h"
+
+/* The control socket in the container's state directory, bound through the fd. */
+static int listen_control(struct supervisor *sv, struct cordon_error *err)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &sv->listen_fd };
+	_cleanup_close_ int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+
+	if (fd < 0)
+		return cordon_error_set(err, CORDON_E_STATE, errno, "control socket");
+	/* Through /proc/self/fd: a long --root never overflows sun_path. */
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "/proc/self/fd/%d/%s", sv->state->dir_fd,
+		 CORDON_STATE_MONITOR_SOCKET);
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 8) < 0)
+		return cordon_error_set(err, CORDON_E_STATE, errno, "control socket of %s",
+					sv->state->id);
+	if (epoll_ctl(sv->epfd, EPOLL_CTL_ADD, fd, &ev) < 0)
+		return cordon_error_set(err, CORDON_E_INTERNAL, errno, "epoll_ctl");
+	sv->listen_fd = TAKE_FD(fd);
+	return 0;
+}
+
+static void send_start(struct supervisor *sv)
+{
+	struct sync_msg go = { .type = SYNC_START };
+
+	sv->start_sent = true;
+	sync_send(sv->sync_fd, &go, NULL, 0);
+}
+
+/* Tell the waiting `cordon create` (once): created (with the pid) or why not. */
+static void notify_creator(struct supervisor *sv, const struct cordon_error *failure)
+{
+	struct sync_msg msg = { .type = SYNC_CREATED, .status = (int32_t)sv->state->info.pid };
+
+	if (sv->notify_fd < 0)
+		return;
+	if (failure) {
+		msg.type = SYNC_SETUP_FAILED;
+		msg.code = failure->code;
+		msg.errnum = failure->errnum;
+		snprintf(msg.text, sizeof(msg.text), "%s", failure->msg);
+	}
+	cordon_write_all(sv->notify_fd, &msg, sizeof(msg));
+	cordon_closep(&sv->notify_fd);
+}
+
+static void reply(int *client, const struct cordon_error *failure)
+{
+	struct monitor_reply rep = { .code = CORDON_OK };
+
+	if (*client < 0)
+		return;
+	if (failure) {
+		rep.code = failure->code;
+		rep.errnum = failure->errnum;
+		snprintf(rep.msg, sizeof(rep.msg), "%s", failure->msg);
+	}
+	send(*client, &rep, sizeof(rep), MSG_NOSIGNAL);
+	cordon_closep(client);
+}
+
+int lifecycle_created(struct supervisor *sv, pid_t workload, struct cordon_error *err)
+{
+	struct cordon_state_info *info = &sv->state->info;
+
+	info->status = CORDON_STATUS_CREATED;
+	info->pid = workload;
+	info->pid_start = cordon_proc_start_time(workload);
+	info->init_pid = sv->child;
+	info->init_start = cordon_proc_start_time(sv->child);
+	if (sv->opts->wait_start && listen_control(sv, err) < 0)
+		return -1;
+	if (cordon_state_save(sv->state, err) < 0)
+		return -1;
+	sv->created = true;
+	/* From here commands on this id may proceed: it is created. */
+	cordon_state_unlock(sv->state);
+	notify_creator(sv, NULL);
+	if (!sv->opts->wait_start)
+		send_start(sv);
+	return 0;
+}
+
+void lifecycle_running(struct supervisor *sv)
+{
+	struct cordon_error err = { 0 };
+
+	sv->state->info.status = CORDON_STATUS_RUNNING;
+	if (cordon_state_save(sv->state, &err) < 0)
+		cordon_error_print(&err);
+	reply(&sv->start_client, NULL);
+}
+
+void lifecycle_accept(struct supervisor *sv)
+{
+	struct cordon_error err = { 0 };
+	struct timeval tv = { .tv_sec = 1 };
+	uint32_t req = 0;
+	int fd = accept4(sv->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+
+	if (fd < 0)
+		return;
+	/* A client that connects and says nothing must not stall the supervisor. */
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	if (recv(fd, &req, sizeof(req), 0) != (ssize_t)sizeof(req) || req != MONITOR_START) {
+		cordon_error_set(&err, CORDON_E_USAGE, 0, "unknown request to the monitor");
+		reply(&fd, &err);
+		return;
+	}
+	if (sv->start_sent || sv->start_client >= 0 || sv->child_done) {
+		cordon_error_set(&err, CORDON_E_STATE, 0, "container %s: already started",
+				 sv->state->id);
+		reply(&fd, &err);
+		return;
+	}
+	sv->start_client = fd;
+	send_start(sv);
+}
+
+void lifecycle_finish(struct supervisor *sv)
+{
+	struct cordon_result *res = sv->result;
+	struct cordon_state *state = sv->state;
+	struct cordon_error ended = { 0 };
+	const struct cordon_error *why = &res->error;
+
+	if (!res->failed) {
+		cordon_error_set(&ended, CORDON_E_STATE, 0,
+				 "container %s: exited with status %d before it was started",
+				 state->id, res->exit_code);
+		why = &ended;
+	}
+	notify_creator(sv, why);
+	reply(&sv->start_client, why);
+	if (sv->listen_fd >= 0) {
+		cordon_closep(&sv->listen_fd);
+		if (state->dir_fd >= 0)
+			unlinkat(state->dir_fd, CORDON_STATE_MONITOR_SOCKET, 0);
+	}
+	if (state->root_fd < 0)
+		return; /* the id was never claimed */
+	if (!sv->created || !state->info.kept) {
+		cordon_state_remove(state);
+		return;
+	}
+	state->info.status = CORDON_STATUS_STOPPED;
+	state->info.has_exit = true;
+	state->info.exit_status = res->exit_code;
+	if (cordon_state_save(state, &ended) < 0)
+		cordon_error_print(&ended);
+	cordon_state_close(state);
+}

@@ -1,0 +1,328 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# shellcheck disable=SC2317 # cases are called through each_mode
+# e2e: the OCI runtime command line (docs/oci.md): create, start, state,
+# kill, delete, list and run --bundle on bundles made with `cordon spec`.
+#
+# Every case uses its own state root (--root): other cordon runs on this
+# host (older binaries among them) sweep the default root, and a stopped
+# container's state must stay until `cordon delete`. The root must be
+# empty when a case ends, on top of lib.sh's leftover checks.
+. "$(dirname "$0")/lib.sh"
+
+# oc ARGS...: cordon --root $OROOT ARGS, in this mode.
+oc() { cordon --root "$OROOT" "$@"; }
+
+# mk_bundle NAME ARGS...: a bundle in $CASE_DIR/NAME running ARGS on the
+# test rootfs (read-only, no terminal, no /sys), from `cordon spec`; BUNDLE.
+mk_bundle() {
+	local name=$1 spec_args
+	shift
+	BUNDLE=$CASE_DIR/$name
+	mk_dir "$BUNDLE"
+	spec_args=(spec -b "$BUNDLE")
+	[ "$MODE" = rootless ] && spec_args+=(--rootless)
+	cordon "${spec_args[@]}"
+	expect_rc 0 || return 1
+	"$PYTHON" - "$BUNDLE/config.json" "$ROOTFS" "$@" <<'EOF' || { fail "editing config.json"; return 1; }
+import json, sys
+path, rootfs, args = sys.argv[1], sys.argv[2], sys.argv[3:]
+c = json.load(open(path))
+c["root"] = {"path": rootfs, "readonly": True}
+c["process"]["terminal"] = False
+c["process"]["args"] = args
+c["mounts"] = [m for m in c["mounts"] if not m["destination"].startswith("/sys")]
+c.get("linux", {}).get("resources", {}).pop("devices", None)
+json.dump(c, open(path, "w"))
+EOF
+}
+
+# jfield KEY: the value of KEY in the JSON object on $OUT (empty if absent).
+jfield() {
+	"$PYTHON" -c 'import json, sys; v = json.loads(sys.stdin.read()).get(sys.argv[1], ""); print(v)' "$1" <<<"$OUT"
+}
+
+# expect_status ID STATUS: `cordon state ID` succeeds and says STATUS.
+expect_status() {
+	oc state "$1"
+	expect_rc 0 || return 1
+	[ "$(jfield status)" = "$2" ] || fail "expected status '$2' of $1"
+}
+
+is_stopped() {
+	oc state "$1" >/dev/null
+	[ "$RC" = 0 ] && [ "$(jfield status)" = stopped ]
+}
+
+# wait_stopped ID: until `cordon state` says stopped (10 s).
+wait_stopped() {
+	wait_until 10 is_stopped "$1" || fail "container $1 did not stop"
+}
+
+program_running() { [ -n "$(procs_matching "sleep $MARK")" ]; }
+
+root_empty() { [ -z "$(ls -A "$OROOT" 2>/dev/null)" ]; }
+
+setup_case() {
+	OROOT=$CASE_DIR/root
+	new_mark
+}
+
+end_case() {
+	check "the state root $OROOT is empty" root_empty
+}
+
+t_lifecycle() {
+	local id=$CASE_ID-c pid
+	setup_case
+	mk_bundle b sleep "$MARK" || return
+	oc create --bundle "$BUNDLE" --pid-file "$CASE_DIR/pid" "$id"
+	expect_rc 0
+	expect_err_empty "create printed something"
+	expect_status "$id" created
+	pid=$(jfield pid)
+	[ "$pid" -gt 0 ] 2>/dev/null || fail "expected a pid in the state"
+	[ "$(cat "$CASE_DIR/pid" 2>/dev/null)" = "$pid" ] || fail "--pid-file does not hold the state's pid $pid"
+	[ "$(jfield bundle)" = "$BUNDLE" ] || fail "expected bundle $BUNDLE"
+	[ "$(jfield ociVersion)" = 1.2.0 ] || fail "expected ociVersion 1.2.0"
+	# Created: the process exists and has not run its program yet.
+	no_procs_matching "sleep $MARK" || fail "the program ran before start"
+	oc start "$id"
+	expect_rc 0
+	expect_status "$id" running
+	[ "$(jfield pid)" = "$pid" ] || fail "the pid changed at start"
+	wait_until 5 program_running || fail "the program did not start"
+	oc kill "$id"
+	expect_rc 0
+	wait_stopped "$id"
+	[ "$(jfield exitStatus)" = 143 ] || fail "expected exitStatus 143 after kill (TERM)"
+	[ "$(jfield pid)" = 0 ] || fail "expected pid 0 once stopped"
+	oc delete "$id"
+	expect_rc 0
+	oc state "$id"
+	expect_cordon_error STATE "$id"
+	end_case
+}
+
+t_run_bundle() {
+	setup_case
+	# shellcheck disable=SC2016 # expanded inside the container
+	mk_bundle b sh -c 'echo "hi from $(hostname)"; exit 7' || return
+	oc run --bundle "$BUNDLE" "$CASE_ID-a"
+	expect_rc 7
+	expect_out_eq "hi from cordon"
+	mk_bundle b2 sh -c 'kill -9 $$' || return
+	oc run -b "$BUNDLE" "$CASE_ID-b"
+	expect_rc 137
+	mk_bundle b3 no-such-program || return
+	oc run --bundle="$BUNDLE" "$CASE_ID-c"
+	expect_rc 127
+	expect_err_has CORDON_E_EXEC
+	# --detach: create and start; the state stays until delete.
+	mk_bundle b4 sh -c 'exit 3' || return
+	oc run -d -b "$BUNDLE" "$CASE_ID-d"
+	expect_rc 0
+	wait_stopped "$CASE_ID-d"
+	[ "$(jfield exitStatus)" = 3 ] || fail "expected exitStatus 3"
+	oc delete "$CASE_ID-d"
+	expect_rc 0
+	# The other form of run is untouched.
+	cordon --root "$OROOT" run --no-workspace "$ROOTFS" -- sh -c 'exit 5'
+	expect_rc 5
+	end_case
+}
+
+# kill_one SIGNAL STATUS: a started `sleep` killed with SIGNAL stops with STATUS.
+kill_one() {
+	local id=$CASE_ID-$1
+	oc create -b "$BUNDLE" "$id" && oc start "$id"
+	expect_rc 0 || return
+	oc kill "$id" "$1"
+	expect_rc 0
+	wait_stopped "$id"
+	[ "$(jfield exitStatus)" = "$2" ] || fail "kill $1: expected exitStatus $2"
+	oc delete "$id"
+	expect_rc 0
+}
+
+t_kill_signals() {
+	setup_case
+	mk_bundle b sleep "$MARK" || return
+	kill_one SIGUSR1 138
+	kill_one HUP 129
+	kill_one 9 137
+	kill_one sigint 130
+	oc create -b "$BUNDLE" "$CASE_ID-x"
+	oc kill "$CASE_ID-x" FOO
+	expect_cordon_error USAGE FOO
+	oc kill "$CASE_ID-x" 0
+	expect_cordon_error USAGE 0
+	# --all with KILL: the whole container, also while only created.
+	oc kill --all "$CASE_ID-x" KILL
+	expect_rc 0
+	wait_stopped "$CASE_ID-x"
+	oc kill "$CASE_ID-x" TERM
+	expect_cordon_error STATE stopped
+	oc delete "$CASE_ID-x"
+	expect_rc 0
+	end_case
+}
+
+t_delete() {
+	local id=$CASE_ID-r pid
+	setup_case
+	mk_bundle b sleep "$MARK" || return
+	oc create -b "$BUNDLE" "$id" && oc start "$id"
+	expect_rc 0 || return
+	oc delete "$id"
+	expect_cordon_error STATE running
+	expect_status "$id" running
+	oc delete --force "$id"
+	expect_rc 0
+	oc state "$id"
+	expect_cordon_error STATE "does not exist"
+	no_procs_matching "sleep $MARK" || fail "the program survived delete --force"
+	# A created container is deleted without --force (as runc does).
+	oc create -b "$BUNDLE" "$id"
+	expect_status "$id" created
+	pid=$(jfield pid)
+	oc delete "$id"
+	expect_rc 0
+	[ ! -e "/proc/$pid" ] || fail "the created container's process $pid survived delete"
+	oc delete "$id"
+	expect_cordon_error STATE "does not exist"
+	end_case
+}
+
+t_refusals() {
+	local id=$CASE_ID-e
+	setup_case
+	mk_bundle b sleep "$MARK" || return
+	oc create -b "$BUNDLE"
+	expect_cordon_error USAGE ID
+	oc create -b "$CASE_DIR/no-such-bundle" "$id"
+	expect_cordon_error PATH no-such-bundle
+	oc create -b "$BUNDLE" 'bad/id'
+	expect_cordon_error USAGE bad/id
+	oc create -b "$BUNDLE" --console-socket "$CASE_DIR/sock" "$id"
+	expect_cordon_error USAGE --console-socket
+	oc start "$id"
+	expect_cordon_error STATE "does not exist"
+	oc create -b "$BUNDLE" "$id"
+	expect_rc 0
+	oc create -b "$BUNDLE" "$id"
+	expect_cordon_error STATE exists
+	oc start "$id"
+	expect_rc 0
+	oc start "$id"
+	expect_cordon_error STATE running
+	oc delete -f "$id"
+	expect_rc 0
+	# process.terminal needs a console socket, which cordon does not offer yet.
+	"$PYTHON" - "$BUNDLE/config.json" <<'EOF'
+import json, sys
+c = json.load(open(sys.argv[1])); c["process"]["terminal"] = True
+json.dump(c, open(sys.argv[1], "w"))
+EOF
+	oc create -b "$BUNDLE" "$id"
+	expect_cordon_error USAGE process.terminal
+	end_case
+}
+
+t_exec_failure_at_start() {
+	local id=$CASE_ID-n
+	setup_case
+	mk_bundle b no-such-program || return
+	oc create -b "$BUNDLE" "$id"
+	expect_rc 0
+	oc start "$id"
+	expect_cordon_error EXEC no-such-program
+	wait_stopped "$id"
+	[ "$(jfield exitStatus)" = 127 ] || fail "expected exitStatus 127"
+	oc delete "$id"
+	expect_rc 0
+	end_case
+}
+
+t_log_json() {
+	local log=$CASE_DIR/log.json
+	setup_case
+	oc --log-format json state "$CASE_ID-none"
+	expect_rc 125
+	"$PYTHON" - "$CASE_ID-none" "$ERR" <<'EOF' 2>&1 || fail "stderr is not one JSON log line"
+import json, re, sys
+lines = sys.argv[2].splitlines()
+assert len(lines) == 1, lines
+r = json.loads(lines[0])
+assert r["level"] == "error", r
+assert r["msg"].startswith("CORDON_E_STATE: ") and sys.argv[1] in r["msg"], r
+assert re.match(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$", r["time"]), r
+EOF
+	# With --log FILE: the text line on stderr, the JSON line in the file.
+	cordon --root "$OROOT" --log "$log" --log-format=json kill "$CASE_ID-none" KILL
+	expect_cordon_error STATE "$CASE_ID-none"
+	"$PYTHON" - "$log" <<'EOF' 2>&1 || fail "the --log file does not hold one JSON error line"
+import json, sys
+lines = open(sys.argv[1]).read().splitlines()
+assert len(lines) == 1, lines
+r = json.loads(lines[0])
+assert r["level"] == "error" and "CORDON_E_STATE" in r["msg"], r
+EOF
+	oc --log-format yaml list
+	expect_cordon_error USAGE --log-format
+	end_case
+}
+
+t_list() {
+	setup_case
+	mk_bundle b sleep "$MARK" || return
+	oc create -b "$BUNDLE" "$CASE_ID-l1" && oc create -b "$BUNDLE" "$CASE_ID-l2"
+	expect_rc 0 || return
+	oc start "$CASE_ID-l2"
+	oc list -q
+	expect_out_eq "$CASE_ID-l1"$'\n'"$CASE_ID-l2"
+	oc list --format json
+	"$PYTHON" - "$CASE_ID" "$OUT" <<'EOF' 2>&1 || fail "list --format json"
+import json, sys
+r = {c["id"]: c["status"] for c in json.loads(sys.argv[2])}
+assert r == {sys.argv[1] + "-l1": "created", sys.argv[1] + "-l2": "running"}, r
+EOF
+	oc list
+	expect_out_has "$CASE_ID-l2"
+	oc delete -f "$CASE_ID-l1" && oc delete -f "$CASE_ID-l2"
+	expect_rc 0
+	oc list -q
+	expect_out_eq ""
+	end_case
+}
+
+t_root_writable() {
+	local id=$CASE_ID-w
+	setup_case
+	copy_rootfs "$CASE_DIR/rootfs" || return
+	[ "$MODE" = rootless ] && chown -R "$TEST_UID:$TEST_GID" "$CASE_DIR/rootfs"
+	mk_bundle b sh -c 'echo written >/from-container' || return
+	oc run -b "$BUNDLE" "$id"
+	expect_rc_not 0 "a read-only root refuses the write"
+	"$PYTHON" - "$BUNDLE/config.json" "$CASE_DIR/rootfs" <<'EOF'
+import json, sys
+c = json.load(open(sys.argv[1])); c["root"] = {"path": sys.argv[2], "readonly": False}
+json.dump(c, open(sys.argv[1], "w"))
+EOF
+	oc run -b "$BUNDLE" "$id"
+	expect_rc 0
+	[ "$(cat "$CASE_DIR/rootfs/from-container" 2>/dev/null)" = written ] ||
+		fail "root.readonly false: the write did not reach the rootfs"
+	end_case
+}
+
+each_mode "create, state, start, kill, state stopped, delete" t_lifecycle
+each_mode "run --bundle: exit statuses, exec failure, --detach" t_run_bundle
+each_mode "kill: signal names and numbers, --all, stopped refused" t_kill_signals
+each_mode "delete: running refused, --force, a created one" t_delete
+each_mode "refusals: no id, bad bundle, bad id, console socket, twice, terminal" t_refusals
+each_mode "start reports an exec failure; the state says 127" t_exec_failure_at_start
+each_mode "--log-format json and --log FILE" t_log_json
+each_mode "list: table, --quiet, --format json" t_list
+each_mode "root.readonly false: the rootfs is writable" t_root_writable
+done_testing
