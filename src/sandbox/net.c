@@ -378,6 +378,28 @@ static int commit_ruleset(struct sandbox_net *n, struct cordon_error *err)
 	return 0;
 }
 
+#ifdef CORDON_TEST_LAB
+/*
+ * Test-only, compiled in only with -DCORDON_TEST_LAB (the lab build,
+ * docs/network.md): CORDON_LAB_DNS_TTL_FLOOR (seconds) lowers the TTL
+ * floor, so that a test can watch an address expire in seconds.
+ */
+static uint32_t ttl_floor_s(void)
+{
+	const char *s = getenv("CORDON_LAB_DNS_TTL_FLOOR");
+	uint64_t v;
+
+	return s && cordon_parse_u64(s, &v) == 0 && v > 0 && v <= CORDON_DNS_TTL_FLOOR_S
+		       ? (uint32_t)v
+		       : 0;
+}
+#else
+static uint32_t ttl_floor_s(void)
+{
+	return 0; /* the proxy's default, CORDON_DNS_TTL_FLOOR_S */
+}
+#endif
+
 static int start_proxy(struct sandbox_net *n, int udp, int tcp, struct cordon_error *err)
 {
 	const struct cordon_net_spec *net = &n->spec->net;
@@ -386,6 +408,7 @@ static int start_proxy(struct sandbox_net *n, int udp, int tcp, struct cordon_er
 		.upstreams = net->upstreams,
 		.n_upstreams = net->n_upstreams,
 		.qps = 200,
+		.ttl_floor_s = ttl_floor_s(),
 		.insert = on_dns_insert,
 		.event = on_dns_event,
 		.opaque = n,

@@ -97,6 +97,23 @@ t_ttl_floor() {
 	expect_line '^GET 198.18.1.70:80 OK ttl1$' "expected the address still open 2.5 s after a 1 s TTL (30 s floor)"
 }
 
+# The lab build's CORDON_LAB_DNS_TTL_FLOOR lowers the floor to 2 s so that
+# expiry can be watched: a connection opened before it keeps working (the
+# forward chain accepts established traffic first), a new one after it is
+# dropped.
+t_ttl_expiry() {
+	XENV=(CORDON_LAB_DNS_TTL_FLOOR=2)
+	crun_net --net-allow ttl1.allowed.test -- 'look ttl1.allowed.test
+		{ sleep 4; printf "GET / HTTP/1.0\r\n\r\n"; sleep 2; } | timeout 8 nc -w 7 198.18.1.70 80 > /tmp/old &
+		sleep 3.5; W=2 get 198.18.1.70; wait
+		grep -q "^ttl1" /tmp/old && echo "OLD OK" || echo "OLD FAIL"'
+	XENV=()
+	expect_rc 0
+	expect_line '^LOOK ttl1.allowed.test OK .*198\.18\.1\.70' "expected ttl1.allowed.test to resolve"
+	expect_line '^GET 198.18.1.70:80 FAIL' "expected a new connection refused once the (2 s) TTL expired"
+	expect_line '^OLD OK$' "expected the connection opened before the expiry to keep working"
+}
+
 each_mode "net: rebind.allowed.test: loopback and metadata answers stripped, never opened" net_case t_rebind
 each_mode "net: metadata stays closed under a covering range" net_case t_metadata_cover
 each_mode "net: 169.254.169.254 listed exactly is reachable" net_case t_metadata_exact
@@ -104,4 +121,5 @@ each_mode "net: a resolver other than the proxy is unreachable" net_case t_forei
 each_mode "net: the proxy answers over TCP and its answers open addresses" net_case t_tcp
 each_mode "net: --dns none: no nameserver, port 53 closed, literals work" net_case t_dns_none
 each_mode "net: an address from a 1 s TTL stays open past it (30 s floor)" net_case t_ttl_floor
+each_mode "net: after the TTL (floor 2 s) new connections fail, established ones live" net_case t_ttl_expiry
 done_testing
