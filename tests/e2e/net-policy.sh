@@ -122,6 +122,14 @@ t_ipv6() {
 	fi
 }
 
+# As root, --net-backend pasta carries IPv6 too (the veth uplink cannot).
+t_ipv6_root_pasta() {
+	crun_net --net-backend pasta --net-allow allowed.test -- 'look allowed.test; W=5 get 2001:2:0:1::10; W=2 get 2001:2:0:1::20'
+	expect_rc 0
+	expect_line '^GET 2001:2:0:1::10:80 OK server1' "expected the AAAA-attested address reachable through pasta as root"
+	expect_line '^GET 2001:2:0:1::20:80 FAIL' "expected an unattested IPv6 address unreachable"
+}
+
 t_multi() {
 	crun_net --net-allow multi.allowed.test -- 'look multi.allowed.test'
 	expect_rc 0
@@ -145,5 +153,6 @@ each_mode "net: a listed CIDR opens its addresses only" net_case t_cidr
 each_mode "net: *.wild.test matches one label only" net_case t_wildcard
 each_mode "net: a CNAME chain from an allowed name works" net_case t_cname
 each_mode "net: IPv6: pasta carries it under the same policy, veth fails at once" net_case t_ipv6
+rootful_only "net: IPv6 through --net-backend pasta as root" net_case t_ipv6_root_pasta
 each_mode "net: every address in an answer is open (40 A records)" net_case t_multi
 done_testing
