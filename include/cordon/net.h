@@ -295,6 +295,9 @@ void cordon_link_close(struct cordon_link *l);
 /* A veth pair; the peer goes into peer_netns_fd (-1: stays here); group 0: none. */
 int cordon_link_veth(struct cordon_link *l, const char *name, const char *peer_name,
 		     int peer_netns_fd, uint32_t group, struct cordon_error *err);
+/* The same, the peer born in the network namespace of peer_pid (a pid of our pid namespace). */
+int cordon_link_veth_to_pid(struct cordon_link *l, const char *name, const char *peer_name,
+			    pid_t peer_pid, struct cordon_error *err);
 int cordon_link_up(struct cordon_link *l, const char *name, struct cordon_error *err);
 int cordon_link_addr(struct cordon_link *l, const char *name, const struct cordon_addr *a,
 		     unsigned prefix, struct cordon_error *err);
@@ -402,12 +405,16 @@ int cordon_gateway_check_allowlist(const struct cordon_allowlist *al, struct cor
 
 /*
  * Gateway side, run by the sandbox init right after it entered G (a new
- * network namespace it owns), while the host's /proc is still visible:
- * lo up, the veth gw0 <-> eth0 with eth0 created inside the workload's
- * namespace (workload_netns_fd), gw0's addresses, forwarding on (in G
- * only). Returns 0 or -1.
+ * network namespace it owns), while the host's /proc is still visible
+ * (the sysctls go through it): lo up, forwarding on, in G only.
  */
-int cordon_gateway_setup(int workload_netns_fd, struct cordon_error *err);
+int cordon_gateway_prepare(struct cordon_error *err);
+/*
+ * The veth gw0 <-> eth0, eth0 born in the network namespace of the
+ * workload (workload_pid, as the init's pid namespace knows it), and
+ * gw0's addresses, up.
+ */
+int cordon_gateway_link(pid_t workload_pid, struct cordon_error *err);
 
 /*
  * The DNS proxy's listening sockets in G: UDP and TCP on [::]:53, dual

@@ -64,7 +64,26 @@ static int net_sysctl(const char *path, struct cordon_error *err)
 	return 0;
 }
 
-int cordon_gateway_setup(int workload_netns_fd, struct cordon_error *err)
+int cordon_gateway_prepare(struct cordon_error *err)
+{
+	struct cordon_link *l = cordon_link_open(err);
+	int r;
+
+	if (!l)
+		return cordon_error_wrap(err, "gateway");
+	r = cordon_link_up(l, "lo", err);
+	cordon_link_close(l);
+	/* Forwarding exists only in this namespace: the host's setting is not touched. */
+	if (r == 0)
+		r = net_sysctl("/proc/sys/net/ipv4/ip_forward", err);
+	if (r == 0)
+		r = net_sysctl("/proc/sys/net/ipv6/conf/all/forwarding", err);
+	if (r < 0)
+		return cordon_error_wrap(err, "gateway");
+	return 0;
+}
+
+int cordon_gateway_link(pid_t workload_pid, struct cordon_error *err)
 {
 	struct cordon_gateway_addrs gw;
 	struct cordon_link *l;
@@ -74,10 +93,7 @@ int cordon_gateway_setup(int workload_netns_fd, struct cordon_error *err)
 	l = cordon_link_open(err);
 	if (!l)
 		return cordon_error_wrap(err, "gateway");
-	r = cordon_link_up(l, "lo", err);
-	if (r == 0)
-		r = cordon_link_veth(l, CORDON_GW_IF, CORDON_GW_WORKLOAD_IF, workload_netns_fd, 0,
-				     err);
+	r = cordon_link_veth_to_pid(l, CORDON_GW_IF, CORDON_GW_WORKLOAD_IF, workload_pid, err);
 	if (r == 0)
 		r = cordon_link_addr(l, CORDON_GW_IF, &gw.gw4, CORDON_GW_PREFIX4, err);
 	if (r == 0)
@@ -85,11 +101,6 @@ int cordon_gateway_setup(int workload_netns_fd, struct cordon_error *err)
 	if (r == 0)
 		r = cordon_link_up(l, CORDON_GW_IF, err);
 	cordon_link_close(l);
-	/* Forwarding exists only in this namespace: the host's setting is not touched. */
-	if (r == 0)
-		r = net_sysctl("/proc/sys/net/ipv4/ip_forward", err);
-	if (r == 0)
-		r = net_sysctl("/proc/sys/net/ipv6/conf/all/forwarding", err);
 	if (r < 0)
 		return cordon_error_wrap(err, "gateway");
 	return 0;

@@ -62,8 +62,9 @@ void cordon_link_close(struct cordon_link *l)
 	free(l);
 }
 
-int cordon_link_veth(struct cordon_link *l, const char *name, const char *peer_name,
-		     int peer_netns_fd, uint32_t group, struct cordon_error *err)
+/* A veth pair; the peer goes into the namespace of peer_netns_fd or of peer_pid, if given. */
+static int veth_add(struct cordon_link *l, const char *name, const char *peer_name,
+		    int peer_netns_fd, pid_t peer_pid, uint32_t group, struct cordon_error *err)
 {
 	_cleanup_(rtnl_linkp) struct rtnl_link *veth = rtnl_link_veth_alloc();
 	struct rtnl_link *peer;
@@ -78,11 +79,25 @@ int cordon_link_veth(struct cordon_link *l, const char *name, const char *peer_n
 	rtnl_link_set_name(peer, peer_name);
 	if (peer_netns_fd >= 0)
 		rtnl_link_set_ns_fd(peer, peer_netns_fd);
+	else if (peer_pid > 0)
+		rtnl_link_set_ns_pid(peer, peer_pid);
 	rtnl_link_put(peer);
 	r = rtnl_link_add(l->sk, veth, NLM_F_CREATE | NLM_F_EXCL);
 	if (r < 0)
 		return nl_fail(err, r, "creating veth", name);
 	return 0;
+}
+
+int cordon_link_veth(struct cordon_link *l, const char *name, const char *peer_name,
+		     int peer_netns_fd, uint32_t group, struct cordon_error *err)
+{
+	return veth_add(l, name, peer_name, peer_netns_fd, 0, group, err);
+}
+
+int cordon_link_veth_to_pid(struct cordon_link *l, const char *name, const char *peer_name,
+			    pid_t peer_pid, struct cordon_error *err)
+{
+	return veth_add(l, name, peer_name, -1, peer_pid, 0, err);
 }
 
 static int ifindex_of(struct cordon_link *l, const char *name, struct cordon_error *err)
