@@ -23,7 +23,7 @@ CORDON_DEPS_REQUIRED=(
 # system service), bind9-dnsutils (dig): the network lab.
 CORDON_DEPS_TEST=(passwd nftables dnsmasq-base bind9-dnsutils)
 # Only tests/bench uses these; nothing else needs them.
-CORDON_DEPS_BENCH=(bubblewrap runc crun)
+CORDON_DEPS_BENCH=(bubblewrap runc crun iperf3)
 
 # Prints the packages among "$@" that are not installed, one per line.
 cordon_deps_missing() {
