@@ -19,6 +19,13 @@
 /* Detached mounts made by the supervisor, moved into place by the child. */
 struct cordon_fs_host {
 	int rootfs_tree;    /* idmapped clone of the rootfs, or -1 */
+	/*
+	 * The rootfs directory, opened by the init while it still had the
+	 * host's root ids (before it becomes the sandbox's root): the mount
+	 * target for rootfs_tree, reachable even below directories only the
+	 * host's root may enter (an engine's 0700 storage). -1: by path.
+	 */
+	int rootfs_dir;
 	int workspace_tree; /* idmapped clone of the workspace, or -1 */
 };
 

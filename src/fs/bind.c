@@ -84,9 +84,14 @@ static int idmapped_tree(const char *path, int userns_fd, const char *what,
 	if (tree < 0)
 		return -2;
 	if (cordon_mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof(attr)) < 0) {
-		/* EINVAL: this filesystem cannot be idmapped (e.g. NFS): plain bind. */
+		/*
+		 * EINVAL: this filesystem cannot be idmapped (NFS, an overlay on
+		 * some kernels): hand over the plain clone. Made here, by the host's
+		 * root, it also reaches trees the sandbox's root could not enter
+		 * (an engine's 0700 storage directories).
+		 */
 		if (errno == EINVAL || errno == EOPNOTSUPP)
-			return -1;
+			return TAKE_FD(tree);
 		return cordon_error_set(err, CORDON_E_MOUNT, errno, "idmapping %s %s", what, path),
 		       -2;
 	}

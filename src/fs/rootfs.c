@@ -11,45 +11,67 @@
 void cordon_fs_host_init(struct cordon_fs_host *host)
 {
 	host->rootfs_tree = -1;
+	host->rootfs_dir = -1;
 	host->workspace_tree = -1;
 }
 
 void cordon_fs_host_close(struct cordon_fs_host *host)
 {
 	cordon_closep(&host->rootfs_tree);
+	cordon_closep(&host->rootfs_dir);
 	cordon_closep(&host->workspace_tree);
 	cordon_fs_host_init(host);
 }
 
-/* Cover the rootfs directory with a mount of it (the future "/"). */
+/*
+ * Cover the rootfs directory with a mount of it (the future "/"); returns
+ * an fd of that mount's root. The supervisor's clone (rootful) goes onto
+ * the directory by fd when the init opened one, else by path.
+ */
 static int attach_root(const struct cordon_spec *spec, const struct cordon_fs_host *host,
 		       struct cordon_error *err)
 {
+	int root;
+
 	if (host->rootfs_tree >= 0) {
-		if (cordon_move_mount(host->rootfs_tree, "", AT_FDCWD, spec->rootfs,
-				      MOVE_MOUNT_F_EMPTY_PATH) < 0)
+		int r = host->rootfs_dir >= 0
+				? cordon_move_mount(host->rootfs_tree, "", host->rootfs_dir, "",
+						    MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH)
+				: cordon_move_mount(host->rootfs_tree, "", AT_FDCWD, spec->rootfs,
+						    MOVE_MOUNT_F_EMPTY_PATH);
+
+		if (r < 0)
 			return cordon_error_set(err, CORDON_E_MOUNT, errno,
 						"attaching the idmapped rootfs %s", spec->rootfs);
-		return 0;
+		/* The clone's fd is the root of the mount now attached. */
+		root = fcntl(host->rootfs_tree, F_DUPFD_CLOEXEC, 3);
+		if (root < 0)
+			return cordon_error_set(err, CORDON_E_MOUNT, errno, "rootfs");
+		return root;
 	}
 	/* Recursive: a user namespace may not bind a tree without its locked submounts. */
 	if (mount(spec->rootfs, spec->rootfs, NULL, MS_BIND | MS_REC, NULL) < 0)
 		return cordon_error_set(err, CORDON_E_MOUNT, errno, "binding rootfs %s",
 					spec->rootfs);
-	return 0;
+	root = open(spec->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (root < 0)
+		return cordon_error_set(err, CORDON_E_ROOTFS, errno, "opening %s", spec->rootfs);
+	return root;
 }
 
-/* A writable layer on a private tmpfs over the rootfs; gone with the namespace. */
-static int attach_overlay(const struct cordon_spec *spec, const struct cordon_fs_options *opts,
+/*
+ * A writable layer on a private tmpfs over the rootfs (the mount whose
+ * root is *root); gone with the namespace. *root becomes the overlay's.
+ */
+static int attach_overlay(int *root, const struct cordon_fs_options *opts,
 			  struct cordon_error *err)
 {
-	_cleanup_close_ int lower = -1, fsfd = -1, upper = -1;
-	char data[256];
+	_cleanup_close_ int fsfd = -1, upper = -1, ovl_fs = -1, ovl = -1;
+	char data[CORDON_FD_PATH_MAX * 2 + 32];
 	struct stat st;
 
-	lower = open(spec->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (lower < 0 || fstat(lower, &st) < 0)
-		return cordon_error_set(err, CORDON_E_MOUNT, errno, "--overlay: opening rootfs");
+	if (fstat(*root, &st) < 0)
+		return cordon_error_set(err, CORDON_E_MOUNT, errno, "--overlay: the rootfs");
 	fsfd = cordon_fsopen("tmpfs", FSOPEN_CLOEXEC);
 	if (fsfd < 0 || cordon_fsconfig(fsfd, FSCONFIG_SET_STRING, "mode", "0755", 0) < 0 ||
 	    cordon_fsconfig(fsfd, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
@@ -62,13 +84,27 @@ static int attach_overlay(const struct cordon_spec *spec, const struct cordon_fs
 		return cordon_error_set(err, CORDON_E_MOUNT, errno, "--overlay: upper layer");
 	if (fchmodat(upper, "upper", st.st_mode & 07777, 0) < 0)
 		return cordon_error_set(err, CORDON_E_MOUNT, errno, "--overlay: upper layer mode");
-	/* fd paths keep user-chosen characters (',' ':') out of the option string. */
-	snprintf(data, sizeof(data),
-		 "lowerdir=/proc/self/fd/%d,upperdir=/proc/self/fd/%d/upper,"
-		 "workdir=/proc/self/fd/%d/work%s",
-		 lower, upper, upper, opts->in_userns ? ",userxattr" : "");
-	if (mount("overlay", spec->rootfs, "overlay", MS_NOSUID | MS_NODEV, data) < 0)
-		return cordon_error_set(err, CORDON_E_MOUNT, errno, "--overlay: mounting overlay");
+	/* fd paths keep user-chosen characters (',' ':') out of the options. */
+	ovl_fs = cordon_fsopen("overlay", FSOPEN_CLOEXEC);
+	snprintf(data, sizeof(data), "/proc/self/fd/%d", *root);
+	if (ovl_fs < 0 || cordon_fsconfig(ovl_fs, FSCONFIG_SET_STRING, "lowerdir", data, 0) < 0)
+		return cordon_error_set(err, CORDON_E_MOUNT, errno, "--overlay: lower layer");
+	snprintf(data, sizeof(data), "/proc/self/fd/%d/upper", upper);
+	if (cordon_fsconfig(ovl_fs, FSCONFIG_SET_STRING, "upperdir", data, 0) < 0)
+		return cordon_error_set(err, CORDON_E_MOUNT, errno, "--overlay: upper layer");
+	snprintf(data, sizeof(data), "/proc/self/fd/%d/work", upper);
+	if (cordon_fsconfig(ovl_fs, FSCONFIG_SET_STRING, "workdir", data, 0) < 0 ||
+	    (opts->in_userns && cordon_fsconfig(ovl_fs, FSCONFIG_SET_FLAG, "userxattr", NULL, 0) < 0) ||
+	    cordon_fsconfig(ovl_fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+		return cordon_error_set(err, CORDON_E_MOUNT, errno, "--overlay: creating the overlay");
+	ovl = cordon_fsmount(ovl_fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+	if (ovl < 0)
+		return cordon_error_set(err, CORDON_E_MOUNT, errno, "--overlay: mounting the overlay");
+	if (cordon_move_mount(ovl, "", *root, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) <
+	    0)
+		return cordon_error_set(err, CORDON_E_MOUNT, errno, "--overlay: attaching the overlay");
+	close(*root);
+	*root = TAKE_FD(ovl);
 	return 0;
 }
 
@@ -99,13 +135,11 @@ int cordon_fs_build(const struct cordon_spec *spec, const struct cordon_fs_host 
 	/* Nothing mounted from here on may propagate back to the host. */
 	if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0)
 		return cordon_error_set(err, CORDON_E_MOUNT, errno, "making / a slave mount");
-	if (attach_root(spec, host, err) < 0)
-		return -1;
-	if (spec->overlay && attach_overlay(spec, opts, err) < 0)
-		return -1;
-	root = open(spec->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	root = attach_root(spec, host, err);
 	if (root < 0)
-		return cordon_error_set(err, CORDON_E_ROOTFS, errno, "opening %s", spec->rootfs);
+		return -1;
+	if (spec->overlay && attach_overlay(&root, opts, err) < 0)
+		return -1;
 
 	/* proc first: it must be mounted while the host's proc is still visible. */
 	if (fs_setup_proc(root, err) < 0 || fs_setup_dev(root, opts, err) < 0 ||

@@ -486,7 +486,8 @@ static int gateway_finish(const struct child_ctx *ctx, struct cordon_error *err)
  * the init loop then reaps it and reports its status. A supervisor that
  * is gone ends the sandbox.
  */
-static bool wait_for_start(const struct child_ctx *ctx, pid_t workload_host_pid, int report_fd)
+static bool wait_for_start(const struct child_ctx *ctx, pid_t workload, pid_t workload_host_pid,
+			   int report_fd)
 {
 	struct sync_msg msg = { .type = SYNC_CREATED, .status = workload_host_pid };
 	struct pollfd p[2] = { { .fd = ctx->sync_fd, .events = POLLIN },
@@ -509,8 +510,14 @@ static bool wait_for_start(const struct child_ctx *ctx, pid_t workload_host_pid,
 				return true;
 			continue;
 		}
-		if (p[1].revents)
+		if (p[1].revents) {
+			/* A failed setup step of the workload's own, or its death while created. */
+			struct exec_report rep;
+
+			if (read(report_fd, &rep, sizeof(rep)) == (ssize_t)sizeof(rep))
+				report_workload_failure(ctx, workload, &rep);
 			return false;
+		}
 	}
 }
 
@@ -536,6 +543,15 @@ _Noreturn void sandbox_child(const struct child_ctx *ctx)
 	r = sync_recv(ctx->sync_fd, &msg, fds, &n_fds);
 	if (r <= 0 || msg.type != SYNC_GO)
 		_exit(CORDON_EXIT_FAILURE); /* the supervisor is gone or failed */
+	/*
+	 * Still with the host's root ids: the rootfs directory may lie below
+	 * directories only they may enter (a container engine's storage).
+	 * Opened here, in our own mount namespace, it is the target for the
+	 * supervisor's clone of it (cordon_fs_build).
+	 */
+	cordon_fs_host_init(&host);
+	if (ctx->userns && ctx->rootful && (msg.status & 1))
+		host.rootfs_dir = open(ctx->spec->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (ctx->userns && ctx->rootful && become_root(&err) < 0)
 		setup_failed(ctx, &err);
 
@@ -547,7 +563,6 @@ _Noreturn void sandbox_child(const struct child_ctx *ctx)
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (supervisor_gone(ctx->sync_fd))
 		_exit(CORDON_EXIT_FAILURE);
-	cordon_fs_host_init(&host);
 	if (n_fds >= 1)
 		host.rootfs_tree = msg.status & 1 ? fds[0] : -1;
 	if (n_fds >= 1 && (msg.status & 2))
@@ -614,6 +629,11 @@ _Noreturn void sandbox_child(const struct child_ctx *ctx)
 		setup_failed(ctx, &err);
 	}
 	if (workload_write_maps(ctx, workload, &err) < 0) {
+		/* Its /proc files go with it: a workload that failed first says why. */
+		struct pollfd p = { .fd = report_fd, .events = POLLIN };
+
+		if (poll(&p, 1, 0) > 0 && read(report_fd, &rep, sizeof(rep)) == (ssize_t)sizeof(rep))
+			report_workload_failure(ctx, workload, &rep);
 		kill(workload, SIGKILL);
 		setup_failed(ctx, &err);
 	}
@@ -622,7 +642,7 @@ _Noreturn void sandbox_child(const struct child_ctx *ctx)
 		setup_failed(ctx, &err);
 	}
 	/* Created: the supervisor records it and says when (at once, or at `cordon start`). */
-	if (wait_for_start(ctx, workload_host_pid, report_fd)) {
+	if (wait_for_start(ctx, workload, workload_host_pid, report_fd)) {
 		/* A workload that already failed reports why below; the write just fails. */
 		(void)!write(release_fd, "g", 1);
 		close(release_fd);

@@ -162,6 +162,26 @@ static int parse_rlimits(struct oci_parse *p, yajl_val list)
 			return oci_error(p->err,
 					 "%s: soft limit %" PRIu64 " above hard limit %" PRIu64,
 					 path, soft, hard);
+		/*
+		 * A sandbox cannot raise a hard limit above its caller's. Engines
+		 * ask for more than many hosts allow (rootful podman: NOFILE
+		 * 1048576), so clamp to the caller's, and say so, rather than
+		 * fail every container of such an engine (docs/oci.md).
+		 */
+		{
+			struct rlimit cur;
+
+			if (getrlimit(res, &cur) == 0 && cur.rlim_max != RLIM_INFINITY &&
+			    hard > (uint64_t)cur.rlim_max) {
+				oci_warn(p->oci,
+					 "%s: %s hard limit %" PRIu64
+					 " clamped to the caller's hard limit %llu",
+					 path, type, hard, (unsigned long long)cur.rlim_max);
+				hard = cur.rlim_max;
+				if (soft > hard)
+					soft = hard;
+			}
+		}
 		/* Replaces cordon's default for the same resource, else adds it. */
 		for (k = 0; k < rl->n; k++)
 			if (rl->entry[k].resource == res)

@@ -35,6 +35,14 @@ static void parse_ok(struct cordon_spec *spec, const char *bundle, const char *j
 	ck_assert_ptr_nonnull(spec->oci);
 }
 
+static rlim_t clamped(int resource, rlim_t want)
+{
+	struct rlimit cur;
+
+	ck_assert_int_eq(getrlimit(resource, &cur), 0);
+	return cur.rlim_max != RLIM_INFINITY && want > cur.rlim_max ? cur.rlim_max : want;
+}
+
 static bool has_warning(const struct cordon_oci *oci, const char *word)
 {
 	for (size_t i = 0; i < oci->n_warnings; i++)
@@ -96,11 +104,12 @@ START_TEST(podman_config)
 	ck_assert_uint_eq(oci->caps.effective, want);
 	ck_assert_uint_eq(oci->caps.ambient, 0);
 	ck_assert_uint_eq(spec.security.caps, want);
+	/* As asked, or clamped to this process's own hard limit (see the clamp case). */
 	rl = rlimit_of(&spec, RLIMIT_NOFILE);
 	ck_assert_ptr_nonnull(rl);
-	ck_assert_uint_eq(rl->limit.rlim_cur, 1048576);
+	ck_assert_uint_eq(rl->limit.rlim_cur, clamped(RLIMIT_NOFILE, 1048576));
 	rl = rlimit_of(&spec, RLIMIT_NPROC);
-	ck_assert_uint_eq(rl->limit.rlim_max, 4194304);
+	ck_assert_uint_eq(rl->limit.rlim_max, clamped(RLIMIT_NPROC, 4194304));
 	/* cordon's default core limit stays: the config does not name it. */
 	ck_assert_ptr_nonnull(rlimit_of(&spec, RLIMIT_CORE));
 	ck_assert_str_eq(oci->apparmor_profile, "containers-default-0.50.1");
@@ -765,6 +774,39 @@ START_TEST(versions_accepted)
 }
 END_TEST
 
+/* Rootful podman asks for NOFILE 1048576: above the caller's hard limit it is clamped. */
+START_TEST(rlimit_above_callers_hard_limit_clamped)
+{
+	struct rlimit low = { 512, 1024 };
+	struct parts p = {
+		.process = PROCESS("\"rlimits\": [{\"type\": \"RLIMIT_NOFILE\", \"soft\": 1048576, "
+				   "\"hard\": 1048576}, {\"type\": \"RLIMIT_NPROC\", \"soft\": 1, "
+				   "\"hard\": 2}]"),
+	};
+	_cleanup_free_ char *json = build(&p);
+	struct cordon_spec spec;
+	bool nofile = false;
+
+	/* This test runs in a forked process of its own: lowering our own limit is harmless. */
+	ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &low), 0);
+	parse_ok(&spec, "/b", json);
+	ck_assert(has_warning(spec.oci, "process.rlimits[0]: RLIMIT_NOFILE hard limit 1048576 "
+					"clamped to the caller's hard limit 1024"));
+	ck_assert(!has_warning(spec.oci, "process.rlimits[1]"));
+	for (size_t i = 0; i < spec.security.rlimits.n; i++) {
+		const struct cordon_rlimit *r = &spec.security.rlimits.entry[i];
+
+		if (r->resource != RLIMIT_NOFILE)
+			continue;
+		nofile = true;
+		ck_assert_uint_eq(r->limit.rlim_cur, 1024);
+		ck_assert_uint_eq(r->limit.rlim_max, 1024);
+	}
+	ck_assert(nofile);
+	cordon_spec_free(&spec);
+}
+END_TEST
+
 START_TEST(warnings_recorded)
 {
 	struct parts p = {
@@ -1236,6 +1278,7 @@ static Suite *spec_oci_suite(void)
 	tcase_add_test(tc, unknown_fields_and_null_ignored);
 	tcase_add_test(tc, versions_accepted);
 	tcase_add_test(tc, warnings_recorded);
+	tcase_add_test(tc, rlimit_above_callers_hard_limit_clamped);
 	tcase_add_test(tc, mount_options);
 	tcase_add_test(tc, process_details);
 	tcase_add_test(tc, parse_twice);
