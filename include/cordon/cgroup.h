@@ -34,7 +34,18 @@ enum {
 	CORDON_CTRL_PIDS = 1 << 3,
 	CORDON_CTRL_CPUSET = 1 << 4,
 	CORDON_CTRL_DEVICES = 1 << 5,
+	/* v1's freezer hierarchy, or any v2 cgroup (cgroup.freeze, 5.2+) */
+	CORDON_CTRL_FREEZER = 1 << 6,
 };
+
+/*
+ * Controllers wanted in cordon_cgroup_create without a limit: the
+ * outcomes of --result-json, and everything an OCI container may later
+ * be paused, updated or listed through (cordon pause, update, ps).
+ */
+#define CORDON_CGROUP_WANT_STATS \
+	(CORDON_CTRL_MEMORY | CORDON_CTRL_CPU | CORDON_CTRL_CPUACCT | CORDON_CTRL_PIDS)
+#define CORDON_CGROUP_WANT_OCI (CORDON_CGROUP_WANT_STATS | CORDON_CTRL_FREEZER)
 
 struct cordon_cgroup_hier {
 	char *mount;      /* where it is mounted */
@@ -151,11 +162,13 @@ int cordon_swap_only(const struct cordon_limits *l, uint64_t *swap, struct cordo
 /*
  * Create the sandbox's cgroups for the requested limits and write them.
  * parent overrides the caller's cgroup (--cgroup-parent, a path relative
- * to each hierarchy's root). A limit that cannot be enforced fails with
- * CORDON_E_CGROUP unless best_effort, in which case cg->enforced is false.
+ * to each hierarchy's root). want: controllers (CORDON_CGROUP_WANT_*)
+ * whose cgroup is made even without a limit, where the caller may make
+ * one. A limit that cannot be enforced fails with CORDON_E_CGROUP unless
+ * best_effort, in which case cg->enforced is false.
  */
 int cordon_cgroup_create(const struct cordon_cgroup_layout *layout, const char *id,
-			 const char *parent, const struct cordon_limits *limits, bool want_stats,
+			 const char *parent, const struct cordon_limits *limits, unsigned want,
 			 struct cordon_cgroup *cg, struct cordon_error *err);
 /* Move pid into every cgroup of the sandbox. */
 int cordon_cgroup_attach(const struct cordon_cgroup *cg, pid_t pid, struct cordon_error *err);
@@ -164,5 +177,32 @@ void cordon_cgroup_stats(const struct cordon_cgroup *cg, struct cordon_cgroup_st
 void cordon_cgroup_destroy(struct cordon_cgroup *cg);
 /* Remove one directory left by a dead sandbox (used by the sweep). */
 int cordon_cgroup_remove_dir(const char *dir);
+
+/*
+ * A live sandbox's cgroups, from another process (cordon pause, resume,
+ * update, ps; src/cgroup/control.c). cordon_cgroup_open takes the
+ * directories its state recorded and tells each one's controllers from
+ * the files the kernel put in it, so no layout detection is needed;
+ * cordon_cgroup_close frees the handle and leaves the directories.
+ */
+void cordon_cgroup_open(const char *const *dirs, size_t n, struct cordon_cgroup *cg);
+void cordon_cgroup_close(struct cordon_cgroup *cg);
+/*
+ * Freeze (v1 freezer.state FROZEN, v2 cgroup.freeze 1) and wait until
+ * every process is frozen, or thaw. CORDON_E_CGROUP when the sandbox has
+ * no freezer (rootless on cgroup v1 and hybrid: nothing is delegated).
+ */
+int cordon_cgroup_freeze(const struct cordon_cgroup *cg, bool frozen, struct cordon_error *err);
+/* 1 frozen, 0 not, -1 no freezer. */
+int cordon_cgroup_frozen(const struct cordon_cgroup *cg);
+/*
+ * Change the limits of a live sandbox: memory.limit and .swap (memory +
+ * swap; -1 unlimited), cpu.shares, .quota (-1 none) and .period,
+ * pids.limit (-1 unlimited); 0 leaves a value as it is. Every value
+ * asked for needs its controller's cgroup (CORDON_E_CGROUP otherwise).
+ * cpus, mems, reservation and device rules are refused.
+ */
+int cordon_cgroup_update(const struct cordon_cgroup *cg, const struct cordon_resources *res,
+			 struct cordon_error *err);
 
 #endif

@@ -99,6 +99,22 @@ int cordon_container_kill(const char *root, const char *id, int sig, bool all,
 /* Remove a stopped (or created) container; force: a running one too. */
 int cordon_container_delete(const char *root, const char *id, bool force,
 			    struct cordon_error *err);
+/*
+ * Freeze (pause) a created or running container's cgroup, or thaw a
+ * paused one; state then says "paused". CORDON_E_CGROUP without a
+ * freezer cgroup (rootless on cgroup v1 and hybrid).
+ */
+int cordon_container_pause(const char *root, const char *id, bool pause, struct cordon_error *err);
+/* Change the limits of a live container (cordon_cgroup_update). */
+int cordon_container_update(const char *root, const char *id, const struct cordon_resources *res,
+			    struct cordon_error *err);
+/*
+ * Host pids of the container's processes, sorted (malloc'd): its cgroup's
+ * members (cordon's init among them), or without a cgroup those of its
+ * pid namespace that the caller may see.
+ */
+int cordon_container_ps(const char *root, const char *id, pid_t **pids, size_t *n,
+			struct cordon_error *err);
 /* Warn (cordon_warn) about each field of the bundle's config that is not applied. */
 void cordon_container_warn_unapplied(const struct cordon_spec *spec);
 /* Every container under the root: a table, ids only (quiet) or a JSON array. */

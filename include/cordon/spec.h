@@ -323,6 +323,17 @@ int cordon_spec_from_bundle(struct cordon_spec *spec, const char *bundle_dir,
 			    struct cordon_error *err);
 
 /*
+ * A linux.resources object on its own (`cordon update --resources FILE`,
+ * runc's format), checked as in a config.json; errors name the field
+ * (`linux.resources.cpu.shares: ...`). pids.limit -1 stays -1 (remove
+ * the limit); other fields the cgroup module does not change are left
+ * 0. Free res->cpus, ->mems and ->devices with cordon_resources_free.
+ */
+int cordon_oci_resources_parse(const char *json, size_t len, struct cordon_resources *res,
+			       struct cordon_error *err);
+void cordon_resources_free(struct cordon_resources *res);
+
+/*
  * The config.json `cordon spec` writes (malloc'd JSON text): a shell in
  * ./rootfs with cordon's defaults. rootless: map only the caller's ids
  * (uid and gid given), no devpts gid, no linux.resources.

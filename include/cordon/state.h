@@ -28,6 +28,11 @@ enum cordon_status {
 	CORDON_STATUS_CREATED,
 	CORDON_STATUS_RUNNING,
 	CORDON_STATUS_STOPPED,
+	/*
+	 * Never written to state.json: a created or running container whose
+	 * freezer cgroup is frozen (cordon pause) is reported paused.
+	 */
+	CORDON_STATUS_PAUSED,
 };
 
 const char *cordon_status_name(enum cordon_status status);
@@ -95,6 +100,8 @@ void cordon_state_close(struct cordon_state *state);
 enum cordon_status cordon_state_status(const struct cordon_state_info *info);
 /* Remove a dead sandbox's cgroups (those state recorded) and its directory. */
 void cordon_state_destroy(struct cordon_state *state);
+/* The sandbox's recorded cgroup directories (malloc'd, NULL-terminated; *n set). */
+char **cordon_state_cgroup_dirs(const struct cordon_state *state, size_t *n);
 /* Host pids of the processes in the sandbox's recorded cgroups (malloc'd); 0 when none. */
 size_t cordon_state_cgroup_pids(const struct cordon_state *state, pid_t **pids);
 /* The ids under the root, sorted (malloc'd, NULL-terminated). */

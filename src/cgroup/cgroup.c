@@ -87,6 +87,10 @@ static int hier_for(const struct cordon_cgroup_layout *layout, unsigned ctrl)
 	for (size_t i = 0; i < layout->n; i++)
 		if (layout->hier[i].v2 && (layout->hier[i].ctrls & ctrl))
 			return (int)i;
+	/* cgroup.freeze is in every v2 cgroup but the root: no controller to enable. */
+	for (size_t i = 0; ctrl == CORDON_CTRL_FREEZER && i < layout->n; i++)
+		if (layout->hier[i].v2)
+			return (int)i;
 	return -1;
 }
 
@@ -99,6 +103,8 @@ static const char *ctrl_name(unsigned ctrl)
 		return "cpu";
 	case CORDON_CTRL_CPUACCT:
 		return "cpuacct";
+	case CORDON_CTRL_FREEZER:
+		return "freezer";
 	default:
 		return "pids";
 	}
@@ -209,11 +215,11 @@ static int cannot_enforce(const struct cordon_limits *l, unsigned wanted_require
 }
 
 int cordon_cgroup_create(const struct cordon_cgroup_layout *layout, const char *id,
-			 const char *parent, const struct cordon_limits *limits, bool want_stats,
+			 const char *parent, const struct cordon_limits *limits, unsigned want_ctrls,
 			 struct cordon_cgroup *cg, struct cordon_error *err)
 {
 	static const unsigned all[] = { CORDON_CTRL_MEMORY, CORDON_CTRL_CPU, CORDON_CTRL_CPUACCT,
-					CORDON_CTRL_PIDS };
+					CORDON_CTRL_PIDS, CORDON_CTRL_FREEZER };
 	unsigned per_hier[CORDON_CGROUP_MAX_HIER] = { 0 }, required[CORDON_CGROUP_MAX_HIER] = { 0 };
 	unsigned missing = 0;
 
@@ -224,7 +230,7 @@ int cordon_cgroup_create(const struct cordon_cgroup_layout *layout, const char *
 	for (size_t i = 0; i < ARRAY_SIZE(all); i++) {
 		unsigned c = all[i];
 		bool req = requested(c, limits);
-		bool want = req || want_stats || (c == CORDON_CTRL_PIDS && limits->pids);
+		bool want = req || (want_ctrls & c) || (c == CORDON_CTRL_PIDS && limits->pids);
 		int h;
 
 		if (!want)

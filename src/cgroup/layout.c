@@ -53,6 +53,8 @@ static unsigned ctrl_bits(const char *list)
 			bits |= CORDON_CTRL_CPUSET;
 		else if (strcmp(c, "devices") == 0)
 			bits |= CORDON_CTRL_DEVICES;
+		else if (strcmp(c, "freezer") == 0)
+			bits |= CORDON_CTRL_FREEZER;
 	}
 	return bits;
 }

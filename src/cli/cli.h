@@ -24,7 +24,11 @@ struct cli_flag {
 int cli_flag_next(const struct cli_flag *flags, int argc, char **argv, int *i, int *id,
 		  const char **value, struct cordon_error *err);
 
-/* The global flags (before the command): --root, --log, --log-format, --debug. */
+/*
+ * The global flags (before the command): --root, --log, --log-format,
+ * --debug, and runc's --rootless (checked, see docs/oci.md) and
+ * --systemd-cgroup (refused: cordon manages cgroupfs only).
+ */
 struct cli_global {
 	const char *root; /* absolute, or NULL: the caller's default state root */
 	bool debug;
@@ -64,6 +68,10 @@ int cli_state(int argc, char **argv);
 int cli_kill(int argc, char **argv);
 int cli_delete(int argc, char **argv);
 int cli_list(int argc, char **argv);
+int cli_ps(int argc, char **argv);
+int cli_pause(int argc, char **argv);
+int cli_resume(int argc, char **argv);
+int cli_update(int argc, char **argv);
 /* `cordon run --bundle DIR ID`: argv as given to run. */
 int cli_run_bundle(int argc, char **argv);
 

@@ -15,6 +15,10 @@ static const char usage[] =
 	"  kill      send a signal to a container\n"
 	"  delete    remove a stopped container\n"
 	"  list      list containers\n"
+	"  ps        list a container's processes\n"
+	"  pause     freeze a container's processes\n"
+	"  resume    thaw a paused container\n"
+	"  update    change a container's resource limits\n"
 	"  sweep     remove the remains of sandboxes whose supervisor died\n"
 	"  spec      write a default OCI config.json into a bundle\n"
 	"  features  print the OCI runtime features document\n"
@@ -26,17 +30,31 @@ static const char usage[] =
 	"  --log FILE                 also write errors and warnings to FILE\n"
 	"  --log-format text|json     format of the log (json: one object per line)\n"
 	"  --debug                    debug messages\n"
+	"  --rootless auto|true|false runc's flag: accepted; cordon tells rootless\n"
+	"                             from its own uid (see cordon(1))\n"
+	"  --systemd-cgroup           refused: cordon manages cgroupfs only\n"
 	"  --version                  print the version\n"
 	"\n"
 	"See cordon(1) and cordon-run(1).\n";
 
-enum global_flag { G_ROOT, G_LOG, G_LOG_FORMAT, G_DEBUG, G_HELP, G_VERSION };
+enum global_flag {
+	G_ROOT,
+	G_LOG,
+	G_LOG_FORMAT,
+	G_DEBUG,
+	G_ROOTLESS,
+	G_SYSTEMD_CGROUP,
+	G_HELP,
+	G_VERSION
+};
 
 static const struct cli_flag global_flags[] = {
 	{ "root", G_ROOT, true, 0 },
 	{ "log", G_LOG, true, 0 },
 	{ "log-format", G_LOG_FORMAT, true, 0 },
 	{ "debug", G_DEBUG, false, 0 },
+	{ "rootless", G_ROOTLESS, true, 0 },
+	{ "systemd-cgroup", G_SYSTEMD_CGROUP, false, 0 },
 	{ "help", G_HELP, false, 0 },
 	{ "version", G_VERSION, false, 'v' },
 	{ NULL, 0, false, 0 },
@@ -49,7 +67,8 @@ static const struct {
 	{ "run", cli_run },	      { "create", cli_create }, { "start", cli_start },
 	{ "state", cli_state },	      { "kill", cli_kill },	{ "delete", cli_delete },
 	{ "list", cli_list },	      { "sweep", cli_sweep },	{ "spec", cli_spec },
-	{ "features", cli_features },
+	{ "features", cli_features }, { "ps", cli_ps },		{ "pause", cli_pause },
+	{ "resume", cli_resume },     { "update", cli_update },
 };
 
 /* A relative --root is made absolute: the monitor leaves the caller's directory. */
@@ -67,7 +86,7 @@ static char *absolute(const char *path)
 static int parse_global(int argc, char **argv, bool *help, bool *version, struct cordon_error *err)
 {
 	const char *log = NULL, *format = "text";
-	bool debug = false;
+	bool debug = false, systemd_cgroup = false;
 	int i = 1;
 
 	while (i < argc && argv[i][0] == '-') {
@@ -93,6 +112,23 @@ static int parse_global(int argc, char **argv, bool *help, bool *version, struct
 		case G_DEBUG:
 			debug = true;
 			break;
+		case G_ROOTLESS:
+			/*
+			 * runc: true/auto ignore cgroups the caller cannot create
+			 * unless a limit is asked for, which is what cordon does for
+			 * every caller; false changes nothing for root, and cordon
+			 * never acts as root for a caller that is not.
+			 */
+			if (strcmp(value, "auto") != 0 && strcmp(value, "true") != 0 &&
+			    strcmp(value, "false") != 0)
+				return cordon_error_set(err, CORDON_E_USAGE, 0,
+							"--rootless: expected auto, true or false, "
+							"got '%s'",
+							value);
+			break;
+		case G_SYSTEMD_CGROUP:
+			systemd_cgroup = true;
+			break;
 		case G_HELP:
 			*help = true;
 			break;
@@ -109,6 +145,11 @@ static int parse_global(int argc, char **argv, bool *help, bool *version, struct
 				 strcmp(format, "json") == 0 ? CORDON_LOG_JSON : CORDON_LOG_TEXT,
 				 debug, err) < 0)
 		return -1;
+	/* After the log: a launcher that logs to --log finds the reason there. */
+	if (systemd_cgroup)
+		return cordon_error_set(err, CORDON_E_CGROUP, 0,
+					"--systemd-cgroup: systemd cgroup manager is not supported: "
+					"use cgroupfs");
 	return i;
 }
 

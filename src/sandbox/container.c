@@ -111,7 +111,7 @@ int cordon_container_start(const char *root, const char *id, struct cordon_error
 
 	if (cordon_state_open(&state, root, id, true, err) < 0)
 		return -1;
-	status = cordon_state_status(&state.info);
+	status = container_status(&state);
 	if (status != CORDON_STATUS_CREATED) {
 		not_in_status(&state, status, "only a created container can be started", err);
 		cordon_state_close(&state);
@@ -164,7 +164,7 @@ static void rfc3339(uint64_t ms, char *buf, size_t len)
 static void gen_state(yajl_gen g, const struct cordon_state *state)
 {
 	const struct cordon_state_info *info = &state->info;
-	enum cordon_status status = cordon_state_status(info);
+	enum cordon_status status = container_status(state);
 	char created[48];
 
 	yajl_gen_map_open(g);
@@ -265,8 +265,10 @@ int cordon_container_kill(const char *root, const char *id, int sig, bool all,
 
 	if (cordon_state_open(&state, root, id, true, err) < 0)
 		return -1;
-	status = cordon_state_status(&state.info);
-	if (status != CORDON_STATUS_CREATED && status != CORDON_STATUS_RUNNING) {
+	status = container_status(&state);
+	/* A paused container takes signals too: they act when it is resumed (KILL on v2 at once). */
+	if (status != CORDON_STATUS_CREATED && status != CORDON_STATUS_RUNNING &&
+	    status != CORDON_STATUS_PAUSED) {
 		not_in_status(&state, status, "no process to signal", err);
 		cordon_state_close(&state);
 		return -1;
@@ -305,14 +307,17 @@ int cordon_container_delete(const char *root, const char *id, bool force, struct
 
 	if (cordon_state_open(&state, root, id, true, err) < 0)
 		return -1;
-	status = cordon_state_status(&state.info);
-	if (status == CORDON_STATUS_RUNNING && !force) {
+	status = container_status(&state);
+	if ((status == CORDON_STATUS_RUNNING || status == CORDON_STATUS_PAUSED) && !force) {
 		not_in_status(&state, status, "stop it first, or delete --force", err);
 		cordon_state_close(&state);
 		return -1;
 	}
 	if (status != CORDON_STATUS_STOPPED)
 		signal_process(state.info.init_pid, state.info.init_start, SIGKILL);
+	/* A frozen init dies of its SIGKILL only once thawed (cgroup v1), as runc does it. */
+	if (status == CORDON_STATUS_PAUSED)
+		container_thaw(&state);
 	wait_owner_exit(&state.info);
 	cordon_state_destroy(&state);
 	return 0;
@@ -342,7 +347,7 @@ int cordon_container_list(const char *root, bool json, bool quiet, struct cordon
 		/* Gone meanwhile, or someone else's: not listed. */
 		if (cordon_state_open(&state, root, *id, false, &ignored) < 0)
 			continue;
-		status = cordon_state_status(&state.info);
+		status = container_status(&state);
 		rfc3339(state.info.created_ms, created, sizeof(created));
 		if (json)
 			gen_state(g, &state);

@@ -360,8 +360,11 @@ static int create_cgroups(struct supervisor *sv, struct cordon_error *err)
 
 	if (cordon_cgroup_detect(&layout, err) < 0)
 		return -1;
+	/* An OCI container gets every cgroup it may be paused or updated through later. */
 	r = cordon_cgroup_create(&layout, spec->id, spec->cgroup_parent, &spec->limits,
-				 spec->result_json != NULL, &sv->cgroup, err);
+				 (spec->result_json ? CORDON_CGROUP_WANT_STATS : 0) |
+					 (spec->oci ? CORDON_CGROUP_WANT_OCI : 0),
+				 &sv->cgroup, err);
 	cordon_cgroup_layout_free(&layout);
 	if (r < 0)
 		return -1;

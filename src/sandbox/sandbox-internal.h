@@ -135,6 +135,11 @@ void lifecycle_accept(struct supervisor *sv);
 /* The end, however it came: state stopped (or removed), waiting callers answered. */
 void lifecycle_finish(struct supervisor *sv);
 
+/* The status now: cordon_state_status, or paused when its freezer cgroup is frozen (ops.c). */
+enum cordon_status container_status(const struct cordon_state *state);
+/* Thaw a paused container's cgroup (errors ignored: delete --force). */
+void container_thaw(const struct cordon_state *state);
+
 /* The sandbox's pid 1: setup, spawn the workload, reap, report. */
 _Noreturn void sandbox_child(const struct child_ctx *ctx);
 

@@ -371,6 +371,9 @@ static int finalize_oci(struct cordon_spec *spec, struct cordon_error *err)
 	r = resolve_limits(spec, err);
 	if (r < 0)
 		return r;
+	/* The annotations' network policy (oci-net.c): the backend, the default upstreams. */
+	if (spec->net.n_allow && cordon_spec_finalize_net(spec, err) < 0)
+		return cordon_error_wrap(err, "annotations.run.cordon.net.allow");
 	oci_default_home(spec);
 	return 0;
 }

@@ -57,6 +57,8 @@ int oci_parse_process(struct oci_parse *p, yajl_val process);
 int oci_parse_mounts(struct oci_parse *p, yajl_val mounts);
 int oci_parse_linux(struct oci_parse *p, yajl_val linux_obj);
 int oci_parse_resources(struct oci_parse *p, yajl_val resources);
+/* run.cordon.net.allow, run.cordon.dns.upstream, run.cordon.dns → spec->net (oci-net.c). */
+int oci_parse_net_annotations(struct oci_parse *p);
 
 /* Name tables shared by the parser and the generator. */
 extern const char *const oci_ns_names[CORDON_OCI_NS_COUNT];

@@ -287,3 +287,48 @@ int oci_parse_resources(struct oci_parse *p, yajl_val r)
 	cordon_resources_to_limits(res, &p->spec->limits);
 	return 0;
 }
+
+void cordon_resources_free(struct cordon_resources *res)
+{
+	free(TAKE_PTR(res->cpus));
+	free(TAKE_PTR(res->mems));
+	free(TAKE_PTR(res->devices));
+	res->n_devices = 0;
+}
+
+int cordon_oci_resources_parse(const char *json, size_t len, struct cordon_resources *res,
+			       struct cordon_error *err)
+{
+	_cleanup_free_ char *text = cordon_xmalloc(len + 1);
+	struct cordon_spec spec;
+	struct cordon_oci oci = { 0 };
+	struct oci_parse p = { .spec = &spec, .oci = &oci, .bundle = "", .err = err };
+	char ebuf[256] = "";
+	yajl_val tree, pids;
+	int64_t n;
+	int r;
+
+	memset(res, 0, sizeof(*res));
+	if (memchr(json, '\0', len))
+		return oci_error(err, "resources: contains a NUL byte");
+	memcpy(text, json, len);
+	text[len] = '\0';
+	tree = yajl_tree_parse(text, ebuf, sizeof(ebuf));
+	if (!tree) {
+		ebuf[strcspn(ebuf, "\n")] = '\0';
+		return oci_error(err, "resources: %s", *ebuf ? ebuf : "not valid JSON");
+	}
+	memset(&spec, 0, sizeof(spec));
+	r = oci_parse_resources(&p, tree);
+	/* In a config.json -1 is the same as unset; for an update it lifts the limit. */
+	pids = oci_get(oci_get(tree, "pids"), "limit");
+	if (r == 0 && pids && oci_int(pids, "linux.resources.pids.limit", -1, INT64_MAX, &n, err) == 0 &&
+	    n == -1)
+		oci.resources.pids_limit = -1;
+	yajl_tree_free(tree);
+	cordon_strv_free(oci.warnings);
+	*res = oci.resources;
+	if (r < 0)
+		cordon_resources_free(res);
+	return r;
+}

@@ -250,6 +250,12 @@ static void reset_config_fields(struct cordon_spec *spec)
 	cordon_seccomp_profile_free(&spec->security);
 	spec->security.seccomp = CORDON_SECCOMP_DEFAULT;
 	memset(&spec->limits, 0, sizeof(spec->limits));
+	/* The network annotations' share of spec->net. */
+	cordon_strv_free(TAKE_PTR(spec->net.allow));
+	spec->net.n_allow = 0;
+	cordon_strv_free(TAKE_PTR(spec->net.upstream_text));
+	spec->net.n_upstream_text = 0;
+	spec->net.dns_none = spec->net.dns_given = false;
 	cordon_oci_free(TAKE_PTR(spec->oci));
 }
 
@@ -312,6 +318,8 @@ int cordon_spec_from_oci(struct cordon_spec *spec, const char *bundle_dir, const
 		r = oci_parse_linux(&p, linux_obj);
 	if (r == 0)
 		r = check_cross(&p);
+	if (r == 0)
+		r = oci_parse_net_annotations(&p);
 	yajl_tree_free(tree);
 	return r;
 }

@@ -87,6 +87,8 @@ const char *cordon_status_name(enum cordon_status status)
 		return "created";
 	case CORDON_STATUS_RUNNING:
 		return "running";
+	case CORDON_STATUS_PAUSED:
+		return "paused";
 	case CORDON_STATUS_STOPPED:
 		break;
 	}
@@ -474,6 +476,20 @@ static void remove_cgroups(int dir)
 		for (int i = 0; i < 50 && rmdir(p) < 0 && errno == EBUSY; i++)
 			usleep(2000);
 	}
+}
+
+char **cordon_state_cgroup_dirs(const struct cordon_state *state, size_t *n)
+{
+	_cleanup_free_ char *text = NULL;
+	char **dirs = NULL, *save = NULL;
+
+	*n = 0;
+	if (cordon_read_file_at(state->dir_fd, CGROUPS_FILE, &text, NULL) == 0)
+		for (char *p = strtok_r(text, "\n", &save); p; p = strtok_r(NULL, "\n", &save))
+			cordon_strv_push(&dirs, n, p);
+	if (!dirs)
+		dirs = cordon_xcalloc(1, sizeof(*dirs));
+	return dirs;
 }
 
 size_t cordon_state_cgroup_pids(const struct cordon_state *state, pid_t **pids)

@@ -1,0 +1,242 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * `cordon update [OPTIONS] ID`: change the cgroup limits of a live
+ * container, with runc's flag spellings. The values are checked here,
+ * as a config.json's would be, before anything is written.
+ */
+#include <fcntl.h>
+#include <inttypes.h>
+#include <string.h>
+
+#include "cli.h"
+#include "cordon/sandbox.h"
+
+static const char update_usage[] =
+	"Usage: cordon update [OPTIONS] ID\n"
+	"\n"
+	"Change the resource limits of container ID (created, running or paused).\n"
+	"The flags win over --resources.\n"
+	"\n"
+	"  -r, --resources FILE   a linux.resources JSON object (\"-\": stdin)\n"
+	"  --memory BYTES         memory limit (suffix k, m, g; -1: unlimited)\n"
+	"  --memory-swap BYTES    memory plus swap (-1: unlimited swap)\n"
+	"  --cpu-quota US         CPU time per period (-1: none; at least 1000)\n"
+	"  --cpu-period US        the period (1000..1000000)\n"
+	"  --cpu-share N          relative weight (2..262144; also --cpu-shares)\n"
+	"  --pids-limit N         maximum number of processes (-1: unlimited)\n"
+	"  -h, --help             this text\n"
+	"\n"
+	"runc's --blkio-weight, --cpuset-cpus, --cpuset-mems, --cpu-rt-period,\n"
+	"--cpu-rt-runtime, --kernel-memory, --kernel-memory-tcp,\n"
+	"--memory-reservation, --l3-cache-schema and --mem-bw-schema are refused.\n";
+
+enum {
+	U_RESOURCES,
+	U_MEMORY,
+	U_MEMORY_SWAP,
+	U_CPU_QUOTA,
+	U_CPU_PERIOD,
+	U_CPU_SHARE,
+	U_PIDS_LIMIT,
+	U_UNSUPPORTED,
+	U_HELP,
+};
+
+static const struct cli_flag update_flags[] = {
+	{ "resources", U_RESOURCES, true, 'r' },
+	{ "memory", U_MEMORY, true, 0 },
+	{ "memory-swap", U_MEMORY_SWAP, true, 0 },
+	{ "cpu-quota", U_CPU_QUOTA, true, 0 },
+	{ "cpu-period", U_CPU_PERIOD, true, 0 },
+	{ "cpu-share", U_CPU_SHARE, true, 0 },
+	{ "cpu-shares", U_CPU_SHARE, true, 0 },
+	{ "pids-limit", U_PIDS_LIMIT, true, 0 },
+	{ "blkio-weight", U_UNSUPPORTED, true, 0 },
+	{ "cpuset-cpus", U_UNSUPPORTED, true, 0 },
+	{ "cpuset-mems", U_UNSUPPORTED, true, 0 },
+	{ "cpu-rt-period", U_UNSUPPORTED, true, 0 },
+	{ "cpu-rt-runtime", U_UNSUPPORTED, true, 0 },
+	{ "kernel-memory", U_UNSUPPORTED, true, 0 },
+	{ "kernel-memory-tcp", U_UNSUPPORTED, true, 0 },
+	{ "memory-reservation", U_UNSUPPORTED, true, 0 },
+	{ "l3-cache-schema", U_UNSUPPORTED, true, 0 },
+	{ "mem-bw-schema", U_UNSUPPORTED, true, 0 },
+	{ "help", U_HELP, false, 0 },
+	{ NULL, 0, false, 0 },
+};
+
+struct update_args {
+	const char *resources;
+	struct cordon_resources flags; /* 0: not given */
+	bool help;
+};
+
+/* -1, or a positive decimal with an optional binary suffix k, m, g (memory only). */
+static int parse_limit(const char *flag, const char *value, bool suffix, int64_t *out,
+		       struct cordon_error *err)
+{
+	_cleanup_free_ char *digits = cordon_xstrdup(value);
+	size_t len = strlen(digits);
+	uint64_t v, mult = 1;
+
+	if (strcmp(value, "-1") == 0) {
+		*out = -1;
+		return 0;
+	}
+	if (suffix && len > 1) {
+		char c = digits[len - 1];
+
+		mult = c == 'k' || c == 'K' ? 1ULL << 10 :
+		       c == 'm' || c == 'M' ? 1ULL << 20 :
+		       c == 'g' || c == 'G' ? 1ULL << 30 :
+					      1;
+		if (mult > 1)
+			digits[len - 1] = '\0';
+	}
+	if (cordon_parse_u64(digits, &v) < 0 || v == 0 || v > (uint64_t)INT64_MAX / mult)
+		return cordon_error_set(err, CORDON_E_USAGE, 0,
+					"--%s: expected a positive number%s or -1, got '%s'", flag,
+					suffix ? " (with k, m or g)" : "", value);
+	*out = (int64_t)(v * mult);
+	return 0;
+}
+
+static int apply(void *ctx, int id, const char *value, struct cordon_error *err)
+{
+	struct update_args *a = ctx;
+	struct cordon_resources *r = &a->flags;
+	int64_t v;
+
+	switch (id) {
+	case U_RESOURCES:
+		if (!*value)
+			return cordon_error_set(err, CORDON_E_USAGE, 0, "--resources: empty path");
+		a->resources = value;
+		return 0;
+	case U_MEMORY:
+		return parse_limit("memory", value, true, &r->memory_limit, err);
+	case U_MEMORY_SWAP:
+		return parse_limit("memory-swap", value, true, &r->memory_swap, err);
+	case U_CPU_QUOTA:
+		if (parse_limit("cpu-quota", value, false, &v, err) < 0)
+			return -1;
+		if (v > 0 && v < 1000)
+			return cordon_error_set(err, CORDON_E_USAGE, 0,
+						"--cpu-quota: %" PRId64
+						" is below the kernel's minimum of 1000 µs",
+						v);
+		r->cpu_quota = v;
+		return 0;
+	case U_CPU_PERIOD:
+		if (parse_limit("cpu-period", value, false, &v, err) < 0)
+			return -1;
+		if (v < 1000 || v > 1000000)
+			return cordon_error_set(err, CORDON_E_USAGE, 0,
+						"--cpu-period: %s out of range (1000..1000000 µs)",
+						value);
+		r->cpu_period = (uint64_t)v;
+		return 0;
+	case U_CPU_SHARE:
+		if (parse_limit("cpu-share", value, false, &v, err) < 0)
+			return -1;
+		if (v < 2 || v > 262144)
+			return cordon_error_set(err, CORDON_E_USAGE, 0,
+						"--cpu-share: %s out of range (2..262144)", value);
+		r->cpu_shares = (uint64_t)v;
+		return 0;
+	case U_PIDS_LIMIT:
+		return parse_limit("pids-limit", value, false, &r->pids_limit, err);
+	case U_UNSUPPORTED:
+		return cordon_error_set(err, CORDON_E_USAGE, 0,
+					"update: only --memory, --memory-swap, --cpu-quota, "
+					"--cpu-period, --cpu-share and --pids-limit are supported");
+	default:
+		a->help = true;
+		return 0;
+	}
+}
+
+/* FILE, or stdin for "-". */
+static int read_resources(const char *path, struct cordon_resources *res, struct cordon_error *err)
+{
+	_cleanup_free_ char *text = NULL;
+	size_t len = 0;
+	int r;
+
+	if (strcmp(path, "-") == 0) {
+		size_t cap = 0;
+		ssize_t n;
+
+		do {
+			if (len + 4096 > cap)
+				text = cordon_xrealloc(text, cap += 65536);
+			if (cap > CORDON_OCI_CONFIG_MAX)
+				return cordon_error_set(err, CORDON_E_USAGE, 0,
+							"--resources -: too large");
+			n = read(STDIN_FILENO, text + len, cap - len - 1);
+			if (n > 0)
+				len += (size_t)n;
+		} while (n > 0 || (n < 0 && errno == EINTR));
+		if (n < 0)
+			return cordon_error_set(err, CORDON_E_USAGE, errno, "--resources -");
+	} else if ((r = cordon_read_file_at(AT_FDCWD, path, &text, &len)) < 0) {
+		return cordon_error_set(err, CORDON_E_PATH, -r, "--resources %s", path);
+	}
+	if (cordon_oci_resources_parse(text ? text : "", len, res, err) < 0)
+		return cordon_error_wrap(err, "--resources %s", path);
+	return 0;
+}
+
+/* The flags over the file's values. */
+static void merge(struct cordon_resources *res, const struct cordon_resources *f)
+{
+	if (f->memory_limit)
+		res->memory_limit = f->memory_limit;
+	if (f->memory_swap)
+		res->memory_swap = f->memory_swap;
+	if (f->cpu_quota)
+		res->cpu_quota = f->cpu_quota;
+	if (f->cpu_period)
+		res->cpu_period = f->cpu_period;
+	if (f->cpu_shares)
+		res->cpu_shares = f->cpu_shares;
+	if (f->pids_limit)
+		res->pids_limit = f->pids_limit;
+}
+
+int cli_update(int argc, char **argv)
+{
+	struct cordon_error err = { 0 };
+	struct update_args a = { 0 };
+	struct cordon_resources res = { 0 };
+	const char *pos[1];
+	int n_pos, code = 0;
+
+	if (cli_parse_args(update_flags, U_HELP, argc, argv, apply, &a, pos, 1, &n_pos, &err) < 0)
+		return cli_fail(&err);
+	if (a.help) {
+		fputs(update_usage, stdout);
+		return 0;
+	}
+	if (n_pos != 1) {
+		cordon_error_set(&err, CORDON_E_USAGE, 0, "a container ID is required");
+		return cli_fail(&err);
+	}
+	if (a.resources && read_resources(a.resources, &res, &err) < 0)
+		return cli_fail(&err);
+	merge(&res, &a.flags);
+	if (res.memory_swap > 0 && res.memory_limit > 0 && res.memory_swap < res.memory_limit)
+		cordon_error_set(&err, CORDON_E_USAGE, 0,
+				 "--memory-swap is memory plus swap: it cannot be below --memory");
+	else if (!res.memory_limit && !res.memory_swap && !res.cpu_quota && !res.cpu_period &&
+		 !res.cpu_shares && !res.pids_limit && !res.cpus && !res.mems && !res.n_devices &&
+		 res.memory_reservation <= 0)
+		cordon_error_set(&err, CORDON_E_USAGE, 0, "update: nothing to change");
+	if (err.code == CORDON_OK &&
+	    cordon_container_update(cli_global.root, pos[0], &res, &err) == 0)
+		code = 0;
+	else
+		code = cli_fail(&err);
+	cordon_resources_free(&res);
+	return code;
+}

@@ -1,0 +1,329 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# shellcheck disable=SC2317 # cases are called through each_mode
+# e2e: the OCI commands that act on a live container through its cgroups
+# (docs/oci.md): ps, pause, resume, update; the global --systemd-cgroup
+# and --rootless; the network annotations' refusals (their effect is
+# tested in the lab, net-oci.sh).
+#
+# As in e2e-oci.sh, each case has its own state root, empty at its end.
+# Rootless on cgroup v1 and hybrid no cgroup is delegated: there pause,
+# resume and update fail with CORDON_E_CGROUP, and ps lists the
+# container's pid namespace.
+. "$(dirname "$0")/lib.sh"
+
+oc() { cordon --root "$OROOT" "$@"; }
+
+# mk_bundle NAME ARGS...: a bundle in $CASE_DIR/NAME running ARGS (as e2e-oci.sh).
+mk_bundle() {
+	local name=$1 spec_args
+	shift
+	BUNDLE=$CASE_DIR/$name
+	mk_dir "$BUNDLE"
+	spec_args=(spec -b "$BUNDLE")
+	[ "$MODE" = rootless ] && spec_args+=(--rootless)
+	cordon "${spec_args[@]}"
+	expect_rc 0 || return 1
+	"$PYTHON" - "$BUNDLE/config.json" "$ROOTFS" "${ANNOTATIONS:-{\}}" "$@" <<'EOF' || { fail "editing config.json"; return 1; }
+import json, sys
+path, rootfs, ann, args = sys.argv[1], sys.argv[2], json.loads(sys.argv[3]), sys.argv[4:]
+c = json.load(open(path))
+c["root"] = {"path": rootfs, "readonly": True}
+c["process"]["terminal"] = False
+c["process"]["args"] = args
+c["mounts"] = [m for m in c["mounts"] if not m["destination"].startswith("/sys")]
+c.get("linux", {}).get("resources", {}).pop("devices", None)
+c["annotations"] = ann
+if ann.pop("netns-path", None):
+    for n in c["linux"]["namespaces"]:
+        if n["type"] == "network":
+            n["path"] = "/proc/1/ns/net"
+json.dump(c, open(path, "w"))
+EOF
+}
+
+jfield() {
+	"$PYTHON" -c 'import json, sys; v = json.loads(sys.stdin.read()).get(sys.argv[1], ""); print(v)' "$1" <<<"$OUT"
+}
+
+expect_status() {
+	oc state "$1"
+	expect_rc 0 || return 1
+	[ "$(jfield status)" = "$2" ] || fail "expected status '$2' of $1, got '$(jfield status)'"
+}
+
+root_empty() { [ -z "$(ls -A "$OROOT" 2>/dev/null)" ]; }
+program_running() { [ -n "$(procs_matching "$MARK")" ]; }
+
+setup_case() {
+	OROOT=$CASE_DIR/root
+	new_mark
+}
+
+end_case() {
+	oc delete --force "$CID" >/dev/null
+	check "the state root $OROOT is empty" root_empty
+}
+
+# A v2 machine may delegate cgroups to the test user; v1 and hybrid never do.
+cgroups_delegated() { [ "$MODE" = rootful ] || [ "$(stat -fc %T /sys/fs/cgroup)" = cgroup2fs ]; }
+
+# start_busy: a created and started container whose workload is a shell
+# loop that burns CPU ($MARK on its command line); CID, PID.
+start_busy() {
+	CID=$CASE_ID-c
+	mk_bundle b sh -c "while :; do :; done; echo $MARK" || return 1
+	oc create --bundle "$BUNDLE" "$CID"
+	expect_rc 0 || return 1
+	oc start "$CID"
+	expect_rc 0 || return 1
+	expect_status "$CID" running
+	PID=$(jfield pid)
+}
+
+# CPU ticks (utime + stime) of PID.
+ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null; }
+
+# The container's cgroup directory in the hierarchy carrying FILE.
+cg_dir_with() {
+	local d
+	while read -r d; do
+		[ -e "$d/$1" ] && { echo "$d"; return 0; }
+	done <"$OROOT/$CID/cgroups"
+	return 1
+}
+
+t_ps() {
+	setup_case
+	start_busy || return
+	oc ps --format json "$CID"
+	expect_rc 0
+	[[ $OUT =~ ^\[[0-9,]+\]$ ]] || fail "expected a JSON array of pids, got '$OUT'"
+	[[ ",${OUT//[\[\]]/}," == *",$PID,"* ]] || fail "expected the container process $PID in ps"
+	oc ps "$CID"
+	expect_rc 0
+	expect_out_has "PID"
+	grep -Eq "^$PID +sh -c while :; do :; done; echo $MARK\$" <<<"$OUT" ||
+		fail "expected a table line for $PID with its command"
+	oc ps -f yaml "$CID"
+	expect_cordon_error USAGE "--format"
+	oc ps "$CASE_ID-none"
+	expect_cordon_error STATE "$CASE_ID-none"
+	oc kill "$CID" KILL
+	expect_rc 0
+	wait_until 10 eval '[ "$(oc state "$CID" >/dev/null; jfield status)" = stopped ]' ||
+		fail "the container did not stop"
+	oc ps "$CID"
+	expect_cordon_error STATE "stopped"
+	end_case
+}
+
+t_pause_resume() {
+	local t0 t1
+	setup_case
+	start_busy || return
+	oc resume "$CID"
+	expect_cordon_error STATE "running"
+	oc pause "$CID"
+	if ! cgroups_delegated; then
+		expect_cordon_error CGROUP "freezer"
+		expect_status "$CID" running
+		end_case
+		return
+	fi
+	expect_rc 0
+	expect_err_empty "pause printed something"
+	expect_status "$CID" paused
+	oc list
+	expect_rc 0
+	grep -Eq "^$CID +$PID +paused " <<<"$OUT" || fail "expected list to say paused"
+	# A frozen busy loop makes no progress.
+	t0=$(ticks "$PID")
+	sleep 0.5
+	t1=$(ticks "$PID")
+	[ -n "$t0" ] && [ "$t0" = "$t1" ] || fail "the busy loop ran while paused ($t0 -> $t1 ticks)"
+	oc pause "$CID"
+	expect_cordon_error STATE "paused"
+	oc start "$CID"
+	expect_cordon_error STATE "paused"
+	oc delete "$CID"
+	expect_cordon_error STATE "delete --force"
+	oc resume "$CID"
+	expect_rc 0
+	expect_status "$CID" running
+	sleep 0.5
+	t1=$(ticks "$PID")
+	[ "$t1" -gt "$t0" ] 2>/dev/null || fail "the busy loop did not resume ($t0 -> $t1 ticks)"
+	# Paused again, delete --force ends it: the frozen init is thawed to die.
+	oc pause "$CID"
+	expect_rc 0
+	oc delete --force "$CID"
+	expect_rc 0
+	wait_until 5 eval '! program_running' || fail "the workload survived delete --force"
+	end_case
+}
+
+t_pause_created() {
+	setup_case
+	CID=$CASE_ID-c
+	cgroups_delegated || { skip_case "no freezer cgroup rootless on this layout"; return; }
+	mk_bundle b sh -c "echo $MARK" || return
+	oc create --bundle "$BUNDLE" "$CID"
+	expect_rc 0
+	oc pause "$CID"
+	expect_rc 0
+	expect_status "$CID" paused
+	oc resume "$CID"
+	expect_rc 0
+	expect_status "$CID" created
+	end_case
+}
+
+t_update() {
+	local mem pids cpu
+	setup_case
+	start_busy || return
+	oc update --memory 64m --pids-limit 20 "$CID"
+	if ! cgroups_delegated; then
+		expect_cordon_error CGROUP "no memory cgroup"
+		end_case
+		return
+	fi
+	expect_rc 0
+	mem=$(cg_dir_with memory.limit_in_bytes || cg_dir_with memory.max)
+	pids=$(cg_dir_with pids.max)
+	cpu=$(cg_dir_with cpu.cfs_quota_us || cg_dir_with cpu.max)
+	[ "$(cat "$mem/memory.limit_in_bytes" 2>/dev/null || cat "$mem/memory.max")" = 67108864 ] ||
+		fail "expected the memory limit 67108864 in $mem"
+	[ "$(cat "$pids/pids.max")" = 20 ] || fail "expected pids.max 20 in $pids"
+	oc update --cpu-quota 20000 --cpu-period 100000 --cpu-share 512 "$CID"
+	expect_rc 0
+	if [ -e "$cpu/cpu.cfs_quota_us" ]; then
+		[ "$(cat "$cpu/cpu.cfs_quota_us") $(cat "$cpu/cpu.cfs_period_us") $(cat "$cpu/cpu.shares")" = "20000 100000 512" ] ||
+			fail "expected quota 20000, period 100000, shares 512 in $cpu"
+	else
+		[ "$(cat "$cpu/cpu.max")" = "20000 100000" ] || fail "expected cpu.max '20000 100000'"
+	fi
+	echo '{"pids": {"limit": -1}, "memory": {"limit": 134217728}}' >"$CASE_DIR/res.json"
+	oc update --resources "$CASE_DIR/res.json" --memory 96m "$CID"
+	expect_rc 0
+	[ "$(cat "$pids/pids.max")" = max ] || fail "expected pids.max max after pids.limit -1"
+	[ "$(cat "$mem/memory.limit_in_bytes" 2>/dev/null || cat "$mem/memory.max")" = 100663296 ] ||
+		fail "expected --memory 96m to win over the file"
+	# Refused before anything is written.
+	oc update --memory-swap 16m --memory 32m "$CID"
+	expect_cordon_error USAGE "--memory-swap"
+	oc update --pids-limit 0 "$CID"
+	expect_cordon_error USAGE "--pids-limit"
+	oc update --cpu-quota 10 "$CID"
+	expect_cordon_error USAGE "--cpu-quota"
+	oc update --cpu-period 5000000 "$CID"
+	expect_cordon_error USAGE "--cpu-period"
+	oc update --cpuset-cpus 0 "$CID"
+	expect_cordon_error USAGE "--pids-limit"
+	oc update "$CID"
+	expect_cordon_error USAGE "nothing to change"
+	echo '{"cpu": {"shares": 1}}' >"$CASE_DIR/bad.json"
+	oc update -r "$CASE_DIR/bad.json" "$CID"
+	expect_cordon_error SPEC "linux.resources.cpu.shares"
+	[ "$(cat "$pids/pids.max")" = max ] || fail "a refused update changed pids.max"
+	oc kill "$CID" KILL
+	expect_rc 0
+	wait_until 10 eval '[ "$(oc state "$CID" >/dev/null; jfield status)" = stopped ]'
+	oc update --pids-limit 5 "$CID"
+	expect_cordon_error STATE "stopped"
+	end_case
+}
+
+# The workload waits for SIGUSR1 (after the update), then starts 20 sleeps:
+# beyond pids.max 8 fork fails (and ends the subshell that forks: busybox
+# sh gives up). Its files are read through /proc/PID/root.
+# PID has a handler for SIGUSR1 (bit 10 of SigCgt).
+catches_usr1() {
+	local m
+	m=$(awk '/^SigCgt:/ { print $2 }' "/proc/$PID/status" 2>/dev/null)
+	[ -n "$m" ] && (((16#$m >> 9) & 1))
+}
+
+t_update_pids_enforced() {
+	local n
+	setup_case
+	CID=$CASE_ID-c
+	mk_bundle b sh -c "trap 'go=1' USR1; while [ -z \"\$go\" ]; do sleep 0.05; done
+		(i=0; while [ \$i -lt 20 ]; do sleep 30 & i=\$((i + 1)); done) 2>/dev/shm/err
+		touch /dev/shm/done; sleep 60; echo $MARK" || return
+	oc create --bundle "$BUNDLE" "$CID"
+	expect_rc 0
+	oc start "$CID"
+	expect_rc 0
+	expect_status "$CID" running
+	PID=$(jfield pid)
+	oc update --pids-limit 8 "$CID"
+	expect_rc 0
+	wait_until 5 catches_usr1 || fail "the workload did not set its trap"
+	oc kill "$CID" USR1
+	expect_rc 0
+	wait_until 10 test -e "/proc/$PID/root/dev/shm/done" || fail "the workload did not finish forking"
+	grep -q "fork" "/proc/$PID/root/dev/shm/err" 2>/dev/null ||
+		fail "expected fork to fail beyond the limit: $(cat "/proc/$PID/root/dev/shm/err" 2>&1)"
+	oc ps --format json "$CID"
+	n=$(tr -cd , <<<"$OUT" | wc -c)
+	[ $((n + 1)) -le 8 ] || fail "expected at most 8 processes, ps says $OUT"
+	end_case
+}
+
+t_global_flags() {
+	setup_case
+	CID=$CASE_ID-c
+	cordon --systemd-cgroup --root "$OROOT" list
+	expect_cordon_error CGROUP "systemd cgroup manager is not supported: use cgroupfs"
+	cordon --root "$OROOT" --systemd-cgroup state "$CID"
+	expect_cordon_error CGROUP "use cgroupfs"
+	cordon --rootless maybe --root "$OROOT" list
+	expect_cordon_error USAGE "--rootless"
+	for v in auto true false; do
+		cordon --rootless "$v" --root "$OROOT" list -q
+		expect_rc 0
+	done
+	mk_bundle b sh -c "exit 3" || return
+	cordon --rootless=auto --root "$OROOT" run --bundle "$BUNDLE" "$CID"
+	expect_rc 3
+	end_case
+}
+
+t_net_annotations_refused() {
+	setup_case
+	CID=$CASE_ID-c
+	ANNOTATIONS='{"run.cordon.net.allow": "*"}' mk_bundle b1 true || return
+	oc create --bundle "$BUNDLE" "$CID"
+	expect_cordon_error SPEC "annotations.run.cordon.net.allow: allowlist entry '*'"
+	ANNOTATIONS='{"run.cordon.net.allow": "example.org", "netns-path": 1}' mk_bundle b2 true || return
+	oc create --bundle "$BUNDLE" "$CID"
+	expect_cordon_error SPEC "annotations.run.cordon.net.allow: the network namespace is joined by path"
+	ANNOTATIONS='{"run.cordon.dns": "none"}' mk_bundle b3 true || return
+	oc create --bundle "$BUNDLE" "$CID"
+	expect_cordon_error SPEC "annotations.run.cordon.dns: needs run.cordon.net.allow"
+	ANNOTATIONS='{"run.cordon.net.allow": "example.org", "run.cordon.dns": "maybe"}' mk_bundle b4 true || return
+	oc create --bundle "$BUNDLE" "$CID"
+	expect_cordon_error SPEC "annotations.run.cordon.dns: expected proxy or none"
+	ANNOTATIONS='{"run.cordon.net.allow": "example.org", "run.cordon.dns.upstream": "192.0.2.1,nope"}' mk_bundle b5 true || return
+	oc create --bundle "$BUNDLE" "$CID"
+	expect_cordon_error SPEC "annotations.run.cordon.dns.upstream: 'nope'"
+	ANNOTATIONS='{"run.cordon.net.allow": "example.org", "run.cordon.dns": "none", "run.cordon.dns.upstream": "192.0.2.1"}' mk_bundle b6 true || return
+	oc create --bundle "$BUNDLE" "$CID"
+	expect_cordon_error SPEC "annotations.run.cordon.dns.upstream: excluded"
+	# Other annotations are the launcher's business.
+	ANNOTATIONS='{"run.cordon.other": "x", "io.kubernetes.cri.container-type": "container"}' mk_bundle b7 true || return
+	oc run --bundle "$BUNDLE" "$CID"
+	expect_rc 0
+	end_case
+}
+
+each_mode "ps: pids as JSON and a table; unknown and stopped refused" t_ps
+each_mode "pause: paused, no progress, refusals; resume; delete --force when paused" t_pause_resume
+each_mode "pause a created container, resume to created" t_pause_created
+each_mode "update: cgroup files, --resources, refusals, stopped refused" t_update
+rootful_only "update --pids-limit: fork beyond the limit fails" t_update_pids_enforced
+each_mode "--systemd-cgroup refused, --rootless accepted" t_global_flags
+each_mode "network annotations: refusals name the annotation" t_net_annotations_refused
+done_testing

@@ -1,0 +1,66 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# shellcheck source-path=SCRIPTDIR
+# shellcheck disable=SC2317 # cases are called through each_mode
+# shellcheck disable=SC2016 # sandbox scripts expand inside the sandbox
+# net: the network policy of an OCI bundle (docs/oci.md, "Network
+# policy"): the annotations run.cordon.net.allow and
+# run.cordon.dns.upstream, in the network lab (tests/lab/lab.sh), through
+# `cordon run --bundle`. No annotation: only lo, as always.
+. "$(dirname "$0")/../lab/lab.sh"
+lab_isolate "$@" || { echo "1..0 # SKIP needs root for the network lab"; exit 0; }
+. "$(dirname "$0")/net-lib.sh"
+
+# oci_bundle ANNOTATIONS_JSON SCRIPT: a bundle in $CASE_DIR/b whose process
+# is sh -c "PROBES; SCRIPT" (no workspace in OCI mode: the probes travel in
+# the command line); BUNDLE.
+oci_bundle() {
+	local spec_args=(spec -b "$CASE_DIR/b")
+	BUNDLE=$CASE_DIR/b
+	mk_dir "$BUNDLE"
+	[ "$MODE" = rootless ] && spec_args+=(--rootless)
+	cordon "${spec_args[@]}"
+	expect_rc 0 || return 1
+	"$PYTHON" - "$BUNDLE/config.json" "$ROOTFS" "$1" "$(cat "$NET_PROBES"); $2" <<'EOF' || { fail "editing config.json"; return 1; }
+import json, sys
+path, rootfs, ann, script = sys.argv[1], sys.argv[2], json.loads(sys.argv[3]), sys.argv[4]
+c = json.load(open(path))
+c["root"] = {"path": rootfs, "readonly": True}
+c["process"]["terminal"] = False
+c["process"]["args"] = ["sh", "-c", script]
+c["mounts"] = [m for m in c["mounts"] if not m["destination"].startswith("/sys")]
+# The lab's isolation has no pids controller: no limit to ask for.
+c.get("linux", {}).pop("resources", None)
+c["annotations"] = ann
+json.dump(c, open(path, "w"))
+EOF
+}
+
+t_oci_allow() {
+	local q0 h0
+	q0=$(lab_dns_queries denied.test)
+	h0=$(lab_http_hits server1)
+	oci_bundle '{"run.cordon.net.allow": "allowed.test", "run.cordon.dns.upstream": "'"$LAB_DNS4"'"}' \
+		'look allowed.test; get allowed.test; look denied.test; W=1 get 198.18.1.20' || return
+	cordon --root "$CASE_DIR/root" run --bundle "$BUNDLE" "$CASE_ID-c"
+	expect_rc 0
+	expect_line '^LOOK allowed.test OK .*198\.18\.1\.10( |$)' "expected allowed.test to resolve to 198.18.1.10"
+	expect_line '^GET allowed.test:80 OK server1$' "expected an HTTP answer from server1"
+	expect_line '^LOOK denied.test FAIL.*NXDOMAIN' "expected NXDOMAIN for denied.test"
+	expect_line '^GET 198.18.1.20:80 FAIL' "expected the unattested literal 198.18.1.20 to fail"
+	[ "$(lab_dns_queries denied.test)" = "$q0" ] || fail "denied.test was forwarded to the lab's resolver"
+	[ "$(lab_http_hits server1)" -eq $((h0 + 1)) ] || fail "expected exactly one request at server1"
+}
+
+t_oci_default_deny() {
+	oci_bundle '{}' 'cat /proc/net/dev; look allowed.test; conn 198.18.1.10 80' || return
+	cordon --root "$CASE_DIR/root" run --bundle "$BUNDLE" "$CASE_ID-c"
+	expect_rc 0
+	expect_no_line 'eth0' "expected no eth0 without the annotation"
+	expect_line '^LOOK allowed.test FAIL' "expected the lookup to fail"
+	expect_line '^CONN 198.18.1.10:80 FAIL' "expected no connection"
+}
+
+each_mode "OCI annotations: allowed.test reachable, denied.test NXDOMAIN" net_case t_oci_allow
+each_mode "OCI without annotations: only lo" net_case t_oci_default_deny
+done_testing
