@@ -383,6 +383,7 @@ static int run(struct supervisor *sv, struct cordon_error *err)
 	struct child_ctx ctx = {
 		.spec = spec, .plan = &plan, .userns = userns, .rootful = geteuid() == 0,
 		.close_fds = { sv->notify_fd, sv->state->dir_fd },
+		.console_fd = sv->opts->console_fd,
 	};
 	_cleanup_close_ int child_sync = -1;
 	int sp[2], wr[2] = { -1, -1 };
@@ -432,6 +433,9 @@ static int run(struct supervisor *sv, struct cordon_error *err)
 	}
 	sv->child = pid;
 	cordon_closep(&child_sync);
+	/* The init sends the terminal; nothing of it stays with the supervisor. */
+	if (sv->opts->console_fd >= 0)
+		close(sv->opts->console_fd);
 	if (cordon_cgroup_attach(&sv->cgroup, pid, err) < 0) {
 		cordon_closep(&wr[0]);
 		cordon_closep(&wr[1]);
@@ -490,7 +494,7 @@ static int run(struct supervisor *sv, struct cordon_error *err)
 
 int cordon_sandbox_run(const struct cordon_spec *spec, struct cordon_result *result)
 {
-	const struct cordon_sandbox_opts opts = { .notify_fd = -1 };
+	const struct cordon_sandbox_opts opts = { .notify_fd = -1, .console_fd = -1 };
 
 	return cordon_sandbox_run_opts(spec, &opts, result);
 }
