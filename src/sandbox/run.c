@@ -383,8 +383,9 @@ static int run(struct supervisor *sv, struct cordon_error *err)
 	struct child_ctx ctx = {
 		.spec = spec, .plan = &plan, .userns = userns, .rootful = geteuid() == 0,
 		.close_fds = { sv->notify_fd, sv->state->dir_fd },
-		.console_fd = sv->opts->console_fd,
 	};
+	/* Only a terminal uses it: a caller that left it 0 never sends its stdin away. */
+	bool terminal = spec->oci && spec->oci->terminal && sv->opts->console_fd >= 0;
 	_cleanup_close_ int child_sync = -1;
 	int sp[2], wr[2] = { -1, -1 };
 	sigset_t set, old;
@@ -410,6 +411,7 @@ static int run(struct supervisor *sv, struct cordon_error *err)
 	if (sv->sigfd < 0)
 		return cordon_error_set(err, CORDON_E_INTERNAL, errno, "signalfd");
 
+	ctx.console_fd = terminal ? sv->opts->console_fd : -1;
 	ctx.sync_fd = child_sync;
 	ctx.stdout_fd = wr[0];
 	ctx.stderr_fd = wr[1];
@@ -434,7 +436,7 @@ static int run(struct supervisor *sv, struct cordon_error *err)
 	sv->child = pid;
 	cordon_closep(&child_sync);
 	/* The init sends the terminal; nothing of it stays with the supervisor. */
-	if (sv->opts->console_fd >= 0)
+	if (terminal)
 		close(sv->opts->console_fd);
 	if (cordon_cgroup_attach(&sv->cgroup, pid, err) < 0) {
 		cordon_closep(&wr[0]);
