@@ -75,6 +75,8 @@ struct cordon_sandbox_opts {
 	bool wait_start; /* hold the workload before execve until `cordon start` */
 	bool kept;       /* the state stays ("stopped") after the end, until `cordon delete` */
 	int notify_fd;   /* told "created" (a sync message with the pid) or why not; -1 */
+	int console_fd;  /* process.terminal: the connected --console-socket (the
+			  * supervisor closes it once the init has it), else -1 */
 };
 
 /* Run the sandbox to completion. Fills *result; returns the exit status. */
@@ -88,8 +90,8 @@ int cordon_sandbox_run_opts(const struct cordon_spec *spec, const struct cordon_
  * sandbox and returns once the container is created: its init waits for
  * cordon_container_start. *pid is the container process's host pid.
  */
-int cordon_container_create(const struct cordon_spec *spec, const char *root, pid_t *pid,
-			    struct cordon_error *err);
+int cordon_container_create(const struct cordon_spec *spec, const char *root, int console_fd,
+			    pid_t *pid, struct cordon_error *err);
 int cordon_container_start(const char *root, const char *id, struct cordon_error *err);
 /* The OCI state document (malloc'd JSON). */
 char *cordon_container_state(const char *root, const char *id, struct cordon_error *err);
@@ -115,6 +117,42 @@ int cordon_container_update(const char *root, const char *id, const struct cordo
  */
 int cordon_container_ps(const char *root, const char *id, pid_t **pids, size_t *n,
 			struct cordon_error *err);
+
+/* Connect to a --console-socket (a unix stream socket path, the caller's). */
+int cordon_console_connect(const char *path, struct cordon_error *err);
+
+/* `cordon exec` (docs/oci.md): a new process in a created or running container. */
+struct cordon_exec_opts {
+	const char *root;          /* --root, or NULL */
+	const char *id;
+	char **argv;               /* CMD ARGS; NULL with process_json */
+	const char *process_json;  /* --process FILE's text, or NULL */
+	size_t process_len;
+	char **env;                /* --env K=V, NULL-terminated, or NULL */
+	const char *cwd;           /* --cwd, or NULL */
+	bool has_user, has_gid;    /* --user UID[:GID] */
+	uid_t uid;
+	gid_t gid;
+	cordon_capset caps;        /* --cap (added to the process's sets) */
+	bool tty;                  /* --tty */
+	int console_fd;            /* connected --console-socket, or -1 */
+	bool detach;               /* return once execve succeeded */
+	unsigned preserve_fds;     /* fds 3..3+N-1 pass into the process */
+};
+
+/*
+ * Start a process in the container: it joins the workload's namespaces
+ * and cgroups and gets the container's confinement (docs/oci.md, "exec").
+ * Returns 0 once its execve succeeded, *pid its host pid (a child of the
+ * caller). -1 on failure: err set, *status 125, or 126/127 when execve
+ * failed. Without detach, the forwarded signals stay blocked for
+ * cordon_container_exec_wait.
+ */
+int cordon_container_exec(const struct cordon_exec_opts *opts, pid_t *pid, int *status,
+			  struct cordon_error *err);
+/* Relay INT, TERM, HUP, QUIT, USR1, USR2 to it until it ends; its status (128+N for signal N). */
+int cordon_container_exec_wait(pid_t pid);
+
 /* Warn (cordon_warn) about each field of the bundle's config that is not applied. */
 void cordon_container_warn_unapplied(const struct cordon_spec *spec);
 /* Every container under the root: a table, ids only (quiet) or a JSON array. */

@@ -255,6 +255,8 @@ struct cordon_oci_caps {
 
 struct cordon_oci {
 	char *bundle;      /* the bundle directory as given */
+	char *config_text; /* the config.json parsed, as it was (NUL-terminated) */
+	size_t config_len;
 	char *oci_version; /* ociVersion */
 	bool root_readonly;
 
@@ -318,6 +320,14 @@ void cordon_oci_free(struct cordon_oci *oci);
  */
 int cordon_spec_from_oci(struct cordon_spec *spec, const char *bundle_dir, const char *json,
 			 size_t len, struct cordon_error *err);
+/*
+ * Replace the process part of a parsed config (argv, env, cwd, user,
+ * capabilities, rlimits, terminal, ...) with an OCI "process" object, as
+ * `cordon exec --process FILE` gives it. Errors name the field
+ * ("process.cwd: must be absolute"); nothing of the old process stays.
+ */
+int cordon_spec_process_from_json(struct cordon_spec *spec, const char *json, size_t len,
+				  struct cordon_error *err);
 /* The same for BUNDLE/config.json, read through an fd of the bundle. */
 int cordon_spec_from_bundle(struct cordon_spec *spec, const char *bundle_dir,
 			    struct cordon_error *err);

@@ -22,6 +22,8 @@
 
 /* The monitor's control socket in a container's directory (cordon start). */
 #define CORDON_STATE_MONITOR_SOCKET "monitor.sock"
+/* The bundle's config.json as it was at create: what `cordon exec` confines by. */
+#define CORDON_STATE_CONFIG "config.json"
 
 enum cordon_status {
 	CORDON_STATUS_CREATING,
@@ -102,6 +104,11 @@ enum cordon_status cordon_state_status(const struct cordon_state_info *info);
 void cordon_state_destroy(struct cordon_state *state);
 /* The sandbox's recorded cgroup directories (malloc'd, NULL-terminated; *n set). */
 char **cordon_state_cgroup_dirs(const struct cordon_state *state, size_t *n);
+/* Keep (0600) and read back the config.json a container was created from. */
+int cordon_state_save_config(struct cordon_state *state, const char *text, size_t len,
+			     struct cordon_error *err);
+int cordon_state_read_config(const struct cordon_state *state, char **text, size_t *len,
+			     struct cordon_error *err);
 /* Host pids of the processes in the sandbox's recorded cgroups (malloc'd); 0 when none. */
 size_t cordon_state_cgroup_pids(const struct cordon_state *state, pid_t **pids);
 /* The ids under the root, sorted (malloc'd, NULL-terminated). */

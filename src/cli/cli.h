@@ -64,6 +64,7 @@ int cli_signal_parse(const char *text, int *sig, struct cordon_error *err);
 
 int cli_create(int argc, char **argv);
 int cli_start(int argc, char **argv);
+int cli_exec(int argc, char **argv);
 int cli_state(int argc, char **argv);
 int cli_kill(int argc, char **argv);
 int cli_delete(int argc, char **argv);

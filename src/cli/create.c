@@ -21,7 +21,8 @@ static const char create_usage[] =
 	"\n"
 	"  -b, --bundle DIR         the bundle (default: the current directory)\n"
 	"  --pid-file FILE          write the container process's pid to FILE\n"
-	"  --console-socket SOCKET  not supported yet (process.terminal must be false)\n"
+	"  --console-socket SOCKET  with process.terminal: send the pty's master to\n"
+	"                           this unix socket (SCM_RIGHTS)\n"
 	"  -h, --help               this text\n";
 
 static const char run_bundle_usage[] =
@@ -33,7 +34,8 @@ static const char run_bundle_usage[] =
 	"  -b, --bundle DIR         the bundle\n"
 	"  -d, --detach             create and start, do not wait\n"
 	"  --pid-file FILE          write the container process's pid to FILE\n"
-	"  --console-socket SOCKET  not supported yet (process.terminal must be false)\n"
+	"  --console-socket SOCKET  with process.terminal: send the pty's master to\n"
+	"                           this unix socket (SCM_RIGHTS)\n"
 	"  -h, --help               this text\n";
 
 enum bundle_flag {
@@ -84,6 +86,9 @@ static int apply_bundle_flag(void *ctx, int id, const char *value, struct cordon
 		args->pid_file = value;
 		break;
 	case B_CONSOLE_SOCKET:
+		if (!*value)
+			return cordon_error_set(err, CORDON_E_USAGE, 0,
+						"--console-socket: empty path");
 		args->console_socket = value;
 		break;
 	case B_DETACH:
@@ -110,12 +115,6 @@ static int parse_bundle_args(const struct cli_flag *flags, int argc, char **argv
 	if (n_pos != 1)
 		return cordon_error_set(err, CORDON_E_USAGE, 0, "a container ID is required");
 	args->id = pos[0];
-	/* Refused up front: a terminal the caller asked for and would never get. */
-	if (args->console_socket)
-		return cordon_error_set(
-			err, CORDON_E_USAGE, 0,
-			"--console-socket: not supported yet (cordon runs containers "
-			"without a terminal: set process.terminal to false)");
 	return 0;
 }
 
@@ -141,12 +140,14 @@ int cli_bundle_load(const struct cli_bundle_args *args, struct cordon_spec *spec
 	spec->oci->bundle = bundle;
 	free(spec->id);
 	spec->id = cordon_xstrdup(args->id);
-	if (spec->oci->terminal)
-		return cordon_error_set(
-			err, CORDON_E_USAGE, 0,
-			"process.terminal: true needs --console-socket, which cordon "
-			"does not support yet; set it to false (the container then "
-			"uses this command's stdio)");
+	/* As runc: a terminal goes to a console socket, and a console socket needs one. */
+	if (spec->oci->terminal && !args->console_socket)
+		return cordon_error_set(err, CORDON_E_USAGE, 0,
+					"process.terminal: true needs --console-socket (cordon "
+					"does not relay a terminal itself)");
+	if (!spec->oci->terminal && args->console_socket)
+		return cordon_error_set(err, CORDON_E_USAGE, 0,
+					"--console-socket: only with process.terminal true");
 	return cordon_spec_finalize(spec, err);
 }
 
@@ -176,11 +177,20 @@ int cli_write_pid_file(const char *path, pid_t pid, struct cordon_error *err)
 static int create(const struct cli_bundle_args *args, struct cordon_spec *spec,
 		  struct cordon_error *err)
 {
+	int console = -1;
 	pid_t pid;
 
 	cordon_container_warn_unapplied(spec);
-	if (cordon_container_create(spec, cli_global.root, &pid, err) < 0)
+	if (args->console_socket) {
+		console = cordon_console_connect(args->console_socket, err);
+		if (console < 0)
+			return -1;
+	}
+	if (cordon_container_create(spec, cli_global.root, console, &pid, err) < 0) {
+		cordon_closep(&console);
 		return -1;
+	}
+	cordon_closep(&console);
 	if (args->pid_file && cli_write_pid_file(args->pid_file, pid, err) < 0) {
 		struct cordon_error ignored;
 
@@ -211,12 +221,20 @@ int cli_create(int argc, char **argv)
 /* Foreground: the same supervisor as `cordon run`, with the container's state. */
 static int run_foreground(const struct cli_bundle_args *args, struct cordon_spec *spec)
 {
-	const struct cordon_sandbox_opts opts = { .state_root = cli_global.root, .notify_fd = -1 };
+	struct cordon_sandbox_opts opts = { .state_root = cli_global.root,
+					    .notify_fd = -1,
+					    .console_fd = -1 };
+	struct cordon_error err = { 0 };
 	struct cordon_result result;
 	int code;
 
-	(void)args;
 	cordon_container_warn_unapplied(spec);
+	/* The supervisor closes it once the init has it. */
+	if (args->console_socket) {
+		opts.console_fd = cordon_console_connect(args->console_socket, &err);
+		if (opts.console_fd < 0)
+			return cli_fail(&err);
+	}
 	fflush(stdout);
 	code = cordon_sandbox_run_opts(spec, &opts, &result);
 	if (result.failed)

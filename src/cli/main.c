@@ -11,6 +11,7 @@ static const char usage[] =
 	"  run       run a command in a disposable sandbox (or a bundle: run --bundle DIR ID)\n"
 	"  create    create a container from an OCI bundle; it waits for start\n"
 	"  start     start a created container\n"
+	"  exec      run a process in a container\n"
 	"  state     print a container's OCI state\n"
 	"  kill      send a signal to a container\n"
 	"  delete    remove a stopped container\n"
@@ -66,9 +67,9 @@ static const struct {
 } commands[] = {
 	{ "run", cli_run },	      { "create", cli_create }, { "start", cli_start },
 	{ "state", cli_state },	      { "kill", cli_kill },	{ "delete", cli_delete },
-	{ "list", cli_list },	      { "sweep", cli_sweep },	{ "spec", cli_spec },
-	{ "features", cli_features }, { "ps", cli_ps },		{ "pause", cli_pause },
-	{ "resume", cli_resume },     { "update", cli_update },
+	{ "list", cli_list },	      { "exec", cli_exec },	{ "sweep", cli_sweep },
+	{ "spec", cli_spec },	      { "features", cli_features }, { "ps", cli_ps },
+	{ "pause", cli_pause },	      { "resume", cli_resume }, { "update", cli_update },
 };
 
 /* A relative --root is made absolute: the monitor leaves the caller's directory. */

@@ -478,7 +478,8 @@ int cli_run(int argc, char **argv)
 			    "loopback (development only)");
 	fflush(stdout);
 	code = cordon_sandbox_run_opts(
-		&spec, &(struct cordon_sandbox_opts){ .state_root = cli_global.root, .notify_fd = -1 },
+		&spec, &(struct cordon_sandbox_opts){ .state_root = cli_global.root, .notify_fd = -1,
+						.console_fd = -1 },
 		&result);
 	if (result.failed)
 		cordon_error_print(&result.error);

@@ -111,8 +111,11 @@ static int loopback_up(struct cordon_error *err)
  * PATH search with the sandbox's PATH (glibc's execvpe would search the
  * supervisor's). ENOENT everywhere → 127; found but not executable → 126.
  */
-static int exec_search(char *const argv[], char *const envp[], const char *path, int *errnum)
+static const char *env_lookup(char *const envp[], const char *key);
+
+int sandbox_exec_search(char *const argv[], char *const envp[], int *errnum)
 {
+	const char *path = env_lookup(envp, "PATH");
 	const char *name = argv[0];
 	bool denied = false;
 	char buf[4096];
@@ -153,6 +156,8 @@ static int exec_search(char *const argv[], char *const envp[], const char *path,
 
 static const char *env_lookup(char *const envp[], const char *key)
 {
+	if (!envp)
+		return NULL;
 	size_t klen = strlen(key);
 
 	for (; *envp; envp++)
@@ -189,8 +194,10 @@ static _Noreturn void workload_main(const struct child_ctx *ctx, int ready_fd, i
 	struct sigaction dfl = { .sa_handler = SIG_DFL };
 	struct exec_report done = { .code = CORDON_OK };
 	struct cordon_error err = { 0 };
+	struct sync_msg release;
+	int tty = -1;
+	size_t n_fds = 1;
 	sigset_t none;
-	char c;
 	int errnum, code;
 
 	/*
@@ -255,10 +262,16 @@ static _Noreturn void workload_main(const struct child_ctx *ctx, int ready_fd, i
 		workload_fail(report_fd, CORDON_EXIT_FAILURE, CORDON_E_INTERNAL, errno,
 			      "close_range");
 
-	/* Wait until init has built the root, pivoted us into it and written our id maps. */
-	if (read(ready_fd, &c, 1) != 1)
+	/*
+	 * Wait until init has built the root, pivoted us into it and written
+	 * our id maps. With process.terminal, the release carries the slave
+	 * of the container's pty.
+	 */
+	if (sync_recv(ready_fd, &release, &tty, &n_fds) <= 0 || release.type != SYNC_START)
 		_exit(CORDON_EXIT_FAILURE);
 	close(ready_fd);
+	if (n_fds == 1 && sandbox_pty_attach(tty, &err) < 0)
+		workload_fail(report_fd, CORDON_EXIT_FAILURE, err.code, err.errnum, "%s", err.msg);
 	/*
 	 * With an allowlist, eth0 (made by init after our report) leads to the
 	 * gateway. We own this namespace and still hold CAP_NET_ADMIN in it:
@@ -285,7 +298,7 @@ static _Noreturn void workload_main(const struct child_ctx *ctx, int ready_fd, i
 
 	if (cordon_security_seccomp(&spec->security, &err) < 0)
 		workload_fail(report_fd, CORDON_EXIT_FAILURE, err.code, err.errnum, "%s", err.msg);
-	code = exec_search(spec->argv, spec->env, env_lookup(spec->env, "PATH"), &errnum);
+	code = sandbox_exec_search(spec->argv, spec->env, &errnum);
 	workload_fail(report_fd, code, CORDON_E_EXEC, errnum, "%s", spec->argv[0]);
 }
 
@@ -310,7 +323,9 @@ static pid_t workload_spawn(const struct child_ctx *ctx, int *report_fd, int *re
 	int ready[2], report[2];
 	pid_t pid;
 
-	if (pipe2(ready, O_CLOEXEC) < 0 || pipe2(report, O_CLOEXEC) < 0)
+	/* A socket, not a pipe: the release may carry the terminal. */
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ready) < 0 ||
+	    pipe2(report, O_CLOEXEC) < 0)
 		return cordon_error_set(err, CORDON_E_INTERNAL, errno, "pipe");
 	pid = cordon_clone3(&args, sizeof(args));
 	if (pid < 0)
@@ -320,6 +335,8 @@ static pid_t workload_spawn(const struct child_ctx *ctx, int *report_fd, int *re
 		close(ready[1]);
 		close(report[0]);
 		close(ctx->sync_fd);
+		if (ctx->console_fd >= 0)
+			close(ctx->console_fd);
 		workload_main(ctx, ready[0], report[1]);
 	}
 	close(ready[0]);
@@ -521,6 +538,29 @@ static bool wait_for_start(const struct child_ctx *ctx, pid_t workload, pid_t wo
 	}
 }
 
+/*
+ * process.terminal: a pty of the container's devpts (we are inside its
+ * root now), the slave owned by the workload's user, the master sent to
+ * the console socket and closed here. The slave stays with us until the
+ * release hands it to the workload.
+ */
+static int terminal_create(const struct child_ctx *ctx, int *slave, struct cordon_error *err)
+{
+	int master, r;
+
+	if (sandbox_pty_open(ctx->spec, &master, slave, err) < 0)
+		return -1;
+	if (fchown(*slave, ctx->spec->uid, (gid_t)-1) < 0) {
+		close(master);
+		return cordon_error_set(err, CORDON_E_INTERNAL, errno,
+					"terminal: giving the pty to uid %u", ctx->spec->uid);
+	}
+	r = sandbox_pty_send(ctx->console_fd, master, err);
+	close(master);
+	close(ctx->console_fd);
+	return r;
+}
+
 _Noreturn void sandbox_child(const struct child_ctx *ctx)
 {
 	struct cordon_fs_options fs_opts = { .in_userns = ctx->userns };
@@ -530,7 +570,7 @@ _Noreturn void sandbox_child(const struct child_ctx *ctx)
 	struct sync_msg msg;
 	int fds[2] = { -1, -1 };
 	size_t n_fds = 2;
-	int report_fd = -1, release_fd = -1, root;
+	int report_fd = -1, release_fd = -1, root, tty_slave = -1;
 	bool net = ctx->spec->net.enabled;
 	sigset_t set;
 	pid_t workload, workload_host_pid;
@@ -641,11 +681,23 @@ _Noreturn void sandbox_child(const struct child_ctx *ctx)
 		kill(workload, SIGKILL);
 		setup_failed(ctx, &err);
 	}
+	/*
+	 * The terminal exists when "created" is announced, as runc's does:
+	 * the console socket's reader has the master before start.
+	 */
+	if (ctx->console_fd >= 0 && terminal_create(ctx, &tty_slave, &err) < 0) {
+		kill(workload, SIGKILL);
+		setup_failed(ctx, &err);
+	}
 	/* Created: the supervisor records it and says when (at once, or at `cordon start`). */
 	if (wait_for_start(ctx, workload, workload_host_pid, report_fd)) {
-		/* A workload that already failed reports why below; the write just fails. */
-		(void)!write(release_fd, "g", 1);
+		struct sync_msg go = { .type = SYNC_START };
+
+		/* A workload that already failed reports why below; the send just fails. */
+		sync_send(release_fd, &go, &tty_slave, tty_slave >= 0 ? 1 : 0);
 		close(release_fd);
+		if (tty_slave >= 0)
+			close(tty_slave);
 
 		/* EOF means execve succeeded (the report pipe is close-on-exec). */
 		r = read(report_fd, &rep, sizeof(rep));

@@ -21,19 +21,35 @@
 #define MONITOR_EXIT_WAIT_MS 10000
 
 /* The monitor: a detached process of this binary that supervises one container. */
-static _Noreturn void monitor_main(const struct cordon_spec *spec, const char *root, int notify_fd)
+static _Noreturn void monitor_main(const struct cordon_spec *spec, const char *root, int notify_fd,
+				   int console_fd)
 {
 	const struct cordon_sandbox_opts opts = {
 		.state_root = root,
 		.wait_start = true,
 		.kept = true,
 		.notify_fd = notify_fd,
+		.console_fd = console_fd,
 	};
 	struct cordon_result result;
 	int code;
 
 	/* Its own session: the caller's terminal and process group are not its. */
 	setsid();
+	/*
+	 * With a terminal the container's stdio is the pty: nothing here may
+	 * hold the caller's (a `$(cordon create ...)` would wait for the
+	 * container's end).
+	 */
+	if (console_fd >= 0) {
+		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+		if (null < 0)
+			_exit(CORDON_EXIT_FAILURE);
+		for (int fd = 0; fd < 3; fd++)
+			dup2(null, fd);
+		close(null);
+	}
 	/* Never pin the caller's working directory (paths in spec are absolute). */
 	if (chdir("/") < 0)
 		_exit(CORDON_EXIT_FAILURE);
@@ -44,8 +60,8 @@ static _Noreturn void monitor_main(const struct cordon_spec *spec, const char *r
 	_exit(code);
 }
 
-int cordon_container_create(const struct cordon_spec *spec, const char *root, pid_t *pid,
-			    struct cordon_error *err)
+int cordon_container_create(const struct cordon_spec *spec, const char *root, int console_fd,
+			    pid_t *pid, struct cordon_error *err)
 {
 	_cleanup_close_ int rd = -1, wr = -1;
 	struct sync_msg msg;
@@ -64,7 +80,7 @@ int cordon_container_create(const struct cordon_spec *spec, const char *root, pi
 		return cordon_error_set(err, CORDON_E_INTERNAL, errno, "forking the monitor");
 	if (monitor == 0) {
 		close(rd);
-		monitor_main(spec, root, wr);
+		monitor_main(spec, root, wr, console_fd);
 	}
 	cordon_closep(&wr);
 	do

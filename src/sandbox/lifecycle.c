@@ -89,6 +89,11 @@ int lifecycle_created(struct supervisor *sv, pid_t workload, struct cordon_error
 	info->init_start = cordon_proc_start_time(sv->child);
 	if (sv->opts->wait_start && listen_control(sv, err) < 0)
 		return -1;
+	/* Before "created" is visible: an exec must find what to confine its process by. */
+	if (sv->spec->oci && sv->spec->oci->config_text &&
+	    cordon_state_save_config(sv->state, sv->spec->oci->config_text,
+				     sv->spec->oci->config_len, err) < 0)
+		return -1;
 	if (cordon_state_save(sv->state, err) < 0)
 		return -1;
 	sv->created = true;

@@ -387,6 +387,8 @@ static int run(struct supervisor *sv, struct cordon_error *err)
 		.spec = spec, .plan = &plan, .userns = userns, .rootful = geteuid() == 0,
 		.close_fds = { sv->notify_fd, sv->state->dir_fd },
 	};
+	/* Only a terminal uses it: a caller that left it 0 never sends its stdin away. */
+	bool terminal = spec->oci && spec->oci->terminal && sv->opts->console_fd >= 0;
 	_cleanup_close_ int child_sync = -1;
 	int sp[2], wr[2] = { -1, -1 };
 	sigset_t set, old;
@@ -412,6 +414,7 @@ static int run(struct supervisor *sv, struct cordon_error *err)
 	if (sv->sigfd < 0)
 		return cordon_error_set(err, CORDON_E_INTERNAL, errno, "signalfd");
 
+	ctx.console_fd = terminal ? sv->opts->console_fd : -1;
 	ctx.sync_fd = child_sync;
 	ctx.stdout_fd = wr[0];
 	ctx.stderr_fd = wr[1];
@@ -435,6 +438,9 @@ static int run(struct supervisor *sv, struct cordon_error *err)
 	}
 	sv->child = pid;
 	cordon_closep(&child_sync);
+	/* The init sends the terminal; nothing of it stays with the supervisor. */
+	if (terminal)
+		close(sv->opts->console_fd);
 	if (cordon_cgroup_attach(&sv->cgroup, pid, err) < 0) {
 		cordon_closep(&wr[0]);
 		cordon_closep(&wr[1]);
@@ -493,7 +499,7 @@ static int run(struct supervisor *sv, struct cordon_error *err)
 
 int cordon_sandbox_run(const struct cordon_spec *spec, struct cordon_result *result)
 {
-	const struct cordon_sandbox_opts opts = { .notify_fd = -1 };
+	const struct cordon_sandbox_opts opts = { .notify_fd = -1, .console_fd = -1 };
 
 	return cordon_sandbox_run_opts(spec, &opts, result);
 }

@@ -49,6 +49,7 @@ struct child_ctx {
 	int stdout_fd; /* pipe write ends when output is counted, else -1 */
 	int stderr_fd;
 	int close_fds[2]; /* the supervisor's own fds the init must not keep, or -1 */
+	int console_fd;   /* process.terminal: the connected --console-socket, else -1 */
 };
 
 /* The supervisor's side of allowlisted egress (net.c). */
@@ -142,6 +143,24 @@ void container_thaw(const struct cordon_state *state);
 
 /* The sandbox's pid 1: setup, spawn the workload, reap, report. */
 _Noreturn void sandbox_child(const struct child_ctx *ctx);
+
+/*
+ * tty.c. A pty of the devpts mounted at /dev/pts of the current root (the
+ * container's): master and slave, close-on-exec, consoleSize applied.
+ */
+int sandbox_pty_open(const struct cordon_spec *spec, int *master, int *slave,
+		     struct cordon_error *err);
+/* The master to the --console-socket, as runc sends it. */
+int sandbox_pty_send(int console_fd, int master, struct cordon_error *err);
+/* setsid, the slave as controlling terminal and as fds 0-2 (then closed). */
+int sandbox_pty_attach(int slave, struct cordon_error *err);
+
+/*
+ * child.c: execve argv with envp, searching the PATH of envp (not ours).
+ * Returns the exit code for the failure (127 not found, 126 not
+ * executable), errno in *errnum.
+ */
+int sandbox_exec_search(char *const argv[], char *const envp[], int *errnum);
 
 int sync_send(int fd, const struct sync_msg *msg, const int *fds, size_t n_fds);
 /* Receive one message; fds (up to *n_fds) are returned through fds. 0 on EOF. */

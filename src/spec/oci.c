@@ -37,6 +37,7 @@ void cordon_oci_free(struct cordon_oci *oci)
 	if (!oci)
 		return;
 	free(oci->bundle);
+	free(oci->config_text);
 	free(oci->oci_version);
 	free(oci->additional_gids);
 	free(oci->apparmor_profile);
@@ -291,6 +292,11 @@ int cordon_spec_from_oci(struct cordon_spec *spec, const char *bundle_dir, const
 	reset_config_fields(spec);
 	spec->oci = p.oci = cordon_xcalloc(1, sizeof(*p.oci));
 	p.oci->bundle = cordon_xstrdup(bundle_dir);
+	/* Kept for the container's state: `cordon exec` confines by the config of create. */
+	p.oci->config_text = cordon_xmalloc(len + 1);
+	memcpy(p.oci->config_text, json, len);
+	p.oci->config_text[len] = '\0';
+	p.oci->config_len = len;
 	/* OCI workloads get exactly the config's environment and user. */
 	spec->no_workspace = true;
 
@@ -320,6 +326,66 @@ int cordon_spec_from_oci(struct cordon_spec *spec, const char *bundle_dir, const
 		r = check_cross(&p);
 	if (r == 0)
 		r = oci_parse_net_annotations(&p);
+	yajl_tree_free(tree);
+	return r;
+}
+
+/* Everything "process" sets, so that a process JSON replaces it whole. */
+static void reset_process_fields(struct cordon_spec *spec)
+{
+	struct cordon_oci *oci = spec->oci;
+
+	cordon_strv_free(TAKE_PTR(spec->argv));
+	cordon_strv_free(TAKE_PTR(spec->env));
+	spec->n_env = 0;
+	free(TAKE_PTR(spec->cwd));
+	spec->uid = 0;
+	spec->gid = 0;
+	spec->security.caps = 0;
+	cordon_rlimits_default(&spec->security.rlimits);
+	oci->terminal = false;
+	oci->has_console_size = false;
+	oci->console_height = oci->console_width = 0;
+	free(TAKE_PTR(oci->additional_gids));
+	oci->n_additional_gids = 0;
+	oci->has_umask = false;
+	memset(&oci->caps, 0, sizeof(oci->caps));
+	oci->no_new_privileges = false;
+	oci->has_oom_score_adj = false;
+	free(TAKE_PTR(oci->apparmor_profile));
+	free(TAKE_PTR(oci->selinux_label));
+}
+
+int cordon_spec_process_from_json(struct cordon_spec *spec, const char *json, size_t len,
+				  struct cordon_error *err)
+{
+	_cleanup_free_ char *text = NULL;
+	struct oci_parse p = { .spec = spec, .oci = spec->oci, .err = err };
+	char ebuf[256] = "";
+	yajl_val tree;
+	int r;
+
+	if (!spec->oci)
+		return oci_error(err, "process: no container config to apply it to");
+	p.bundle = spec->oci->bundle;
+	if (len > CORDON_OCI_CONFIG_MAX)
+		return oci_error(err, "larger than %u bytes", CORDON_OCI_CONFIG_MAX);
+	if (memchr(json, '\0', len))
+		return oci_error(err, "contains a NUL byte");
+	text = cordon_xmalloc(len + 1);
+	memcpy(text, json, len);
+	text[len] = '\0';
+	tree = yajl_tree_parse(text, ebuf, sizeof(ebuf));
+	if (!tree) {
+		ebuf[strcspn(ebuf, "\n")] = '\0';
+		return oci_error(err, "%s", *ebuf ? ebuf : "not valid JSON");
+	}
+	if (!YAJL_IS_OBJECT(tree)) {
+		yajl_tree_free(tree);
+		return oci_error(err, "expected object");
+	}
+	reset_process_fields(spec);
+	r = oci_parse_process(&p, tree);
 	yajl_tree_free(tree);
 	return r;
 }

@@ -459,6 +459,31 @@ int cordon_state_record_cgroups(struct cordon_state *state, const char *const *d
 	return 0;
 }
 
+int cordon_state_save_config(struct cordon_state *state, const char *text, size_t len,
+			     struct cordon_error *err)
+{
+	_cleanup_close_ int fd = openat(state->dir_fd, CORDON_STATE_CONFIG,
+					O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	int r = fd < 0 ? -errno : cordon_write_all(fd, text, len);
+
+	if (r < 0)
+		return cordon_error_set(err, CORDON_E_STATE, -r, "keeping the config of %s",
+					state->id);
+	return 0;
+}
+
+int cordon_state_read_config(const struct cordon_state *state, char **text, size_t *len,
+			     struct cordon_error *err)
+{
+	int r = cordon_read_file_at(state->dir_fd, CORDON_STATE_CONFIG, text, len);
+
+	if (r < 0)
+		return cordon_error_set(err, CORDON_E_STATE, -r,
+					"container %s: no config kept (not made by create?)",
+					state->id);
+	return 0;
+}
+
 /* A dead sandbox's cgroups: only directories cordon itself names so. */
 static void remove_cgroups(int dir)
 {
@@ -527,7 +552,7 @@ size_t cordon_state_cgroup_pids(const struct cordon_state *state, pid_t **pids)
 static void remove_entry(int root_fd, const char *id)
 {
 	static const char *const files[] = { CGROUPS_FILE, STATE_FILE, STATE_TMP,
-					     CORDON_STATE_MONITOR_SOCKET };
+					     CORDON_STATE_MONITOR_SOCKET, CORDON_STATE_CONFIG };
 	_cleanup_close_ int dir = openat(root_fd, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
 	if (dir >= 0)

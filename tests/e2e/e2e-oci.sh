@@ -218,7 +218,7 @@ t_refusals() {
 	expect_cordon_error STATE running
 	oc delete -f "$id"
 	expect_rc 0
-	# process.terminal needs a console socket, which cordon does not offer yet.
+	# process.terminal needs a console socket (e2e-oci-exec.sh has the terminal cases).
 	"$PYTHON" - "$BUNDLE/config.json" <<'EOF'
 import json, sys
 c = json.load(open(sys.argv[1])); c["process"]["terminal"] = True
@@ -320,7 +320,7 @@ each_mode "create, state, start, kill, state stopped, delete" t_lifecycle
 each_mode "run --bundle: exit statuses, exec failure, --detach" t_run_bundle
 each_mode "kill: signal names and numbers, --all, stopped refused" t_kill_signals
 each_mode "delete: running refused, --force, a created one" t_delete
-each_mode "refusals: no id, bad bundle, bad id, console socket, twice, terminal" t_refusals
+each_mode "refusals: no id, bad bundle, bad id, console socket without terminal, twice, terminal without socket" t_refusals
 each_mode "start reports an exec failure; the state says 127" t_exec_failure_at_start
 each_mode "--log-format json and --log FILE" t_log_json
 each_mode "list: table, --quiet, --format json" t_list

@@ -1,0 +1,275 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * `cordon exec [OPTIONS] ID CMD [ARGS...]` and `cordon exec --process FILE
+ * [OPTIONS] ID`: a new process in a created or running container, with
+ * runc's flags. Options come before ID: what follows it is the command's.
+ */
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "cordon/sandbox.h"
+
+static const char exec_usage[] =
+	"Usage: cordon exec [OPTIONS] ID CMD [ARGS...]\n"
+	"       cordon exec [OPTIONS] --process FILE ID\n"
+	"\n"
+	"Run a process in container ID (created or running): it joins the\n"
+	"container's namespaces and cgroups with the container's capabilities,\n"
+	"rlimits, no_new_privs and seccomp filter. Without --detach, waits and\n"
+	"exits with its status (128+N for signal N).\n"
+	"\n"
+	"  -p, --process FILE       an OCI process JSON (args, env, cwd, user, ...)\n"
+	"  -t, --tty                a terminal: the pty's master goes to --console-socket\n"
+	"  --console-socket SOCKET  the unix socket that receives the master (SCM_RIGHTS)\n"
+	"  -d, --detach             return once the process runs\n"
+	"  --pid-file FILE          write the process's host pid to FILE\n"
+	"  --cwd DIR                working directory inside the container\n"
+	"  -e, --env K=V            set a variable (repeatable; added to the config's)\n"
+	"  -u, --user UID[:GID]     numeric ids inside the container\n"
+	"  -c, --cap CAP            add a capability (repeatable; the safe set only)\n"
+	"  --preserve-fds N         pass fds 3..3+N-1 on to the process\n"
+	"  -h, --help               this text\n";
+
+enum exec_flag {
+	X_PROCESS,
+	X_TTY,
+	X_CONSOLE_SOCKET,
+	X_DETACH,
+	X_PID_FILE,
+	X_CWD,
+	X_ENV,
+	X_USER,
+	X_CAP,
+	X_PRESERVE_FDS,
+	X_NO_NEW_PRIVS,
+	X_HELP,
+};
+
+static const struct cli_flag exec_flags[] = {
+	{ "process", X_PROCESS, true, 'p' },
+	{ "tty", X_TTY, false, 't' },
+	{ "console-socket", X_CONSOLE_SOCKET, true, 0 },
+	{ "detach", X_DETACH, false, 'd' },
+	{ "pid-file", X_PID_FILE, true, 0 },
+	{ "cwd", X_CWD, true, 0 },
+	{ "env", X_ENV, true, 'e' },
+	{ "user", X_USER, true, 'u' },
+	{ "cap", X_CAP, true, 'c' },
+	{ "preserve-fds", X_PRESERVE_FDS, true, 0 },
+	/* runc's; cordon sets no_new_privs on every process: accepted, no effect. */
+	{ "no-new-privs", X_NO_NEW_PRIVS, false, 0 },
+	{ "help", X_HELP, false, 0 },
+	{ NULL, 0, false, 0 },
+};
+
+struct exec_args {
+	struct cordon_exec_opts opts;
+	const char *process_file;
+	const char *console_socket;
+	const char *pid_file;
+	char **env;
+	size_t n_env;
+	bool help;
+};
+
+static int parse_user(const char *value, struct cordon_exec_opts *opts, struct cordon_error *err)
+{
+	_cleanup_free_ char *copy = cordon_xstrdup(value);
+	char *colon = strchr(copy, ':');
+	uint64_t uid, gid = 0;
+
+	if (colon)
+		*colon = '\0';
+	/* 4294967295 is (uid_t)-1, never an id. */
+	if (cordon_parse_u64(copy, &uid) < 0 || uid >= UINT32_MAX ||
+	    (colon && (cordon_parse_u64(colon + 1, &gid) < 0 || gid >= UINT32_MAX)))
+		return cordon_error_set(err, CORDON_E_USAGE, 0,
+					"--user '%s': expected UID[:GID], numeric", value);
+	opts->has_user = true;
+	opts->uid = (uid_t)uid;
+	opts->has_gid = colon != NULL;
+	opts->gid = (gid_t)gid;
+	return 0;
+}
+
+static int parse_cap(const char *value, cordon_capset *caps, struct cordon_error *err)
+{
+	cordon_capset one;
+
+	if (cordon_cap_parse("--cap", value, &one, err) < 0)
+		return -1;
+	if (one & ~cordon_cap_safe_set())
+		return cordon_error_set(err, CORDON_E_USAGE, 0,
+					"--cap %s: refused (only the safe set of --cap-add, see "
+					"docs/security.md)",
+					value);
+	*caps |= one;
+	return 0;
+}
+
+/* The fds 3..3+N-1 must be the caller's: open, and not ours (ours are all close-on-exec). */
+static int parse_preserve_fds(const char *value, unsigned *n, struct cordon_error *err)
+{
+	uint64_t v;
+
+	if (cordon_parse_u64(value, &v) < 0 || v > 1024)
+		return cordon_error_set(err, CORDON_E_USAGE, 0,
+					"--preserve-fds '%s': expected 0..1024", value);
+	for (unsigned fd = 3; fd < 3 + v; fd++) {
+		int flags = fcntl((int)fd, F_GETFD);
+
+		if (flags < 0 || (flags & FD_CLOEXEC))
+			return cordon_error_set(err, CORDON_E_USAGE, 0,
+						"--preserve-fds %s: fd %u is not one the caller "
+						"passed",
+						value, fd);
+	}
+	*n = (unsigned)v;
+	return 0;
+}
+
+static int apply_flag(struct exec_args *a, int id, const char *value, struct cordon_error *err)
+{
+	switch (id) {
+	case X_PROCESS:
+		a->process_file = value;
+		break;
+	case X_TTY:
+		a->opts.tty = true;
+		break;
+	case X_CONSOLE_SOCKET:
+		if (!*value)
+			return cordon_error_set(err, CORDON_E_USAGE, 0,
+						"--console-socket: empty path");
+		a->console_socket = value;
+		break;
+	case X_DETACH:
+		a->opts.detach = true;
+		break;
+	case X_PID_FILE:
+		if (!*value)
+			return cordon_error_set(err, CORDON_E_USAGE, 0, "--pid-file: empty path");
+		a->pid_file = value;
+		break;
+	case X_CWD:
+		a->opts.cwd = value;
+		break;
+	case X_ENV:
+		if (!strchr(value, '=') || value[0] == '=')
+			return cordon_error_set(err, CORDON_E_USAGE, 0,
+						"--env '%s': expected NAME=VALUE", value);
+		cordon_strv_push(&a->env, &a->n_env, value);
+		break;
+	case X_USER:
+		return parse_user(value, &a->opts, err);
+	case X_CAP:
+		return parse_cap(value, &a->opts.caps, err);
+	case X_PRESERVE_FDS:
+		return parse_preserve_fds(value, &a->opts.preserve_fds, err);
+	case X_HELP:
+		a->help = true;
+		break;
+	}
+	return 0;
+}
+
+/* Options, then ID, then (unless --process) the command, taken as it is. */
+static int parse_exec_args(int argc, char **argv, struct exec_args *a, struct cordon_error *err)
+{
+	int i = 0;
+
+	while (i < argc && argv[i][0] == '-' && argv[i][1] && strcmp(argv[i], "--") != 0) {
+		const char *value;
+		int id;
+
+		if (cli_flag_next(exec_flags, argc, argv, &i, &id, &value, err) < 0 ||
+		    apply_flag(a, id, value, err) < 0)
+			return -1;
+		if (a->help)
+			return 0;
+	}
+	if (i < argc && strcmp(argv[i], "--") == 0)
+		i++;
+	if (i >= argc)
+		return cordon_error_set(err, CORDON_E_USAGE, 0, "a container ID is required");
+	a->opts.id = argv[i++];
+	if (i < argc && strcmp(argv[i], "--") == 0)
+		i++;
+	if (a->process_file && i < argc)
+		return cordon_error_set(err, CORDON_E_USAGE, 0,
+					"unexpected argument '%s' (the command is in --process)",
+					argv[i]);
+	if (!a->process_file && i >= argc)
+		return cordon_error_set(err, CORDON_E_USAGE, 0,
+					"a command is required (or --process FILE)");
+	a->opts.argv = argv + i;
+	return 0;
+}
+
+static int exec(struct exec_args *a, struct cordon_error *err)
+{
+	_cleanup_free_ char *process = NULL;
+	size_t len = 0;
+	pid_t pid;
+	int status, r;
+
+	a->opts.root = cli_global.root;
+	a->opts.env = a->env;
+	a->opts.console_fd = -1;
+	if (!cordon_id_valid(a->opts.id))
+		return cordon_error_set(
+			err, CORDON_E_USAGE, 0,
+			"container id '%s': an id is [A-Za-z0-9][A-Za-z0-9_.-]{0,63}", a->opts.id);
+	if (a->process_file) {
+		r = cordon_read_file_at(AT_FDCWD, a->process_file, &process, &len);
+		if (r < 0)
+			return cordon_error_set(err, CORDON_E_PATH, -r, "--process %s",
+						a->process_file);
+		a->opts.process_json = process;
+		a->opts.process_len = len;
+	}
+	if (a->console_socket) {
+		a->opts.console_fd = cordon_console_connect(a->console_socket, err);
+		if (a->opts.console_fd < 0)
+			return -1;
+	}
+	r = cordon_container_exec(&a->opts, &pid, &status, err);
+	cordon_closep(&a->opts.console_fd);
+	if (r < 0)
+		return status == CORDON_EXIT_FAILURE ? -1 : -status;
+	if (a->pid_file && cli_write_pid_file(a->pid_file, pid, err) < 0) {
+		/* Not left running unrecorded. */
+		kill(pid, SIGKILL);
+		return -1;
+	}
+	return a->opts.detach ? 0 : cordon_container_exec_wait(pid);
+}
+
+int cli_exec(int argc, char **argv)
+{
+	struct cordon_error err = { 0 };
+	struct exec_args a = { 0 };
+	int code = 0, r;
+
+	if (parse_exec_args(argc, argv, &a, &err) < 0) {
+		code = cli_fail(&err);
+	} else if (a.help) {
+		fputs(exec_usage, stdout);
+	} else {
+		r = exec(&a, &err);
+		if (r == -1)
+			code = cli_fail(&err);
+		else if (r < 0) {
+			/* execve failed: 126 or 127, with cordon's line. */
+			cordon_error_print(&err);
+			code = -r;
+		} else {
+			code = r;
+		}
+	}
+	cordon_strv_free(a.env);
+	return code;
+}

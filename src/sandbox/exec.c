@@ -1,0 +1,477 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * `cordon exec`: a new process in a created or running container.
+ *
+ * The process joins what the container's own process (the workload)
+ * lives in, and gets what confines it:
+ *
+ *   cordon exec (host)
+ *     read state.json and the config.json kept at create (shared lock)
+ *     spec: the config's process, or --process FILE, plus the flags
+ *     pidfd of the workload (start time checked), its user namespace U2
+ *     and U2's parent U1 (the sandbox's)
+ *     fork ──► joiner (host pid namespace, non-dumpable, parent-death signal)
+ *                close every fd it does not need
+ *                write itself into the container's cgroups
+ *                setns U1: capabilities over the namespaces U1 owns
+ *                setns(pidfd, mnt|pid|uts|ipc|cgroup|net): root and cwd
+ *                  become the container's root; no host path stays
+ *                setns(pidfd, user): U2, the workload's nested namespace
+ *                clone(CLONE_PARENT) ──► process (pid namespace of the container,
+ *                report its pid, exit        a child of cordon exec)
+ *                                          rlimits, bounding set (as the workload)
+ *                                          groups, gid, uid
+ *                                          --tty: pty of the container's devpts,
+ *                                            master to --console-socket
+ *                                          capabilities, no_new_privs
+ *                                          chdir(cwd) (inside, as the user)
+ *                                          close-on-exec all fds but 0-2 and
+ *                                            --preserve-fds
+ *                                          seccomp, execve
+ *     report pipe: EOF = execve succeeded
+ *     --detach: return the pid; else relay signals, wait, exit with its status
+ *
+ * Why U1 first: the mount, pid, uts, ipc and cgroup namespaces are owned
+ * by U1 and the network namespace by U2, a child of U1. A process in U2
+ * holds no capability over U1's namespaces, so it could not join them
+ * afterwards; one in U1 holds every capability over both. Rootless, the
+ * caller owns U1, so it may join it with no privilege on the host.
+ */
+#include <fcntl.h>
+#include <grp.h>
+#include <linux/nsfs.h>
+#include <linux/sched.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "sandbox-internal.h"
+
+#define JOIN_NS \
+	(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWCGROUP | CLONE_NEWNET)
+
+/* Over the report pipe: first the process's pid (from the joiner), or why not. */
+struct exec_report {
+	int32_t pid;
+	int32_t exit_code;
+	int32_t errnum;
+	uint32_t code; /* CORDON_OK, or why it failed */
+	char text[512];
+};
+
+struct exec_ctx {
+	const struct cordon_spec *spec;
+	const struct cordon_exec_opts *opts;
+	int pidfd;	     /* the workload's */
+	int outer_userns;    /* U1, or -1 when it is ours (--userns host) */
+	bool deny_setgroups; /* setgroups(2) is denied in U2 */
+	char **cgroups;	     /* the container's cgroup directories */
+	int report_fd;	     /* the write end, in the children */
+};
+
+static _Noreturn void exec_fail(int report_fd, int exit_code, enum cordon_code code, int errnum,
+				const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+static _Noreturn void exec_fail(int report_fd, int exit_code, enum cordon_code code, int errnum,
+				const char *fmt, ...)
+{
+	struct exec_report rep = { .exit_code = exit_code, .errnum = errnum, .code = code };
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(rep.text, sizeof(rep.text), fmt, ap);
+	va_end(ap);
+	cordon_write_all(report_fd, &rep, sizeof(rep));
+	_exit(exit_code);
+}
+
+static _Noreturn void exec_fail_err(int report_fd, const struct cordon_error *err)
+{
+	exec_fail(report_fd, CORDON_EXIT_FAILURE, err->code, err->errnum, "%s", err->msg);
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+	return *(const int *)a - *(const int *)b;
+}
+
+/* Close every fd from `first` up, but those in keep (-1 entries ignored). */
+static void close_all_but(int first, int *keep, size_t n)
+{
+	unsigned lo = (unsigned)first;
+
+	qsort(keep, n, sizeof(*keep), cmp_int);
+	for (size_t i = 0; i < n; i++) {
+		if (keep[i] < first || (unsigned)keep[i] < lo)
+			continue;
+		if ((unsigned)keep[i] > lo)
+			close_range(lo, (unsigned)keep[i] - 1, 0);
+		lo = (unsigned)keep[i] + 1;
+	}
+	close_range(lo, ~0U, 0);
+}
+
+static int join_cgroups(char **dirs, struct cordon_error *err)
+{
+	for (char **d = dirs; *d; d++) {
+		_cleanup_free_ char *path = cordon_xasprintf("%s/cgroup.procs", *d);
+		/* "0": the writer itself. */
+		int r = cordon_write_file_at(AT_FDCWD, path, "0", 1);
+
+		if (r < 0)
+			return cordon_error_set(err, CORDON_E_CGROUP, -r, "joining %s", *d);
+	}
+	return 0;
+}
+
+/*
+ * The process itself, in every namespace of the container: confinement in
+ * the workload's order (child.c, workload_main), then execve.
+ */
+static _Noreturn void exec_process(const struct exec_ctx *x)
+{
+	const struct cordon_spec *spec = x->spec;
+	const struct cordon_exec_opts *opts = x->opts;
+	struct sigaction dfl = { .sa_handler = SIG_DFL };
+	struct cordon_error err = { 0 };
+	sigset_t none;
+	int errnum, code;
+
+	if (cordon_security_before_ids(&spec->security, &err) < 0)
+		exec_fail_err(x->report_fd, &err);
+	for (int sig = 1; sig < NSIG; sig++)
+		sigaction(sig, &dfl, NULL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+
+	if (!x->deny_setgroups && setgroups(0, NULL) < 0)
+		exec_fail(x->report_fd, CORDON_EXIT_FAILURE, CORDON_E_USERNS, errno,
+			  "clearing supplementary groups");
+	if (setresgid(spec->gid, spec->gid, spec->gid) < 0)
+		exec_fail(x->report_fd, CORDON_EXIT_FAILURE, CORDON_E_USERNS, errno,
+			  "setting gid %u", spec->gid);
+	if (setresuid(spec->uid, spec->uid, spec->uid) < 0)
+		exec_fail(x->report_fd, CORDON_EXIT_FAILURE, CORDON_E_USERNS, errno,
+			  "setting uid %u", spec->uid);
+	/* The id change left us non-dumpable as well; execve makes us dumpable again. */
+	prctl(PR_SET_DUMPABLE, 0);
+
+	/* Opened as the process's user, so that the pts is its own. */
+	if (opts->console_fd >= 0) {
+		int master, slave;
+
+		if (sandbox_pty_open(spec, &master, &slave, &err) < 0 ||
+		    sandbox_pty_send(opts->console_fd, master, &err) < 0)
+			exec_fail_err(x->report_fd, &err);
+		close(master);
+		close(opts->console_fd);
+		if (sandbox_pty_attach(slave, &err) < 0)
+			exec_fail_err(x->report_fd, &err);
+	}
+
+	if (cordon_security_after_ids(&spec->security, spec->uid == 0, &err) < 0)
+		exec_fail_err(x->report_fd, &err);
+	/* Resolved in the container's root, as its user: never a host path. */
+	if (chdir(spec->cwd) < 0)
+		exec_fail(x->report_fd, CORDON_EXIT_FAILURE, CORDON_E_PATH, errno, "cwd %s",
+			  spec->cwd);
+
+	/* Only 0-2 and what --preserve-fds passes survive execve. */
+	for (unsigned fd = 3; fd < 3 + opts->preserve_fds; fd++)
+		fcntl((int)fd, F_SETFD, 0);
+	if (close_range(3 + opts->preserve_fds, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
+		exec_fail(x->report_fd, CORDON_EXIT_FAILURE, CORDON_E_INTERNAL, errno,
+			  "close_range");
+
+	if (cordon_security_seccomp(&spec->security, &err) < 0)
+		exec_fail_err(x->report_fd, &err);
+	code = sandbox_exec_search(spec->argv, spec->env, &errnum);
+	exec_fail(x->report_fd, code, CORDON_E_EXEC, errnum, "%s", spec->argv[0]);
+}
+
+/* The joiner: into the container's cgroups and namespaces, then the process. */
+static _Noreturn void exec_join(struct exec_ctx *x)
+{
+	int keep[] = { x->report_fd, x->pidfd, x->outer_userns, x->opts->console_fd };
+	struct clone_args args = { .flags = CLONE_PARENT };
+	struct cordon_error err = { 0 };
+	struct exec_report rep = { .code = CORDON_OK };
+	pid_t pid;
+
+	/*
+	 * Nothing in the container may read or trace us while we hold what
+	 * we hold (mm->user_ns stays the host's: only host privilege could),
+	 * and we end with cordon exec.
+	 */
+	prctl(PR_SET_DUMPABLE, 0);
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	/* The caller's fds (but --preserve-fds) and ours never enter the container. */
+	close_all_but(3 + (int)x->opts->preserve_fds, keep, ARRAY_SIZE(keep));
+
+	if (join_cgroups(x->cgroups, &err) < 0)
+		exec_fail_err(x->report_fd, &err);
+	if (x->outer_userns >= 0 && setns(x->outer_userns, CLONE_NEWUSER) < 0)
+		exec_fail(x->report_fd, CORDON_EXIT_FAILURE, CORDON_E_NAMESPACE, errno,
+			  "joining the sandbox's user namespace");
+	if (x->outer_userns >= 0)
+		close(x->outer_userns);
+	/* The mount namespace sets our root and cwd to the container's root. */
+	if (setns(x->pidfd, JOIN_NS) < 0)
+		exec_fail(x->report_fd, CORDON_EXIT_FAILURE, CORDON_E_NAMESPACE, errno,
+			  "joining the container's namespaces");
+	if (setns(x->pidfd, CLONE_NEWUSER) < 0)
+		exec_fail(x->report_fd, CORDON_EXIT_FAILURE, CORDON_E_NAMESPACE, errno,
+			  "joining the workload's user namespace");
+	close(x->pidfd);
+
+	/* A pid namespace applies to children: the process is one, but cordon exec's. */
+	pid = cordon_clone3(&args, sizeof(args));
+	if (pid < 0)
+		exec_fail(x->report_fd, CORDON_EXIT_FAILURE, CORDON_E_NAMESPACE, errno,
+			  "starting the process in the container");
+	if (pid == 0)
+		exec_process(x);
+	rep.pid = pid;
+	cordon_write_all(x->report_fd, &rep, sizeof(rep));
+	_exit(0);
+}
+
+static int not_in_state(const char *id, enum cordon_status status, struct cordon_error *err)
+{
+	return cordon_error_set(err, CORDON_E_STATE, 0, "container %s is %s: cannot exec in it", id,
+				cordon_status_name(status));
+}
+
+/* The process's spec: the config of create, its process replaced or amended. */
+static int exec_spec(const struct cordon_state *state, const struct cordon_exec_opts *opts,
+		     struct cordon_spec *spec, struct cordon_error *err)
+{
+	_cleanup_free_ char *text = NULL;
+	struct cordon_oci *oci;
+	size_t len = 0;
+
+	if (cordon_state_read_config(state, &text, &len, err) < 0)
+		return -1;
+	if (cordon_spec_from_oci(spec, state->info.bundle, text, len, err) < 0)
+		return cordon_error_wrap(err, "container %s: its config", state->id);
+	oci = spec->oci;
+	free(spec->id);
+	spec->id = cordon_xstrdup(state->id);
+	if (opts->process_json) {
+		if (cordon_spec_process_from_json(spec, opts->process_json, opts->process_len,
+						  err) < 0)
+			return cordon_error_wrap(err, "--process");
+		oci->terminal = oci->terminal || opts->tty;
+	} else {
+		size_t n = 0;
+
+		cordon_strv_free(TAKE_PTR(spec->argv));
+		for (char **a = opts->argv; a && *a; a++)
+			cordon_strv_push(&spec->argv, &n, *a);
+		if (!spec->argv || !spec->argv[0][0])
+			return cordon_error_set(err, CORDON_E_USAGE, 0,
+						"a command is required (or --process FILE)");
+		oci->terminal = opts->tty;
+	}
+	for (char **e = opts->env; e && *e; e++)
+		if (cordon_spec_add_env(spec, *e, err) < 0)
+			return -1;
+	if (opts->cwd) {
+		char *cwd = opts->cwd[0] == '/' ? cordon_path_normalize(opts->cwd) : NULL;
+
+		if (!cwd)
+			return cordon_error_set(err, CORDON_E_USAGE, 0,
+						"--cwd %s: must be absolute, without '..'",
+						opts->cwd);
+		free(spec->cwd);
+		spec->cwd = cwd;
+	}
+	if (opts->has_user) {
+		spec->uid = opts->uid;
+		if (opts->has_gid)
+			spec->gid = opts->gid;
+	}
+	/* Added to the process's sets, as runc does; finalize holds them to the safe set. */
+	oci->caps.bounding |= opts->caps;
+	oci->caps.permitted |= opts->caps;
+	oci->caps.effective |= opts->caps;
+	spec->security.caps |= opts->caps;
+	if (oci->terminal && opts->console_fd < 0)
+		return cordon_error_set(
+			err, CORDON_E_USAGE, 0,
+			"a terminal (--tty, process.terminal) needs --console-socket");
+	if (!oci->terminal && opts->console_fd >= 0)
+		return cordon_error_set(err, CORDON_E_USAGE, 0,
+					"--console-socket: only with a terminal (--tty)");
+	return cordon_spec_finalize(spec, err);
+}
+
+/* What the process joins: the workload (by pidfd) and the namespaces around it. */
+static int exec_target(const struct cordon_state *state, struct exec_ctx *x,
+		       struct cordon_error *err)
+{
+	const struct cordon_state_info *info = &state->info;
+	_cleanup_close_ int inner = -1, self = -1;
+	_cleanup_free_ char *setgroups_text = NULL;
+	struct stat a, b;
+	char path[64];
+
+	x->pidfd = cordon_pidfd_verified(info->pid, info->pid_start);
+	if (x->pidfd < 0)
+		return not_in_state(state->id, CORDON_STATUS_STOPPED, err);
+	snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)info->pid);
+	inner = open(path, O_RDONLY | O_CLOEXEC);
+	if (inner < 0)
+		return cordon_error_set(err, CORDON_E_NAMESPACE, errno, "opening %s", path);
+	snprintf(path, sizeof(path), "/proc/%d/setgroups", (int)info->pid);
+	if (cordon_read_file_at(AT_FDCWD, path, &setgroups_text, NULL) == 0)
+		x->deny_setgroups = strncmp(setgroups_text, "deny", 4) == 0;
+	/* Still the process the pidfd names: the pid was not reused under us. */
+	if (cordon_pidfd_send_signal(x->pidfd, 0) < 0)
+		return not_in_state(state->id, CORDON_STATUS_STOPPED, err);
+	x->outer_userns = ioctl(inner, NS_GET_PARENT);
+	if (x->outer_userns < 0)
+		return cordon_error_set(err, CORDON_E_NAMESPACE, errno,
+					"the sandbox's user namespace");
+	self = open("/proc/self/ns/user", O_RDONLY | O_CLOEXEC);
+	if (self < 0 || fstat(self, &a) < 0 || fstat(x->outer_userns, &b) < 0)
+		return cordon_error_set(err, CORDON_E_NAMESPACE, errno, "our user namespace");
+	/* --userns host: the workload's namespace hangs below ours; nothing to join first. */
+	if (a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+		cordon_closep(&x->outer_userns);
+	{
+		size_t n_dirs;
+
+		x->cgroups = cordon_state_cgroup_dirs(state, &n_dirs);
+	}
+	return 0;
+}
+
+/* Fork the joiner; returns the process's pid once execve succeeded, or -1. */
+static pid_t exec_spawn(struct exec_ctx *x, int *status, struct cordon_error *err)
+{
+	struct exec_report rep;
+	int p[2];
+	pid_t joiner, pid;
+	ssize_t r;
+
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return cordon_error_set(err, CORDON_E_INTERNAL, errno, "pipe");
+	fflush(stdout);
+	fflush(stderr);
+	joiner = fork();
+	if (joiner < 0) {
+		close(p[0]);
+		close(p[1]);
+		return cordon_error_set(err, CORDON_E_INTERNAL, errno, "fork");
+	}
+	if (joiner == 0) {
+		close(p[0]);
+		x->report_fd = p[1];
+		exec_join(x);
+	}
+	close(p[1]);
+	do
+		r = read(p[0], &rep, sizeof(rep));
+	while (r < 0 && errno == EINTR);
+	waitpid(joiner, NULL, 0);
+	if (r != (ssize_t)sizeof(rep)) {
+		close(p[0]);
+		return cordon_error_set(err, CORDON_E_INTERNAL, 0,
+					"the process ended before it was started");
+	}
+	pid = rep.pid;
+	/* EOF: execve succeeded (the pipe is close-on-exec); else the reason. */
+	if (rep.code == CORDON_OK) {
+		do
+			r = read(p[0], &rep, sizeof(rep));
+		while (r < 0 && errno == EINTR);
+		if (r == 0) {
+			close(p[0]);
+			return pid;
+		}
+		waitpid(pid, NULL, 0);
+	}
+	close(p[0]);
+	if (r != (ssize_t)sizeof(rep))
+		return cordon_error_set(err, CORDON_E_INTERNAL, 0, "the process's report was cut");
+	rep.text[sizeof(rep.text) - 1] = '\0';
+	*status = rep.exit_code;
+	return cordon_error_set(
+		err, rep.code < CORDON_CODE_COUNT ? (enum cordon_code)rep.code : CORDON_E_INTERNAL,
+		rep.errnum, "%s", rep.text);
+}
+
+static void exec_signals(sigset_t *set)
+{
+	sigemptyset(set);
+	sigaddset(set, SIGCHLD);
+	for (size_t i = 0; i < sandbox_n_forwarded_signals; i++)
+		sigaddset(set, sandbox_forwarded_signals[i]);
+}
+
+int cordon_container_exec_wait(pid_t pid)
+{
+	sigset_t set;
+
+	exec_signals(&set);
+	for (;;) {
+		siginfo_t si;
+		int st, sig;
+
+		if (waitpid(pid, &st, WNOHANG) == pid)
+			return WIFSIGNALED(st) ? 128 + WTERMSIG(st) : WEXITSTATUS(st);
+		sig = sigwaitinfo(&set, &si);
+		/* Terminal-generated signals reached the process group already. */
+		if (sig > 0 && sig != SIGCHLD && si.si_code != SI_KERNEL)
+			kill(pid, sig);
+	}
+}
+
+int cordon_container_exec(const struct cordon_exec_opts *opts, pid_t *pid_out, int *status,
+			  struct cordon_error *err)
+{
+	struct exec_ctx x = { .opts = opts, .pidfd = -1, .outer_userns = -1, .report_fd = -1 };
+	struct cordon_state state;
+	struct cordon_spec spec;
+	enum cordon_status st;
+	sigset_t set, old;
+	pid_t pid = -1;
+	int r = -1;
+
+	*status = CORDON_EXIT_FAILURE;
+	cordon_spec_init(&spec);
+	x.spec = &spec;
+	/* Shared: other execs may run alongside; delete waits until the process runs. */
+	if (cordon_state_open(&state, opts->root, opts->id, false, err) < 0) {
+		cordon_spec_free(&spec);
+		return -1;
+	}
+	st = cordon_state_status(&state.info);
+	/* Blocked before the process exists, so that none meant for it is lost. */
+	exec_signals(&set);
+	sigprocmask(SIG_BLOCK, &set, &old);
+	if (st != CORDON_STATUS_CREATED && st != CORDON_STATUS_RUNNING)
+		not_in_state(opts->id, st, err);
+	else if (exec_spec(&state, opts, &spec, err) == 0 && exec_target(&state, &x, err) == 0)
+		pid = exec_spawn(&x, status, err);
+	cordon_state_close(&state);
+	cordon_closep(&x.pidfd);
+	cordon_closep(&x.outer_userns);
+	cordon_strv_free(x.cgroups);
+	cordon_spec_free(&spec);
+	if (pid > 0) {
+		*pid_out = pid;
+		*status = 0;
+		r = 0;
+	}
+	/* Waiting for it: the signals stay blocked for cordon_container_exec_wait. */
+	if (r < 0 || opts->detach)
+		sigprocmask(SIG_SETMASK, &old, NULL);
+	return r;
+}
