@@ -174,6 +174,8 @@ void cordon_error_print(const struct cordon_error *err)
 	log_emit("error", text, text);
 }
 
+static void vlog(const char *level, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
+
 static void vlog(const char *level, const char *fmt, va_list ap)
 {
 	char msg[1024], text[1100];
