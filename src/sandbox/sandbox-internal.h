@@ -78,6 +78,14 @@ bool sandbox_net_uplink_died(struct sandbox_net *n, struct cordon_error *err);
 /* Counters and statistics into the result; stop pasta; close everything. */
 void sandbox_net_finish(struct sandbox_net *n);
 
+/*
+ * gateway.c, in the init: prepare the gateway namespace just entered and
+ * hand it to the supervisor (SYNC_NET); later, finish the uplink as
+ * SYNC_UPLINK says. 0 or -1.
+ */
+int sandbox_gateway_start(const struct child_ctx *ctx, struct cordon_error *err);
+int sandbox_gateway_finish(const struct child_ctx *ctx, struct cordon_error *err);
+
 /* netjson.c: inside an open map, the keys of the "network" object. */
 void sandbox_json_net_policy(yajl_gen g, const struct cordon_spec *spec);
 void sandbox_json_net_outcome(yajl_gen g, const struct cordon_net_report *rep);
