@@ -44,6 +44,8 @@ typedef int (*cli_apply_fn)(void *ctx, int id, const char *value, struct cordon_
 int cli_parse_args(const struct cli_flag *flags, int help_id, int argc, char **argv,
 		   cli_apply_fn apply, void *ctx, const char **pos, int max, int *n_pos,
 		   struct cordon_error *err);
+/* An apply for commands whose only flag is --help: sets *(bool *)ctx. */
+int cli_apply_help(void *ctx, int id, const char *value, struct cordon_error *err);
 /* Print the error (and log it) and return CORDON_EXIT_FAILURE. */
 int cli_fail(const struct cordon_error *err);
 

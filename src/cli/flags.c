@@ -91,6 +91,15 @@ int cli_parse_args(const struct cli_flag *flags, int help_id, int argc, char **a
 	return 0;
 }
 
+int cli_apply_help(void *ctx, int id, const char *value, struct cordon_error *err)
+{
+	(void)id;
+	(void)value;
+	(void)err;
+	*(bool *)ctx = true;
+	return 0;
+}
+
 int cli_fail(const struct cordon_error *err)
 {
 	cordon_error_print(err);

@@ -19,15 +19,6 @@ static const struct cli_flag pause_flags[] = {
 	{ NULL, 0, false, 0 },
 };
 
-static int apply_help(void *ctx, int id, const char *value, struct cordon_error *err)
-{
-	(void)id;
-	(void)value;
-	(void)err;
-	*(bool *)ctx = true;
-	return 0;
-}
-
 static int pause_or_resume(int argc, char **argv, bool pause)
 {
 	struct cordon_error err = { 0 };
@@ -35,7 +26,7 @@ static int pause_or_resume(int argc, char **argv, bool pause)
 	bool help = false;
 	int n_pos;
 
-	if (cli_parse_args(pause_flags, 0, argc, argv, apply_help, &help, pos, 1, &n_pos, &err) < 0)
+	if (cli_parse_args(pause_flags, 0, argc, argv, cli_apply_help, &help, pos, 1, &n_pos, &err) < 0)
 		return cli_fail(&err);
 	if (help) {
 		fputs(pause ? pause_usage : resume_usage, stdout);

@@ -13,15 +13,6 @@ static const struct cli_flag start_flags[] = {
 	{ NULL, 0, false, 0 },
 };
 
-static int apply_help(void *ctx, int id, const char *value, struct cordon_error *err)
-{
-	(void)id;
-	(void)value;
-	(void)err;
-	*(bool *)ctx = true;
-	return 0;
-}
-
 int cli_start(int argc, char **argv)
 {
 	struct cordon_error err = { 0 };
@@ -29,7 +20,7 @@ int cli_start(int argc, char **argv)
 	bool help = false;
 	int n_pos;
 
-	if (cli_parse_args(start_flags, 0, argc, argv, apply_help, &help, pos, 1, &n_pos, &err) < 0)
+	if (cli_parse_args(start_flags, 0, argc, argv, cli_apply_help, &help, pos, 1, &n_pos, &err) < 0)
 		return cli_fail(&err);
 	if (help) {
 		fputs(start_usage, stdout);

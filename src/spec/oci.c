@@ -260,21 +260,22 @@ static void reset_config_fields(struct cordon_spec *spec)
 	cordon_oci_free(TAKE_PTR(spec->oci));
 }
 
-int cordon_spec_from_oci(struct cordon_spec *spec, const char *bundle_dir, const char *json,
-			 size_t len, struct cordon_error *err)
+/*
+ * A JSON document that must be one object: bounded, without NUL bytes,
+ * parsed by yajl. `what` prefixes every message ("config.json: ", or ""
+ * for a process document, whose caller names the file).
+ */
+static int parse_object(const char *json, size_t len, const char *what, yajl_val *out,
+			struct cordon_error *err)
 {
 	_cleanup_free_ char *text = NULL;
-	struct oci_parse p = { .spec = spec, .bundle = bundle_dir, .err = err };
 	char ebuf[256] = "";
-	yajl_val tree, linux_obj;
-	int r;
+	yajl_val tree;
 
-	if (!bundle_dir || !*bundle_dir)
-		return oci_error(err, "bundle: empty path");
 	if (len > CORDON_OCI_CONFIG_MAX)
-		return oci_error(err, "config.json: larger than %u bytes", CORDON_OCI_CONFIG_MAX);
+		return oci_error(err, "%slarger than %u bytes", what, CORDON_OCI_CONFIG_MAX);
 	if (memchr(json, '\0', len))
-		return oci_error(err, "config.json: contains a NUL byte");
+		return oci_error(err, "%scontains a NUL byte", what);
 	/* yajl_tree_parse wants a C string. */
 	text = cordon_xmalloc(len + 1);
 	memcpy(text, json, len);
@@ -283,12 +284,27 @@ int cordon_spec_from_oci(struct cordon_spec *spec, const char *bundle_dir, const
 	if (!tree) {
 		/* yajl's message spans lines (the text and a caret): keep the first. */
 		ebuf[strcspn(ebuf, "\n")] = '\0';
-		return oci_error(err, "config.json: %s", *ebuf ? ebuf : "not valid JSON");
+		return oci_error(err, "%s%s", what, *ebuf ? ebuf : "not valid JSON");
 	}
 	if (!YAJL_IS_OBJECT(tree)) {
 		yajl_tree_free(tree);
-		return oci_error(err, "config.json: expected object");
+		return oci_error(err, "%sexpected object", what);
 	}
+	*out = tree;
+	return 0;
+}
+
+int cordon_spec_from_oci(struct cordon_spec *spec, const char *bundle_dir, const char *json,
+			 size_t len, struct cordon_error *err)
+{
+	struct oci_parse p = { .spec = spec, .bundle = bundle_dir, .err = err };
+	yajl_val tree, linux_obj;
+	int r;
+
+	if (!bundle_dir || !*bundle_dir)
+		return oci_error(err, "bundle: empty path");
+	if (parse_object(json, len, "config.json: ", &tree, err) < 0)
+		return -1;
 	reset_config_fields(spec);
 	spec->oci = p.oci = cordon_xcalloc(1, sizeof(*p.oci));
 	p.oci->bundle = cordon_xstrdup(bundle_dir);
@@ -359,31 +375,15 @@ static void reset_process_fields(struct cordon_spec *spec)
 int cordon_spec_process_from_json(struct cordon_spec *spec, const char *json, size_t len,
 				  struct cordon_error *err)
 {
-	_cleanup_free_ char *text = NULL;
 	struct oci_parse p = { .spec = spec, .oci = spec->oci, .err = err };
-	char ebuf[256] = "";
 	yajl_val tree;
 	int r;
 
 	if (!spec->oci)
 		return oci_error(err, "process: no container config to apply it to");
 	p.bundle = spec->oci->bundle;
-	if (len > CORDON_OCI_CONFIG_MAX)
-		return oci_error(err, "larger than %u bytes", CORDON_OCI_CONFIG_MAX);
-	if (memchr(json, '\0', len))
-		return oci_error(err, "contains a NUL byte");
-	text = cordon_xmalloc(len + 1);
-	memcpy(text, json, len);
-	text[len] = '\0';
-	tree = yajl_tree_parse(text, ebuf, sizeof(ebuf));
-	if (!tree) {
-		ebuf[strcspn(ebuf, "\n")] = '\0';
-		return oci_error(err, "%s", *ebuf ? ebuf : "not valid JSON");
-	}
-	if (!YAJL_IS_OBJECT(tree)) {
-		yajl_tree_free(tree);
-		return oci_error(err, "expected object");
-	}
+	if (parse_object(json, len, "", &tree, err) < 0)
+		return -1;
 	reset_process_fields(spec);
 	r = oci_parse_process(&p, tree);
 	yajl_tree_free(tree);
