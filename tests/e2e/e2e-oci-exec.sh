@@ -7,34 +7,9 @@
 # --detach, --pid-file, --env, --cwd, --user, --cap, --process,
 # --preserve-fds; --tty and process.terminal through a console socket
 # (console-recv.py receives the pty's master).
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/oci-lib.sh"
 
 RECV=$(cd "$(dirname "$0")" && pwd)/console-recv.py
-
-oc() { cordon --root "$OROOT" "$@"; }
-
-# mk_bundle NAME ARGS...: a bundle running ARGS on the test rootfs; BUNDLE.
-mk_bundle() {
-	local name=$1 spec_args
-	shift
-	BUNDLE=$CASE_DIR/$name
-	mk_dir "$BUNDLE"
-	spec_args=(spec -b "$BUNDLE")
-	[ "$MODE" = rootless ] && spec_args+=(--rootless)
-	cordon "${spec_args[@]}"
-	expect_rc 0 || return 1
-	"$PYTHON" - "$BUNDLE/config.json" "$ROOTFS" "$@" <<'EOF' || { fail "editing config.json"; return 1; }
-import json, sys
-path, rootfs, args = sys.argv[1], sys.argv[2], sys.argv[3:]
-c = json.load(open(path))
-c["root"] = {"path": rootfs, "readonly": True}
-c["process"]["terminal"] = False
-c["process"]["args"] = args
-c["mounts"] = [m for m in c["mounts"] if not m["destination"].startswith("/sys")]
-c.get("linux", {}).get("resources", {}).pop("devices", None)
-json.dump(c, open(path, "w"))
-EOF
-}
 
 # edit_config PYTHON: run PYTHON with c = $BUNDLE/config.json loaded, then save it.
 edit_config() {
@@ -44,26 +19,6 @@ c = json.load(open(sys.argv[1]))
 exec(sys.argv[2])
 json.dump(c, open(sys.argv[1], "w"))
 EOF
-}
-
-jfield() {
-	"$PYTHON" -c 'import json, sys; v = json.loads(sys.stdin.read()).get(sys.argv[1], ""); print(v)' "$1" <<<"$OUT"
-}
-
-is_stopped() {
-	oc state "$1" >/dev/null
-	[ "$RC" = 0 ] && [ "$(jfield status)" = stopped ]
-}
-
-root_empty() { [ -z "$(ls -A "$OROOT" 2>/dev/null)" ]; }
-
-setup_case() {
-	OROOT=$CASE_DIR/root
-	new_mark
-}
-
-end_case() {
-	check "the state root $OROOT is empty" root_empty
 }
 
 # start_container ID [BUNDLE]: a started container running `sleep $MARK`; WPID its process.

@@ -10,55 +10,9 @@
 # Rootless on cgroup v1 and hybrid no cgroup is delegated: there pause,
 # resume and update fail with CORDON_E_CGROUP, and ps lists the
 # container's pid namespace.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/oci-lib.sh"
 
-oc() { cordon --root "$OROOT" "$@"; }
-
-# mk_bundle NAME ARGS...: a bundle in $CASE_DIR/NAME running ARGS (as e2e-oci.sh).
-mk_bundle() {
-	local name=$1 spec_args
-	shift
-	BUNDLE=$CASE_DIR/$name
-	mk_dir "$BUNDLE"
-	spec_args=(spec -b "$BUNDLE")
-	[ "$MODE" = rootless ] && spec_args+=(--rootless)
-	cordon "${spec_args[@]}"
-	expect_rc 0 || return 1
-	"$PYTHON" - "$BUNDLE/config.json" "$ROOTFS" "${ANNOTATIONS:-{\}}" "$@" <<'EOF' || { fail "editing config.json"; return 1; }
-import json, sys
-path, rootfs, ann, args = sys.argv[1], sys.argv[2], json.loads(sys.argv[3]), sys.argv[4:]
-c = json.load(open(path))
-c["root"] = {"path": rootfs, "readonly": True}
-c["process"]["terminal"] = False
-c["process"]["args"] = args
-c["mounts"] = [m for m in c["mounts"] if not m["destination"].startswith("/sys")]
-c.get("linux", {}).get("resources", {}).pop("devices", None)
-c["annotations"] = ann
-if ann.pop("netns-path", None):
-    for n in c["linux"]["namespaces"]:
-        if n["type"] == "network":
-            n["path"] = "/proc/1/ns/net"
-json.dump(c, open(path, "w"))
-EOF
-}
-
-jfield() {
-	"$PYTHON" -c 'import json, sys; v = json.loads(sys.stdin.read()).get(sys.argv[1], ""); print(v)' "$1" <<<"$OUT"
-}
-
-expect_status() {
-	oc state "$1"
-	expect_rc 0 || return 1
-	[ "$(jfield status)" = "$2" ] || fail "expected status '$2' of $1, got '$(jfield status)'"
-}
-
-root_empty() { [ -z "$(ls -A "$OROOT" 2>/dev/null)" ]; }
 program_running() { [ -n "$(procs_matching "$MARK")" ]; }
-
-setup_case() {
-	OROOT=$CASE_DIR/root
-	new_mark
-}
 
 end_case() {
 	oc delete --force "$CID" >/dev/null

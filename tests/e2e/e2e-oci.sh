@@ -8,69 +8,9 @@
 # host (older binaries among them) sweep the default root, and a stopped
 # container's state must stay until `cordon delete`. The root must be
 # empty when a case ends, on top of lib.sh's leftover checks.
-. "$(dirname "$0")/lib.sh"
-
-# oc ARGS...: cordon --root $OROOT ARGS, in this mode.
-oc() { cordon --root "$OROOT" "$@"; }
-
-# mk_bundle NAME ARGS...: a bundle in $CASE_DIR/NAME running ARGS on the
-# test rootfs (read-only, no terminal, no /sys), from `cordon spec`; BUNDLE.
-mk_bundle() {
-	local name=$1 spec_args
-	shift
-	BUNDLE=$CASE_DIR/$name
-	mk_dir "$BUNDLE"
-	spec_args=(spec -b "$BUNDLE")
-	[ "$MODE" = rootless ] && spec_args+=(--rootless)
-	cordon "${spec_args[@]}"
-	expect_rc 0 || return 1
-	"$PYTHON" - "$BUNDLE/config.json" "$ROOTFS" "$@" <<'EOF' || { fail "editing config.json"; return 1; }
-import json, sys
-path, rootfs, args = sys.argv[1], sys.argv[2], sys.argv[3:]
-c = json.load(open(path))
-c["root"] = {"path": rootfs, "readonly": True}
-c["process"]["terminal"] = False
-c["process"]["args"] = args
-c["mounts"] = [m for m in c["mounts"] if not m["destination"].startswith("/sys")]
-c.get("linux", {}).get("resources", {}).pop("devices", None)
-json.dump(c, open(path, "w"))
-EOF
-}
-
-# jfield KEY: the value of KEY in the JSON object on $OUT (empty if absent).
-jfield() {
-	"$PYTHON" -c 'import json, sys; v = json.loads(sys.stdin.read()).get(sys.argv[1], ""); print(v)' "$1" <<<"$OUT"
-}
-
-# expect_status ID STATUS: `cordon state ID` succeeds and says STATUS.
-expect_status() {
-	oc state "$1"
-	expect_rc 0 || return 1
-	[ "$(jfield status)" = "$2" ] || fail "expected status '$2' of $1"
-}
-
-is_stopped() {
-	oc state "$1" >/dev/null
-	[ "$RC" = 0 ] && [ "$(jfield status)" = stopped ]
-}
-
-# wait_stopped ID: until `cordon state` says stopped (10 s).
-wait_stopped() {
-	wait_until 10 is_stopped "$1" || fail "container $1 did not stop"
-}
+. "$(dirname "$0")/oci-lib.sh"
 
 program_running() { [ -n "$(procs_matching "sleep $MARK")" ]; }
-
-root_empty() { [ -z "$(ls -A "$OROOT" 2>/dev/null)" ]; }
-
-setup_case() {
-	OROOT=$CASE_DIR/root
-	new_mark
-}
-
-end_case() {
-	check "the state root $OROOT is empty" root_empty
-}
 
 t_lifecycle() {
 	local id=$CASE_ID-c pid
