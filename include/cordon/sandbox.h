@@ -74,6 +74,13 @@ struct cordon_sandbox_opts {
 	const char *state_root; /* --root, or NULL: the caller's default */
 	bool wait_start; /* hold the workload before execve until `cordon start` */
 	bool kept;       /* the state stays ("stopped") after the end, until `cordon delete` */
+	/*
+	 * The init is started as a child of our parent (CLONE_PARENT), not
+	 * ours: a caller that waits for the container process (conmon, the
+	 * containerd shim: subreapers that reap the --pid-file's process)
+	 * gets it, and its exit status is the workload's.
+	 */
+	bool foster_init;
 	int notify_fd;   /* told "created" (a sync message with the pid) or why not; -1 */
 	int console_fd;  /* process.terminal: the connected --console-socket (the
 			  * supervisor closes it once the init has it), else -1 */
@@ -88,7 +95,9 @@ int cordon_sandbox_run_opts(const struct cordon_spec *spec, const struct cordon_
  * The OCI lifecycle (docs/oci.md). cordon_container_create forks a
  * monitor (this binary, detached with setsid) that supervises the
  * sandbox and returns once the container is created: its init waits for
- * cordon_container_start. *pid is the container process's host pid.
+ * cordon_container_start. *pid is the host pid of the container's pid 1,
+ * the sandbox init: a child of the caller once create returns, which
+ * exits with the workload's status.
  */
 int cordon_container_create(const struct cordon_spec *spec, const char *root, int console_fd,
 			    pid_t *pid, struct cordon_error *err);

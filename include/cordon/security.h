@@ -52,6 +52,12 @@ void cordon_rlimits_default(struct cordon_rlimits *r);
 /* Parse NAME=SOFT[:HARD] (NAME: core, nofile, nproc, ... or RLIMIT_x; "unlimited"). */
 int cordon_rlimit_parse(const char *value, struct cordon_rlimits *r, struct cordon_error *err);
 const char *cordon_rlimit_name(int resource);
+/*
+ * Make our own hard limit of resource at least hard, so that a sandbox we
+ * start may have it: true when it already is or could be raised (host
+ * root: CAP_SYS_RESOURCE, and for NOFILE at most fs.nr_open).
+ */
+bool cordon_rlimit_raise_own(int resource, rlim_t hard);
 /* RLIMIT_* for "nofile", "NOFILE" or "RLIMIT_NOFILE"; -1 when unknown. */
 int cordon_rlimit_from_name(const char *name);
 

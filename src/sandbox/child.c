@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 
@@ -403,36 +404,51 @@ static _Noreturn void report_workload_failure(const struct child_ctx *ctx, pid_t
 	_exit(rep->exit_code);
 }
 
-/* Relay signals and reap until the workload is gone; report its status. */
+/* The workload is gone: report its status, and exit with it (as the container process would). */
+static _Noreturn void report_exit(const struct child_ctx *ctx, int status)
+{
+	struct sync_msg msg = { .type = SYNC_EXITED, .status = status };
+
+	sync_send(ctx->sync_fd, &msg, NULL, 0);
+	/* Our exit takes every other process in the namespace with it. */
+	_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+}
+
+/*
+ * Relay signals and reap until the workload is gone; report its status.
+ * The supervisor's end of the sync socket hanging up means it is gone:
+ * so is the sandbox (its policy and cleanup went with it). That is the
+ * only tie when we are not its child (struct child_ctx.fostered).
+ */
 static _Noreturn void init_loop(const struct child_ctx *ctx, pid_t workload, sigset_t *set)
 {
+	struct pollfd p[2] = { { .fd = signalfd(-1, set, SFD_CLOEXEC | SFD_NONBLOCK), .events = POLLIN },
+			       { .fd = ctx->sync_fd, .events = POLLIN } };
+
+	if (p[0].fd < 0)
+		_exit(CORDON_EXIT_FAILURE);
 	for (;;) {
-		siginfo_t si;
-		int sig = sigwaitinfo(set, &si);
+		struct signalfd_siginfo si;
+		int status;
+		pid_t pid;
 
-		if (sig < 0)
+		if (poll(p, 2, -1) < 0)
 			continue;
-		if (sig != SIGCHLD) {
+		if (p[1].revents) {
+			struct sync_msg msg;
+
+			if (recv(ctx->sync_fd, &msg, sizeof(msg), MSG_DONTWAIT) == 0 ||
+			    (p[1].revents & (POLLHUP | POLLERR)))
+				_exit(CORDON_EXIT_FAILURE);
+		}
+		while (read(p[0].fd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
 			/* Terminal signals reach the workload's group directly. */
-			if (si.si_code != SI_KERNEL)
-				kill(workload, sig);
-			continue;
+			if (si.ssi_signo != SIGCHLD && si.ssi_code != SI_KERNEL)
+				kill(workload, (int)si.ssi_signo);
 		}
-		for (;;) {
-			int status;
-			pid_t p = waitpid(-1, &status, WNOHANG);
-
-			if (p <= 0)
-				break;
-			if (p == workload) {
-				struct sync_msg msg = { .type = SYNC_EXITED, .status = status };
-
-				sync_send(ctx->sync_fd, &msg, NULL, 0);
-				/* Our exit takes every other process in the namespace with it. */
-				_exit(WIFEXITED(status) ? WEXITSTATUS(status)
-							: 128 + WTERMSIG(status));
-			}
-		}
+		while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
+			if (pid == workload)
+				report_exit(ctx, status);
 	}
 }
 
@@ -537,9 +553,11 @@ _Noreturn void sandbox_child(const struct child_ctx *ctx)
 	/*
 	 * A sandbox never outlives its supervisor. Set after the id change
 	 * (a credential change clears it), then check the supervisor did not
-	 * die before it took effect.
+	 * die before it took effect. A fostered init's parent is not the
+	 * supervisor: the sync socket's hangup is its tie (init_loop).
 	 */
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (!ctx->fostered)
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (supervisor_gone(ctx->sync_fd))
 		_exit(CORDON_EXIT_FAILURE);
 	if (n_fds >= 1)

@@ -28,6 +28,7 @@ static _Noreturn void monitor_main(const struct cordon_spec *spec, const char *r
 		.state_root = root,
 		.wait_start = true,
 		.kept = true,
+		.foster_init = true,
 		.notify_fd = notify_fd,
 		.console_fd = console_fd,
 	};
@@ -190,9 +191,13 @@ static void gen_state(yajl_gen g, const struct cordon_state *state)
 	gen_string(g, state->id);
 	gen_string(g, "status");
 	gen_string(g, cordon_status_name(status));
-	/* A stopped container has no process: runc says 0 as well. */
+	/*
+	 * The container's pid 1, the sandbox init: what --pid-file says and
+	 * the process whose exit is the container's. A stopped container has
+	 * no process: runc says 0 as well.
+	 */
 	gen_string(g, "pid");
-	yajl_gen_integer(g, status == CORDON_STATUS_STOPPED ? 0 : info->pid);
+	yajl_gen_integer(g, status == CORDON_STATUS_STOPPED ? 0 : info->init_pid);
 	gen_string(g, "bundle");
 	gen_string(g, info->bundle ? info->bundle : "");
 	gen_string(g, "annotations");
@@ -371,7 +376,7 @@ int cordon_container_list(const char *root, bool json, bool quiet, struct cordon
 			printf("%s\n", state.id);
 		else
 			printf("%-24s %-8d %-10s %-40s %s\n", state.id,
-			       status == CORDON_STATUS_STOPPED ? 0 : (int)state.info.pid,
+			       status == CORDON_STATUS_STOPPED ? 0 : (int)state.info.init_pid,
 			       cordon_status_name(status), state.info.bundle, created);
 		cordon_state_close(&state);
 	}

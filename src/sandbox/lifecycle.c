@@ -46,10 +46,10 @@ static void send_start(struct supervisor *sv)
 	sync_send(sv->sync_fd, &go, NULL, 0);
 }
 
-/* Tell the waiting `cordon create` (once): created (with the pid) or why not. */
+/* Tell the waiting `cordon create` (once): created (with the init's pid) or why not. */
 static void notify_creator(struct supervisor *sv, const struct cordon_error *failure)
 {
-	struct sync_msg msg = { .type = SYNC_CREATED, .status = (int32_t)sv->state->info.pid };
+	struct sync_msg msg = { .type = SYNC_CREATED, .status = (int32_t)sv->state->info.init_pid };
 
 	if (sv->notify_fd < 0)
 		return;

@@ -6,6 +6,7 @@
  */
 #include <fcntl.h>
 #include <linux/sched.h>
+#include <poll.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -175,15 +176,51 @@ static void handle_timer(struct supervisor *sv)
 	}
 }
 
-static void handle_child_exit(struct supervisor *sv)
+/*
+ * Has the init exited (block: wait until it has)? Its wait status goes to
+ * sv->child_status. A fostered init is not our child: its parent reaps it,
+ * and all we can know is that it ended (its pidfd is readable); without a
+ * report it was killed, and SIGKILL is the only signal that kills it.
+ */
+static bool reap_init(struct supervisor *sv, bool block)
 {
 	siginfo_t si = { 0 };
 
-	if (waitid(P_PIDFD, (id_t)sv->pidfd, &si, WEXITED | WNOHANG) < 0 || si.si_pid == 0)
-		return;
-	sv->child_done = true;
+	if (sv->opts->foster_init) {
+		struct pollfd p = { .fd = sv->pidfd, .events = POLLIN };
+
+		while (poll(&p, 1, block ? -1 : 0) < 0 && errno == EINTR)
+			;
+		if (!(p.revents & POLLIN))
+			return false;
+		sv->child_status = SIGKILL;
+		return true;
+	}
+	while (waitid(P_PIDFD, (id_t)sv->pidfd, &si, WEXITED | (block ? 0 : WNOHANG)) < 0)
+		if (errno != EINTR)
+			return false;
+	if (si.si_pid == 0)
+		return false;
 	sv->child_status = si.si_code == CLD_EXITED ? (si.si_status & 0xff) << 8
 						    : (si.si_status & 0x7f);
+	return true;
+}
+
+/* Setup failed: the init must be gone before anything it uses is removed. */
+static void end_init(struct supervisor *sv)
+{
+	if (sv->pidfd < 0 || sv->child_done)
+		return;
+	cordon_pidfd_send_signal(sv->pidfd, SIGKILL);
+	reap_init(sv, true);
+	sv->child_done = true;
+}
+
+static void handle_child_exit(struct supervisor *sv)
+{
+	if (!reap_init(sv, false))
+		return;
+	sv->child_done = true;
 	epoll_ctl(sv->epfd, EPOLL_CTL_DEL, sv->pidfd, NULL);
 	if (sv->timerfd >= 0)
 		epoll_ctl(sv->epfd, EPOLL_CTL_DEL, sv->timerfd, NULL);
@@ -385,6 +422,7 @@ static int run(struct supervisor *sv, struct cordon_error *err)
 	struct clone_args args = { 0 };
 	struct child_ctx ctx = {
 		.spec = spec, .plan = &plan, .userns = userns, .rootful = geteuid() == 0,
+		.fostered = sv->opts->foster_init,
 		.close_fds = { sv->notify_fd, sv->state->dir_fd },
 	};
 	/* Only a terminal uses it: a caller that left it 0 never sends its stdin away. */
@@ -418,9 +456,11 @@ static int run(struct supervisor *sv, struct cordon_error *err)
 	ctx.sync_fd = child_sync;
 	ctx.stdout_fd = wr[0];
 	ctx.stderr_fd = wr[1];
-	args.flags = NS_FLAGS | CLONE_PIDFD | (userns ? CLONE_NEWUSER : 0);
+	args.flags = NS_FLAGS | CLONE_PIDFD | (userns ? CLONE_NEWUSER : 0) |
+		     (sv->opts->foster_init ? CLONE_PARENT : 0);
 	args.pidfd = (uint64_t)(uintptr_t)&sv->pidfd;
-	args.exit_signal = SIGCHLD;
+	/* With CLONE_PARENT the kernel takes our own exit signal (and refuses another). */
+	args.exit_signal = sv->opts->foster_init ? 0 : SIGCHLD;
 	pid = cordon_clone3(&args, sizeof(args));
 	if (pid < 0) {
 		int e = errno;
@@ -444,17 +484,14 @@ static int run(struct supervisor *sv, struct cordon_error *err)
 	if (cordon_cgroup_attach(&sv->cgroup, pid, err) < 0) {
 		cordon_closep(&wr[0]);
 		cordon_closep(&wr[1]);
-		cordon_pidfd_send_signal(sv->pidfd, SIGKILL);
-		waitid(P_PIDFD, (id_t)sv->pidfd, &(siginfo_t){ 0 }, WEXITED);
-		sv->child_done = true;
+		end_init(sv);
 		return -1;
 	}
 	cordon_closep(&wr[0]);
 	cordon_closep(&wr[1]);
 
 	if (release_child(spec, &plan, userns, pid, sv->sync_fd, err) < 0) {
-		cordon_pidfd_send_signal(sv->pidfd, SIGKILL);
-		waitid(P_PIDFD, (id_t)sv->pidfd, &(siginfo_t){ 0 }, WEXITED);
+		end_init(sv);
 		return -1;
 	}
 	if (spec->net.enabled) {
@@ -462,9 +499,7 @@ static int run(struct supervisor *sv, struct cordon_error *err)
 		int r = sandbox_net_setup(&sv->net, pid, sv->sync_fd, &other, err);
 
 		if (r < 0) {
-			cordon_pidfd_send_signal(sv->pidfd, SIGKILL);
-			waitid(P_PIDFD, (id_t)sv->pidfd, &(siginfo_t){ 0 }, WEXITED);
-			sv->child_done = true;
+			end_init(sv);
 			return -1;
 		}
 		if (r > 0 && other.type)
@@ -532,10 +567,8 @@ int cordon_sandbox_run_opts(const struct cordon_spec *spec, const struct cordon_
 	r = cordon_state_create(&state, opts->state_root, spec, opts->kept, &result->error);
 	if (r == 0) {
 		r = run(&sv, &result->error);
-		if (r < 0 && sv.pidfd >= 0 && !sv.child_done) {
-			cordon_pidfd_send_signal(sv.pidfd, SIGKILL);
-			waitid(P_PIDFD, (id_t)sv.pidfd, &(siginfo_t){ 0 }, WEXITED);
-		}
+		if (r < 0)
+			end_init(&sv);
 		/* Every process is gone (the pid namespace died with its init). */
 		sandbox_net_finish(&sv.net);
 		cordon_cgroup_stats(&sv.cgroup, &result->cgroup);

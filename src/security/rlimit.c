@@ -72,6 +72,18 @@ static void rlimit_set_clamped(struct cordon_rlimits *r, int resource, rlim_t so
 	rlimit_set(r, resource, soft, hard);
 }
 
+bool cordon_rlimit_raise_own(int resource, rlim_t hard)
+{
+	struct rlimit cur;
+
+	if (getrlimit(resource, &cur) < 0)
+		return false;
+	if (cur.rlim_max == RLIM_INFINITY || (hard != RLIM_INFINITY && hard <= cur.rlim_max))
+		return true;
+	cur.rlim_max = hard;
+	return setrlimit(resource, &cur) == 0;
+}
+
 void cordon_rlimits_default(struct cordon_rlimits *r)
 {
 	memset(r, 0, sizeof(*r));

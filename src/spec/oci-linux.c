@@ -64,8 +64,15 @@ static int parse_namespaces(struct oci_parse *p, yajl_val list)
 	if (oci->ns_listed[CORDON_OCI_NS_TIME])
 		oci_warn(oci,
 			 "linux.namespaces: 'time': not created (cordon shares the host's clocks)");
+	/*
+	 * A namespace left out means the host's. cordon creates it anyway:
+	 * said when the container sees the difference (no host network,
+	 * processes, IPC or host name); a user or cgroup namespace of its own
+	 * changes nothing the config relies on (rootful engines leave both out).
+	 */
 	for (size_t k = 0; k < CORDON_OCI_NS_COUNT; k++)
-		if (!oci->ns_listed[k] && k != CORDON_OCI_NS_TIME)
+		if (!oci->ns_listed[k] && k != CORDON_OCI_NS_TIME && k != CORDON_OCI_NS_USER &&
+		    k != CORDON_OCI_NS_CGROUP)
 			oci_warn(oci,
 				 "linux.namespaces: no '%s' entry: cordon still creates a new %s "
 				 "namespace (it never shares the host's)",

@@ -163,16 +163,18 @@ static int parse_rlimits(struct oci_parse *p, yajl_val list)
 					 "%s: soft limit %" PRIu64 " above hard limit %" PRIu64,
 					 path, soft, hard);
 		/*
-		 * A sandbox cannot raise a hard limit above its caller's. Engines
-		 * ask for more than many hosts allow (rootful podman: NOFILE
-		 * 1048576), so clamp to the caller's, and say so, rather than
-		 * fail every container of such an engine (docs/oci.md).
+		 * A sandbox cannot raise a hard limit above its caller's. Host
+		 * root raises its own first (the monitor and the sandbox inherit
+		 * it); beyond what that allows, clamp to the caller's, and say
+		 * so, rather than fail every container of an engine that asks
+		 * for more than the host allows (rootless podman: NOFILE 1048576;
+		 * docs/oci.md).
 		 */
 		{
 			struct rlimit cur;
 
-			if (getrlimit(res, &cur) == 0 && cur.rlim_max != RLIM_INFINITY &&
-			    hard > (uint64_t)cur.rlim_max) {
+			if (!cordon_rlimit_raise_own(res, (rlim_t)hard) && getrlimit(res, &cur) == 0 &&
+			    cur.rlim_max != RLIM_INFINITY && hard > (uint64_t)cur.rlim_max) {
 				oci_warn(p->oci,
 					 "%s: %s hard limit %" PRIu64
 					 " clamped to the caller's hard limit %llu",

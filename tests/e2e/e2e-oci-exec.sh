@@ -27,7 +27,7 @@ start_container() {
 	oc create -b "$BUNDLE" "$1" && oc start "$1"
 	expect_rc 0 || return 1
 	oc state "$1"
-	WPID=$(jfield pid)
+	WPID=$(user_process)
 }
 
 # same_ns PID1 PID2: every namespace of the two processes is the same.

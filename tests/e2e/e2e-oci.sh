@@ -128,7 +128,7 @@ t_delete() {
 	pid=$(jfield pid)
 	oc delete "$id"
 	expect_rc 0
-	[ ! -e "/proc/$pid" ] || fail "the created container's process $pid survived delete"
+	gone "$pid" || fail "the created container's process $pid survived delete"
 	oc delete "$id"
 	expect_cordon_error STATE "does not exist"
 	end_case

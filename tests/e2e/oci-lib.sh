@@ -49,6 +49,19 @@ jfield() {
 	"$PYTHON" -c 'import json, sys; v = json.loads(sys.stdin.read()).get(sys.argv[1], ""); print(v)' "$1" <<<"$OUT"
 }
 
+# user_process: after `oc state`, the container's user process. The state's
+# pid is the container's pid 1, cordon's init; the process of config.json's
+# args is its first child.
+user_process() {
+	pgrep -o -P "$(jfield pid)"
+}
+
+# gone PID: no such process, or only a zombie its new parent has yet to reap.
+gone() {
+	[ ! -e "/proc/$1" ] || [ "$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null)" = Z ] ||
+		[ ! -e "/proc/$1" ]
+}
+
 # expect_status ID STATUS: `cordon state ID` succeeds and says STATUS.
 expect_status() {
 	oc state "$1"
