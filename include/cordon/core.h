@@ -183,6 +183,16 @@ int cordon_write_file_at(int dirfd, const char *path, const char *data, size_t l
 /* Read a small file into a NUL-terminated malloc'd buffer. */
 int cordon_read_file_at(int dirfd, const char *path, char **out, size_t *out_len);
 
+/*
+ * Host root: euid 0 in the initial user namespace (its uid_map maps every
+ * id to itself). Root of a user namespace (rootless podman runs its
+ * runtime so) is not: it cannot create host links, idmapped mounts of
+ * host filesystems or cgroups, and its ids are the namespace's.
+ */
+bool cordon_host_root(void);
+/* euid 0 in a user namespace other than the initial one. */
+bool cordon_userns_root(void);
+
 /* Time since boot in ms and µs (CLOCK_MONOTONIC) and wall time in ms. */
 uint64_t cordon_now_mono_us(void);
 uint64_t cordon_now_wall_ms(void);

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <fcntl.h>
 #include <limits.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cordon/core.h"
 
@@ -216,6 +218,32 @@ int cordon_read_file_at(int dirfd, const char *path, char **out, size_t *out_len
 		*out_len = len;
 	*out = TAKE_PTR(buf);
 	return 0;
+}
+
+static bool initial_userns(void)
+{
+	static int cached = -1;
+	_cleanup_free_ char *map = NULL;
+	size_t len;
+
+	if (cached < 0) {
+		unsigned long in, out, count;
+
+		cached = cordon_read_file_at(AT_FDCWD, "/proc/self/uid_map", &map, &len) == 0 &&
+			 sscanf(map, "%lu %lu %lu", &in, &out, &count) == 3 && in == 0 &&
+			 out == 0 && count == 4294967295UL;
+	}
+	return cached;
+}
+
+bool cordon_host_root(void)
+{
+	return geteuid() == 0 && initial_userns();
+}
+
+bool cordon_userns_root(void)
+{
+	return geteuid() == 0 && !initial_userns();
 }
 
 uint64_t cordon_now_mono_us(void)

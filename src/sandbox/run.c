@@ -353,7 +353,7 @@ static int release_child(const struct cordon_spec *spec, const struct cordon_idp
 	if (userns) {
 		if (cordon_userns_write(child, plan, err) < 0)
 			return -1;
-		if (geteuid() == 0 && prepare_host_mounts(spec, plan, child, &host, err) < 0)
+		if (cordon_host_root() && prepare_host_mounts(spec, plan, child, &host, err) < 0)
 			return -1;
 	}
 	if (host.rootfs_tree >= 0) {
@@ -421,7 +421,7 @@ static int run(struct supervisor *sv, struct cordon_error *err)
 	struct cordon_idplan plan;
 	struct clone_args args = { 0 };
 	struct child_ctx ctx = {
-		.spec = spec, .plan = &plan, .userns = userns, .rootful = geteuid() == 0,
+		.spec = spec, .plan = &plan, .userns = userns, .rootful = cordon_host_root(),
 		.fostered = sv->opts->foster_init,
 		.close_fds = { sv->notify_fd, sv->state->dir_fd },
 	};

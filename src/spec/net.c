@@ -157,7 +157,7 @@ static const char *nethelper_default(void)
 static int resolve_backend(struct cordon_net_spec *net, struct cordon_error *err)
 {
 	if (net->backend == CORDON_NET_BACKEND_AUTO)
-		net->backend = geteuid() == 0 ? CORDON_NET_BACKEND_VETH : CORDON_NET_BACKEND_PASTA;
+		net->backend = cordon_host_root() ? CORDON_NET_BACKEND_VETH : CORDON_NET_BACKEND_PASTA;
 	if (net->backend == CORDON_NET_BACKEND_VETH) {
 		/* CORDON_NETHELPER: an administrator's install elsewhere. It runs with our own
 		 * privileges (plus its file capabilities, which only the administrator sets). */

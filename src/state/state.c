@@ -62,7 +62,7 @@ int cordon_state_root_open(const char *override, char **path_out, struct cordon_
 
 	if (override)
 		path = cordon_xstrdup(override);
-	else if (geteuid() == 0)
+	else if (cordon_host_root())
 		path = cordon_xstrdup("/run/cordon");
 	else if (xdg && xdg[0] == '/' && access(xdg, W_OK) == 0)
 		path = cordon_xasprintf("%s/cordon", xdg);

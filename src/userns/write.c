@@ -43,6 +43,33 @@ static int plan_rootful(uid_t target_uid, gid_t target_gid, struct cordon_idplan
 	return 0;
 }
 
+/* Every id of our own namespace, as itself: its root is ours, its files keep their owners. */
+static int identity_of_own(const char *file, uint32_t target, struct cordon_idmap *map,
+			   struct cordon_error *err)
+{
+	_cleanup_free_ char *text = NULL;
+	size_t len;
+	int used, r;
+	unsigned long in, out, count;
+
+	r = cordon_read_file_at(AT_FDCWD, file, &text, &len);
+	if (r < 0)
+		return cordon_error_set(err, CORDON_E_USERNS, -r, "reading %s", file);
+	map->n = 0;
+	for (const char *p = text; sscanf(p, "%lu %lu %lu%n", &in, &out, &count, &used) == 3;
+	     p += used) {
+		if (map->n == CORDON_IDMAP_MAX_EXTENTS || in > UINT32_MAX || count > UINT32_MAX - in)
+			break;
+		map->extent[map->n++] = (struct cordon_idmap_extent){ (uint32_t)in, (uint32_t)in,
+								      (uint32_t)count };
+	}
+	if (cordon_idmap_to_outside(map, target) < 0)
+		return cordon_error_set(err, CORDON_E_USERNS, 0,
+					"id %u is not mapped in cordon's own user namespace (%s)",
+					target, file);
+	return 0;
+}
+
 int cordon_userns_plan(uid_t target_uid, gid_t target_gid, struct cordon_idplan *plan,
 		       struct cordon_error *err)
 {
@@ -52,8 +79,15 @@ int cordon_userns_plan(uid_t target_uid, gid_t target_gid, struct cordon_idplan 
 	bool ranges = false;
 
 	memset(plan, 0, sizeof(*plan));
-	if (geteuid() == 0)
+	if (cordon_host_root())
 		return plan_rootful(target_uid, target_gid, plan, err);
+	/* Root of a user namespace maps its own ids directly: no helper, no subordinate range. */
+	if (cordon_userns_root()) {
+		if (identity_of_own("/proc/self/uid_map", target_uid, &plan->uid, err) < 0 ||
+		    identity_of_own("/proc/self/gid_map", target_gid, &plan->gid, err) < 0)
+			return -1;
+		return 0;
+	}
 
 	/* Full ranges only when both files have an entry and both helpers exist. */
 	if (access(NEWUIDMAP, X_OK) == 0 && access(NEWGIDMAP, X_OK) == 0) {
