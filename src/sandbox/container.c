@@ -434,10 +434,6 @@ void cordon_container_warn_unapplied(const struct cordon_spec *spec)
 				oci->ns_path[i]);
 	if (oci->n_sysctl)
 		cordon_warn("linux.sysctl: not applied");
-	if (oci->cgroups_path)
-		cordon_warn("linux.cgroupsPath %s: not applied (the cgroup is cordon-ID below the "
-			    "caller's)",
-			    oci->cgroups_path);
 	if (res->cpu_shares || res->cpus || res->mems || res->memory_reservation > 0 ||
 	    res->n_devices)
 		cordon_warn("linux.resources: only memory.limit/swap, cpu.quota/period and "

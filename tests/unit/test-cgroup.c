@@ -687,6 +687,9 @@ static bool dir_exists(const char *dir)
 
 static char unit_id[64];
 
+/* cordon-ID below the caller's cgroup. */
+#define PLACE(i) (&(struct cordon_cgroup_place){ .id = (i) })
+
 static const char *new_id(void)
 {
 	static int k;
@@ -878,7 +881,7 @@ START_TEST(create_attach_limits_destroy)
 	lim.pids = 20;
 	lim.cpu_quota = 50000;
 	lim.cpu_period = CORDON_CPU_PERIOD_US;
-	ck_assert_msg(cordon_cgroup_create(&layout, id, NULL, &lim, 0, &cg, &err) == 0,
+	ck_assert_msg(cordon_cgroup_create(&layout, PLACE(id), &lim, 0, &cg, &err) == 0,
 		      "create: %s (errno %d)", err.msg, err.errnum);
 	ck_assert(cg.enforced);
 	ck_assert_uint_ge(cg.n, 1);
@@ -938,7 +941,7 @@ START_TEST(create_attach_limits_destroy)
 		struct cordon_cgroup dup;
 		struct cordon_error e2 = { 0 };
 
-		ck_assert_int_lt(cordon_cgroup_create(&layout, id, NULL, &lim, 0, &dup, &e2), 0);
+		ck_assert_int_lt(cordon_cgroup_create(&layout, PLACE(id), &lim, 0, &dup, &e2), 0);
 		ck_assert_int_eq(e2.code, CORDON_E_CGROUP);
 		for (size_t i = 0; i < n; i++)
 			ck_assert_msg(dir_exists(dirs[i]), "%s removed by the failed create", dirs[i]);
@@ -986,7 +989,7 @@ START_TEST(create_default_pids_and_stats)
 	ck_assert_int_eq(cordon_cgroup_detect(&layout, &err), 0);
 	lim.pids = CORDON_PIDS_DEFAULT;
 	lim.pids_default = true;
-	ck_assert_msg(cordon_cgroup_create(&layout, new_id(), NULL, &lim, CORDON_CGROUP_WANT_STATS, &cg, &err) == 0,
+	ck_assert_msg(cordon_cgroup_create(&layout, PLACE(new_id()), &lim, CORDON_CGROUP_WANT_STATS, &cg, &err) == 0,
 		      "create: %s", err.msg);
 	pids = dir_with(&cg, CORDON_CTRL_PIDS);
 	if (!pids) {
@@ -1061,9 +1064,9 @@ static void run_device_case(const struct cordon_cgroup_layout *layout, bool want
 	res.devices = rules;
 	res.n_devices = n;
 	/* nothing requested: initializes cg, creates nothing */
-	ck_assert_int_eq(cordon_cgroup_create(layout, new_id(), NULL, &none, 0, &cg, &err), 0);
+	ck_assert_int_eq(cordon_cgroup_create(layout, PLACE(new_id()), &none, 0, &cg, &err), 0);
 	ck_assert_uint_eq(cg.n, 0);
-	if (cordon_cgroup_apply_resources(layout, unit_id, NULL, &res, &cg, &err) < 0) {
+	if (cordon_cgroup_apply_resources(layout, PLACE(unit_id), &res, &cg, &err) < 0) {
 		cordon_cgroup_destroy(&cg);
 		ck_abort_msg("apply_resources: %s (errno %d)", err.msg, err.errnum);
 	}
@@ -1238,8 +1241,8 @@ START_TEST(apply_resources_v1_files)
 	res.memory_reservation = 16 << 20;
 	res.cpu_shares = 512;
 	res.cpus = "0";
-	ck_assert_int_eq(cordon_cgroup_create(&layout, new_id(), NULL, &none, 0, &cg, &err), 0);
-	if (cordon_cgroup_apply_resources(&layout, unit_id, NULL, &res, &cg, &err) < 0) {
+	ck_assert_int_eq(cordon_cgroup_create(&layout, PLACE(new_id()), &none, 0, &cg, &err), 0);
+	if (cordon_cgroup_apply_resources(&layout, PLACE(unit_id), &res, &cg, &err) < 0) {
 		cordon_cgroup_destroy(&cg);
 		ck_abort_msg("apply_resources: %s (errno %d)", err.msg, err.errnum);
 	}
