@@ -159,6 +159,16 @@ uint64_t cordon_shares_to_weight(uint64_t shares);
 /* Parse "c 1:3 rwm" style rules (also used for tests): type major:minor access. */
 int cordon_device_rule_parse(const char *text, bool allow, struct cordon_device_rule *rule,
 			     struct cordon_error *err);
+/*
+ * A container's device rules: the config's, then an allow rule for each
+ * device of cordon's /dev (null, zero, full, random, urandom, tty, ptmx,
+ * the ptys) so that a deny-all config leaves the container working, as
+ * runc and crun append theirs. A device the config denies by name (a
+ * deny rule with its type, major and minor) is not allowed again: the
+ * config's rules decide for it alone. Pure; malloc'd, *n_out set.
+ */
+struct cordon_device_rule *cordon_device_rules_container(const struct cordon_device_rule *rules,
+							  size_t n, size_t *n_out);
 
 /*
  * The OCI create path: memory, swap, cpu and pids go through
@@ -175,7 +185,18 @@ int cordon_cgroup_apply_resources(const struct cordon_cgroup_layout *layout,
 				  const struct cordon_cgroup_place *place,
 				  const struct cordon_resources *res, struct cordon_cgroup *cg,
 				  struct cordon_error *err);
-
+/*
+ * A container's linux.resources at create: cordon_cgroup_apply_resources
+ * with the device rules of cordon_device_rules_container. Rootless, a
+ * device rule that cannot be applied (no devices cgroup or BPF program
+ * may be made) is skipped with a warning, as runc skips it: the
+ * container's /dev holds only cordon's devices and its user namespace
+ * cannot make others.
+ */
+int cordon_cgroup_apply_container(const struct cordon_cgroup_layout *layout,
+				  const struct cordon_cgroup_place *place,
+				  const struct cordon_resources *res, struct cordon_cgroup *cg,
+				  struct cordon_error *err);
 
 /*
  * Parse the layout from the text of /proc/self/mountinfo and

@@ -144,3 +144,35 @@ int cordon_cgroup_apply_resources(const struct cordon_cgroup_layout *layout,
 	return 0;
 }
 
+int cordon_cgroup_apply_container(const struct cordon_cgroup_layout *layout,
+				  const struct cordon_cgroup_place *place,
+				  const struct cordon_resources *res, struct cordon_cgroup *cg,
+				  struct cordon_error *err)
+{
+	struct cordon_resources rest = *res, devices = { 0 };
+	_cleanup_free_ struct cordon_device_rule *rules = NULL;
+	int e;
+
+	rest.devices = NULL;
+	rest.n_devices = 0;
+	if (cordon_cgroup_apply_resources(layout, place, &rest, cg, err) < 0)
+		return -1;
+	if (!res->n_devices)
+		return 0;
+	rules = cordon_device_rules_container(res->devices, res->n_devices, &devices.n_devices);
+	devices.devices = rules;
+	if (cordon_cgroup_apply_resources(layout, place, &devices, cg, err) == 0)
+		return 0;
+	/*
+	 * Rootless no devices cgroup can be made on v1 and hybrid, and no
+	 * device program loaded on v2; runc skips the rules then. What they
+	 * would guard is moot: the container's /dev has only cordon's
+	 * devices, and its user namespace can make no others.
+	 */
+	e = err->errnum;
+	if (geteuid() == 0 || (e != EACCES && e != EPERM && e != EROFS))
+		return -1;
+	cordon_warn("linux.resources.devices: not applied (rootless: %s: %s)", err->msg, strerror(e));
+	*err = (struct cordon_error){ 0 };
+	return 0;
+}

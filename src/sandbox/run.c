@@ -370,6 +370,10 @@ static int create_cgroups(struct supervisor *sv, struct cordon_error *err)
 				 (spec->result_json ? CORDON_CGROUP_WANT_STATS : 0) |
 					 (spec->oci ? CORDON_CGROUP_WANT_OCI : 0),
 				 &sv->cgroup, err);
+	/* The rest of linux.resources: shares, cpuset, reservation, device rules. */
+	if (r == 0 && spec->oci)
+		r = cordon_cgroup_apply_container(&layout, &place, &spec->oci->resources, &sv->cgroup,
+						  err);
 	cordon_cgroup_layout_free(&layout);
 	/* Recorded even on failure: a directory made before it is removed with the rest. */
 	if (cordon_state_record_cgroups(sv->state, (const char *const *)sv->cgroup.dir, sv->cgroup.n,
