@@ -67,7 +67,8 @@ static bool has_word(const char *list, const char *word)
 	return false;
 }
 
-/* v2: the controllers must be enabled in a parent's subtree_control before its children have them. */
+/* v2: the controllers must be enabled in a parent's subtree_control before its children have them.
+ */
 static int v2_enable_at(int fd, const char *path, unsigned ctrls, struct cordon_error *err)
 {
 	static const struct {
@@ -87,19 +88,21 @@ static int v2_enable_at(int fd, const char *path, unsigned ctrls, struct cordon_
 		now = NULL;
 	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
 		if ((ctrls & names[i].bits) && !has_word(now, names[i].name))
-			snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), "+%s ", names[i].name);
+			snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), "+%s ",
+				 names[i].name);
 	if (!*buf)
 		return 0;
 	r = cordon_write_file_at(fd, "cgroup.subtree_control", buf, strlen(buf));
 	if (r == -EBUSY)
-		return cordon_error_set(err, CORDON_E_CGROUP, EBUSY,
-					"%s has processes of its own (cgroup v2 forbids controllers "
-					"there); place the sandbox below a cgroup without processes "
-					"(--cgroup-parent, linux.cgroupsPath)",
-					path);
+		return cordon_error_set(
+			err, CORDON_E_CGROUP, EBUSY,
+			"%s has processes of its own (cgroup v2 forbids controllers "
+			"there); place the sandbox below a cgroup without processes "
+			"(--cgroup-parent, linux.cgroupsPath)",
+			path);
 	if (r < 0)
-		return cordon_error_set(err, CORDON_E_CGROUP, -r, "writing %sto %s/cgroup.subtree_control",
-					buf, path);
+		return cordon_error_set(err, CORDON_E_CGROUP, -r,
+					"writing %sto %s/cgroup.subtree_control", buf, path);
 	return 0;
 }
 
@@ -113,13 +116,13 @@ static int cpuset_inherit(int parent_fd, int fd, const char *path, struct cordon
 		int r = cordon_read_file_at(parent_fd, files[i], &v, NULL);
 
 		if (r < 0)
-			return cordon_error_set(err, CORDON_E_CGROUP, -r, "reading %s of the parent of %s",
-						files[i], path);
+			return cordon_error_set(err, CORDON_E_CGROUP, -r,
+						"reading %s of the parent of %s", files[i], path);
 		v[strcspn(v, "\n")] = '\0';
 		r = cordon_write_file_at(fd, files[i], v, strlen(v));
 		if (r < 0)
-			return cordon_error_set(err, CORDON_E_CGROUP, -r, "writing %s to %s/%s", v, path,
-						files[i]);
+			return cordon_error_set(err, CORDON_E_CGROUP, -r, "writing %s to %s/%s", v,
+						path, files[i]);
 	}
 	return 0;
 }
@@ -174,8 +177,11 @@ int cgroup_make_dir(const struct cordon_cgroup_hier *hi, const struct cordon_cgr
 	if (!rel)
 		return cordon_error_set(err, CORDON_E_CGROUP, EINVAL,
 					"cgroup path '%s': a path below the %s without '..'",
-					given ? place->path : place->parent ? place->parent : place->id,
-					given && place->path[0] != '/' ? "caller's cgroup" : "root");
+					given	      ? place->path :
+					place->parent ? place->parent :
+							place->id,
+					given && place->path[0] != '/' ? "caller's cgroup" :
+									 "root");
 	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return cordon_error_set(err, CORDON_E_CGROUP, errno, "opening %s", path);
@@ -194,11 +200,14 @@ int cgroup_make_dir(const struct cordon_cgroup_hier *hi, const struct cordon_cgr
 			if (mkdirat(fd, c, 0755) == 0)
 				made = true;
 			else if (errno != EEXIST)
-				return cordon_error_set(err, CORDON_E_CGROUP, errno, "creating %s", path);
+				return cordon_error_set(err, CORDON_E_CGROUP, errno, "creating %s",
+							path);
 			else if (last && !given) {
-				/* cordon's own name: another sandbox of this id (another --root), or a crash's */
+				/* cordon's own name: another sandbox of this id (another --root),
+				 * or a crash's */
 				*taken = true;
-				return cordon_error_set(err, CORDON_E_CGROUP, EEXIST, "cgroup %s", path);
+				return cordon_error_set(err, CORDON_E_CGROUP, EEXIST, "cgroup %s",
+							path);
 			}
 		}
 		next = openat(fd, c, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -217,7 +226,8 @@ int cgroup_make_dir(const struct cordon_cgroup_hier *hi, const struct cordon_cgr
 		fd = TAKE_FD(next);
 		continue;
 undo:
-		/* A leaf that cannot be used is not left behind; parents stay, as they would anyway. */
+		/* A leaf that cannot be used is not left behind; parents stay, as they would
+		 * anyway. */
 		if (made && last)
 			unlinkat(fd, c, AT_REMOVEDIR);
 		return -1;
