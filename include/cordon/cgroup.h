@@ -3,8 +3,9 @@
  * cgroup: resource limits on every layout users have -- pure cgroup v2,
  * legacy v1, and hybrid (v1 controllers plus cgroup2 at
  * /sys/fs/cgroup/unified). The layout is detected once per start; each
- * sandbox gets its own directory below the caller's cgroup in every
- * hierarchy it uses, created before the workload runs and removed after.
+ * sandbox gets its own directory in every hierarchy it uses (cordon-ID
+ * below the caller's cgroup, or an OCI linux.cgroupsPath), created before
+ * the workload runs and removed after.
  */
 #ifndef CORDON_CGROUP_H
 #define CORDON_CGROUP_H
@@ -36,6 +37,12 @@ enum {
 	CORDON_CTRL_DEVICES = 1 << 5,
 	/* v1's freezer hierarchy, or any v2 cgroup (cgroup.freeze, 5.2+) */
 	CORDON_CTRL_FREEZER = 1 << 6,
+	/*
+	 * Not a controller: a directory in the cgroup2 hierarchy even when it
+	 * carries none (hybrid layouts), so that cgroup2 tools and the
+	 * unified /proc/PID/cgroup line show the sandbox, as runc does.
+	 */
+	CORDON_CTRL_UNIFIED = 1 << 7,
 };
 
 /*
@@ -45,7 +52,34 @@ enum {
  */
 #define CORDON_CGROUP_WANT_STATS \
 	(CORDON_CTRL_MEMORY | CORDON_CTRL_CPU | CORDON_CTRL_CPUACCT | CORDON_CTRL_PIDS)
-#define CORDON_CGROUP_WANT_OCI (CORDON_CGROUP_WANT_STATS | CORDON_CTRL_FREEZER)
+#define CORDON_CGROUP_WANT_OCI \
+	(CORDON_CGROUP_WANT_STATS | CORDON_CTRL_FREEZER | CORDON_CTRL_UNIFIED)
+
+/*
+ * Where a sandbox's cgroup goes in each hierarchy. With path (an OCI
+ * linux.cgroupsPath in runc's cgroupfs form): an absolute path is taken
+ * from each hierarchy's root, a relative one from the caller's cgroup
+ * there; missing parents are made (and left at the end, as runc leaves
+ * them); an existing empty cgroup there is taken over, one holding
+ * processes or child cgroups is refused. Without path: cordon-ID below
+ * parent (--cgroup-parent, from each root) or below the caller's cgroup;
+ * that one may not exist yet.
+ */
+struct cordon_cgroup_place {
+	const char *id;
+	const char *parent;
+	const char *path;
+};
+
+/*
+ * The place's path from a hierarchy's root ("/a/b"), given the caller's
+ * cgroup in it (pure; unit tested). "//" and "/./" are collapsed.
+ * *start: how many leading components are the base (the root, the
+ * parent or the caller's cgroup), which cordon does not create. NULL for
+ * a ".." component or a path that is the hierarchy's root itself.
+ */
+char *cordon_cgroup_place_path(const struct cordon_cgroup_place *place, const char *caller,
+			       size_t *start);
 
 struct cordon_cgroup_hier {
 	char *mount;      /* where it is mounted */
@@ -125,18 +159,44 @@ uint64_t cordon_shares_to_weight(uint64_t shares);
 /* Parse "c 1:3 rwm" style rules (also used for tests): type major:minor access. */
 int cordon_device_rule_parse(const char *text, bool allow, struct cordon_device_rule *rule,
 			     struct cordon_error *err);
+/*
+ * A container's device rules: the config's, then an allow rule for each
+ * device of cordon's /dev (null, zero, full, random, urandom, tty, ptmx,
+ * the ptys) so that a deny-all config leaves the container working, as
+ * runc and crun append theirs. A device the config denies by name (a
+ * deny rule with its type, major and minor) is not allowed again: the
+ * config's rules decide for it alone. Pure; malloc'd, *n_out set.
+ */
+struct cordon_device_rule *cordon_device_rules_container(const struct cordon_device_rule *rules,
+							  size_t n, size_t *n_out);
 
 /*
  * The OCI create path: memory, swap, cpu and pids go through
  * cordon_cgroup_create (via cordon_resources_to_limits); this adds the
- * rest to an existing sandbox cgroup: memory reservation, cpu shares,
- * cpuset cpus/mems, and device rules (v1 devices.allow/deny; v2 a
- * BPF_PROG_TYPE_CGROUP_DEVICE program attached to the cgroup).
+ * rest to the sandbox's cgroups, making a hierarchy's directory where
+ * it has none yet: memory reservation (v1 memory.soft_limit_in_bytes,
+ * v2 memory.low), cpu shares (v1 cpu.shares, v2 cpu.weight), cpuset
+ * cpus/mems, and device rules as given (v1 devices.allow/deny; v2 a
+ * BPF_PROG_TYPE_CGROUP_DEVICE program attached to the cgroup). Each
+ * value needs its controller (CORDON_E_CGROUP otherwise).
  */
 void cordon_resources_to_limits(const struct cordon_resources *res, struct cordon_limits *l);
-int cordon_cgroup_apply_resources(const struct cordon_cgroup_layout *layout, const char *id,
-				  const char *parent, const struct cordon_resources *res,
-				  struct cordon_cgroup *cg, struct cordon_error *err);
+int cordon_cgroup_apply_resources(const struct cordon_cgroup_layout *layout,
+				  const struct cordon_cgroup_place *place,
+				  const struct cordon_resources *res, struct cordon_cgroup *cg,
+				  struct cordon_error *err);
+/*
+ * A container's linux.resources at create: cordon_cgroup_apply_resources
+ * with the device rules of cordon_device_rules_container. Rootless, a
+ * device rule that cannot be applied (no devices cgroup or BPF program
+ * may be made) is skipped with a warning, as runc skips it: the
+ * container's /dev holds only cordon's devices and its user namespace
+ * cannot make others.
+ */
+int cordon_cgroup_apply_container(const struct cordon_cgroup_layout *layout,
+				  const struct cordon_cgroup_place *place,
+				  const struct cordon_resources *res, struct cordon_cgroup *cg,
+				  struct cordon_error *err);
 
 /*
  * Parse the layout from the text of /proc/self/mountinfo and
@@ -160,16 +220,16 @@ int cordon_cpus_to_quota(const char *cpus, uint64_t *quota, uint64_t *period);
 int cordon_swap_only(const struct cordon_limits *l, uint64_t *swap, struct cordon_error *err);
 
 /*
- * Create the sandbox's cgroups for the requested limits and write them.
- * parent overrides the caller's cgroup (--cgroup-parent, a path relative
- * to each hierarchy's root). want: controllers (CORDON_CGROUP_WANT_*)
- * whose cgroup is made even without a limit, where the caller may make
- * one. A limit that cannot be enforced fails with CORDON_E_CGROUP unless
- * best_effort, in which case cg->enforced is false.
+ * Create the sandbox's cgroups at place for the requested limits and
+ * write them. want: controllers (CORDON_CGROUP_WANT_*) whose cgroup is
+ * made even without a limit, where the caller may make one. A limit that
+ * cannot be enforced fails with CORDON_E_CGROUP unless best_effort, in
+ * which case cg->enforced is false. A cgroup in use (see
+ * cordon_cgroup_place) always fails with CORDON_E_CGROUP.
  */
-int cordon_cgroup_create(const struct cordon_cgroup_layout *layout, const char *id,
-			 const char *parent, const struct cordon_limits *limits, unsigned want,
-			 struct cordon_cgroup *cg, struct cordon_error *err);
+int cordon_cgroup_create(const struct cordon_cgroup_layout *layout,
+			 const struct cordon_cgroup_place *place, const struct cordon_limits *limits,
+			 unsigned want, struct cordon_cgroup *cg, struct cordon_error *err);
 /* Move pid into every cgroup of the sandbox. */
 int cordon_cgroup_attach(const struct cordon_cgroup *cg, pid_t pid, struct cordon_error *err);
 void cordon_cgroup_stats(const struct cordon_cgroup *cg, struct cordon_cgroup_stats *st);

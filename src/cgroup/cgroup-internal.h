@@ -17,9 +17,19 @@ size_t cgroup_devices_bpf(const struct cordon_device_rule *rules, size_t n, stru
 
 int cgroup_write(const char *dir, const char *file, const char *value, struct cordon_error *err);
 int cgroup_write_u64(const char *dir, const char *file, uint64_t v, struct cordon_error *err);
-/* Create (or find, when the sandbox already has it) the directory in hierarchy h. */
-int cgroup_dir_for(const struct cordon_cgroup_layout *layout, size_t h, const char *id,
-		   const char *parent, struct cordon_cgroup *cg, const char **dir,
-		   struct cordon_error *err);
+/*
+ * The sandbox's directory in hierarchy hi at place (src/cgroup/place.c):
+ * made with its missing parents, v2 controllers v2_ctrls enabled in each
+ * parent's cgroup.subtree_control on the way. With ours, the sandbox
+ * made it already: only the controllers are enabled. *taken is set when
+ * it exists and may not be used (holds processes or child cgroups, or
+ * is a cordon-ID one): the caller must fail then, whatever its limits.
+ */
+int cgroup_make_dir(const struct cordon_cgroup_hier *hi, const struct cordon_cgroup_place *place,
+		    unsigned v2_ctrls, bool ours, char **dir, bool *taken, struct cordon_error *err);
+/* The directory of hierarchy h, made with cgroup_make_dir where the sandbox has none yet. */
+int cgroup_dir_for(const struct cordon_cgroup_layout *layout, size_t h,
+		   const struct cordon_cgroup_place *place, unsigned v2_ctrls,
+		   struct cordon_cgroup *cg, const char **dir, struct cordon_error *err);
 
 #endif

@@ -88,7 +88,8 @@ static int hier_for(const struct cordon_cgroup_layout *layout, unsigned ctrl)
 		if (layout->hier[i].v2 && (layout->hier[i].ctrls & ctrl))
 			return (int)i;
 	/* cgroup.freeze is in every v2 cgroup but the root: no controller to enable. */
-	for (size_t i = 0; ctrl == CORDON_CTRL_FREEZER && i < layout->n; i++)
+	for (size_t i = 0; (ctrl == CORDON_CTRL_FREEZER || ctrl == CORDON_CTRL_UNIFIED) && i < layout->n;
+	     i++)
 		if (layout->hier[i].v2)
 			return (int)i;
 	return -1;
@@ -166,29 +167,6 @@ static int limits_v2(const char *dir, unsigned ctrls, const struct cordon_limits
 	return 0;
 }
 
-/* v2: controllers must be enabled in the parent's subtree_control first. */
-static int v2_enable(const char *parent, unsigned ctrls, struct cordon_error *err)
-{
-	char buf[64] = "";
-
-	if (ctrls & CORDON_CTRL_MEMORY)
-		strcat(buf, "+memory ");
-	if (ctrls & (CORDON_CTRL_CPU | CORDON_CTRL_CPUACCT))
-		strcat(buf, "+cpu ");
-	if (ctrls & CORDON_CTRL_PIDS)
-		strcat(buf, "+pids ");
-	if (!*buf)
-		return 0;
-	if (write_value(parent, "cgroup.subtree_control", buf, err) < 0) {
-		if (err->errnum == EBUSY)
-			return cordon_error_wrap(err, "the caller's cgroup has processes of its own "
-						      "(cgroup v2 forbids controllers there); use "
-						      "--cgroup-parent");
-		return -1;
-	}
-	return 0;
-}
-
 static bool requested(unsigned ctrl, const struct cordon_limits *l)
 {
 	switch (ctrl) {
@@ -214,12 +192,13 @@ static int cannot_enforce(const struct cordon_limits *l, unsigned wanted_require
 				why);
 }
 
-int cordon_cgroup_create(const struct cordon_cgroup_layout *layout, const char *id,
-			 const char *parent, const struct cordon_limits *limits, unsigned want_ctrls,
-			 struct cordon_cgroup *cg, struct cordon_error *err)
+int cordon_cgroup_create(const struct cordon_cgroup_layout *layout,
+			 const struct cordon_cgroup_place *place, const struct cordon_limits *limits,
+			 unsigned want_ctrls, struct cordon_cgroup *cg, struct cordon_error *err)
 {
-	static const unsigned all[] = { CORDON_CTRL_MEMORY, CORDON_CTRL_CPU, CORDON_CTRL_CPUACCT,
-					CORDON_CTRL_PIDS, CORDON_CTRL_FREEZER };
+	static const unsigned all[] = { CORDON_CTRL_MEMORY, CORDON_CTRL_CPU,
+					CORDON_CTRL_CPUACCT, CORDON_CTRL_PIDS,
+					CORDON_CTRL_FREEZER, CORDON_CTRL_UNIFIED };
 	unsigned per_hier[CORDON_CGROUP_MAX_HIER] = { 0 }, required[CORDON_CGROUP_MAX_HIER] = { 0 };
 	unsigned missing = 0;
 
@@ -255,40 +234,32 @@ int cordon_cgroup_create(const struct cordon_cgroup_layout *layout, const char *
 	}
 
 	for (size_t h = 0; h < layout->n; h++) {
-		const struct cordon_cgroup_hier *hi = &layout->hier[h];
-		const char *base = parent ? parent : hi->path;
-		_cleanup_free_ char *pdir = NULL, *dir = NULL;
+		char *dir = NULL;
+		bool taken;
 
 		if (!per_hier[h])
 			continue;
-		pdir = cordon_xasprintf("%s%s", hi->mount, strcmp(base, "/") == 0 ? "" : base);
-		dir = cordon_xasprintf("%s/cordon-%s", pdir, id);
-		if (hi->v2 && v2_enable(pdir, per_hier[h], err) < 0) {
-			if (required[h] && !limits->best_effort)
+		if (cgroup_make_dir(&layout->hier[h], place, per_hier[h], false, &dir, &taken, err) < 0) {
+			/* A cgroup in use is never shared, whatever was asked. */
+			if (taken)
 				goto fail;
-			cg->enforced = cg->enforced && !required[h];
-			continue;
-		}
-		if (mkdir(dir, 0755) < 0) {
-			int e = errno;
-			char why[256];
+			if (required[h]) {
+				char why[sizeof(err->msg) + 64];
 
-			if (e == EEXIST) {
-				cordon_error_set(err, CORDON_E_CGROUP, e, "cgroup %s", dir);
-				goto fail;
-			}
-			snprintf(why, sizeof(why), "creating %s: %s", dir, strerror(e));
-			if (cannot_enforce(limits, required[h], why, err) < 0)
-				goto fail;
-			if (required[h])
+				snprintf(why, sizeof(why), "%s%s%s", err->msg, err->errnum ? ": " : "",
+					 err->errnum ? strerror(err->errnum) : "");
+				if (cannot_enforce(limits, required[h], why, err) < 0)
+					goto fail;
 				cg->enforced = false;
+			}
+			*err = (struct cordon_error){ 0 };
 			continue;
 		}
-		cg->dir[cg->n] = TAKE_PTR(dir);
+		cg->dir[cg->n] = dir;
 		cg->ctrls[cg->n] = per_hier[h];
-		cg->v2[cg->n] = hi->v2;
+		cg->v2[cg->n] = layout->hier[h].v2;
 		cg->n++;
-		if ((hi->v2 ? limits_v2 : limits_v1)(cg->dir[cg->n - 1], per_hier[h], limits, err) < 0) {
+		if ((layout->hier[h].v2 ? limits_v2 : limits_v1)(dir, per_hier[h], limits, err) < 0) {
 			if (required[h] && !limits->best_effort)
 				goto fail;
 			if (required[h])

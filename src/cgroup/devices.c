@@ -226,3 +226,41 @@ int cgroup_devices_v2(const char *dir, const struct cordon_device_rule *rules, s
 	*prog_fd = TAKE_FD(prog);
 	return 0;
 }
+
+/* The devices of cordon's /dev (src/fs/api.c) and its devpts instance. */
+static const struct cordon_device_rule sandbox_devices[] = {
+	{ true, 'c', 1, 3, "rwm" },   /* null */
+	{ true, 'c', 1, 5, "rwm" },   /* zero */
+	{ true, 'c', 1, 7, "rwm" },   /* full */
+	{ true, 'c', 1, 8, "rwm" },   /* random */
+	{ true, 'c', 1, 9, "rwm" },   /* urandom */
+	{ true, 'c', 5, 0, "rwm" },   /* tty */
+	{ true, 'c', 5, 2, "rwm" },   /* pts/ptmx */
+	{ true, 'c', 136, -1, "rwm" } /* the ptys, pts/N */
+};
+
+static bool denied_by_name(const struct cordon_device_rule *rules, size_t n,
+			   const struct cordon_device_rule *dev)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!rules[i].allow && rules[i].type == dev->type && rules[i].major == dev->major &&
+		    rules[i].minor == dev->minor)
+			return true;
+	return false;
+}
+
+struct cordon_device_rule *cordon_device_rules_container(const struct cordon_device_rule *rules,
+							  size_t n, size_t *n_out)
+{
+	struct cordon_device_rule *out =
+		cordon_xcalloc(n + ARRAY_SIZE(sandbox_devices), sizeof(*out));
+	size_t k = n;
+
+	if (n)
+		memcpy(out, rules, n * sizeof(*out));
+	for (size_t i = 0; i < ARRAY_SIZE(sandbox_devices); i++)
+		if (!denied_by_name(rules, n, &sandbox_devices[i]))
+			out[k++] = sandbox_devices[i];
+	*n_out = k;
+	return out;
+}

@@ -42,59 +42,53 @@ static int hier_with(const struct cordon_cgroup_layout *layout, unsigned ctrl, b
 	return -1;
 }
 
-int cgroup_dir_for(const struct cordon_cgroup_layout *layout, size_t h, const char *id,
-		   const char *parent, struct cordon_cgroup *cg, const char **dir,
-		   struct cordon_error *err)
+int cgroup_dir_for(const struct cordon_cgroup_layout *layout, size_t h,
+		   const struct cordon_cgroup_place *place, unsigned ctrl, struct cordon_cgroup *cg,
+		   const char **dir, struct cordon_error *err)
 {
 	const struct cordon_cgroup_hier *hi = &layout->hier[h];
-	const char *base = parent ? parent : hi->path;
-	_cleanup_free_ char *path = cordon_xasprintf("%s%s/cordon-%s", hi->mount,
-						     strcmp(base, "/") == 0 ? "" : base, id);
+	size_t ml = strlen(hi->mount);
+	char *made;
+	bool taken;
 
+	/* The sandbox's directories are all below their hierarchy's mount: one per mount. */
 	for (size_t i = 0; i < cg->n; i++) {
-		if (strcmp(cg->dir[i], path) == 0) {
-			*dir = cg->dir[i];
-			return (int)i;
-		}
+		if (strncmp(cg->dir[i], hi->mount, ml) != 0 || cg->dir[i][ml] != '/')
+			continue;
+		/* v2: one directory for every controller; the new one is enabled on the way. */
+		if (hi->v2 && cgroup_make_dir(hi, place, ctrl, true, &made, &taken, err) < 0)
+			return -1;
+		if (hi->v2)
+			free(made);
+		cg->ctrls[i] |= ctrl;
+		*dir = cg->dir[i];
+		return (int)i;
 	}
 	if (cg->n == CORDON_CGROUP_MAX_HIER)
 		return cordon_error_set(err, CORDON_E_CGROUP, E2BIG, "too many hierarchies");
-	if (mkdir(path, 0755) < 0)
-		return cordon_error_set(err, CORDON_E_CGROUP, errno, "creating %s", path);
-	cg->dir[cg->n] = TAKE_PTR(path);
+	if (cgroup_make_dir(hi, place, ctrl, false, &made, &taken, err) < 0)
+		return -1;
+	cg->dir[cg->n] = made;
 	cg->v2[cg->n] = hi->v2;
-	cg->ctrls[cg->n] = 0;
+	cg->ctrls[cg->n] = ctrl;
 	*dir = cg->dir[cg->n];
 	return (int)cg->n++;
 }
 
-/* A v1 cpuset child starts empty and refuses tasks: inherit the parent's first. */
-static int cpuset_v1(const char *dir, const struct cordon_resources *res, struct cordon_error *err)
+/* Given cpus and mems; a new v1 cpuset already has its parent's (cgroup_make_dir). */
+static int cpuset_write(const char *dir, const struct cordon_resources *res, struct cordon_error *err)
 {
-	static const char *const files[] = { "cpuset.cpus", "cpuset.mems" };
-	const char *wanted[] = { res->cpus, res->mems };
-
-	for (size_t i = 0; i < 2; i++) {
-		_cleanup_free_ char *parent_file = cordon_xasprintf("%s/../%s", dir, files[i]);
-		_cleanup_free_ char *inherited = NULL;
-		const char *v = wanted[i];
-
-		if (!v || !*v) {
-			if (cordon_read_file_at(AT_FDCWD, parent_file, &inherited, NULL) < 0)
-				return cordon_error_set(err, CORDON_E_CGROUP, errno, "reading %s",
-							parent_file);
-			inherited[strcspn(inherited, "\n")] = '\0';
-			v = inherited;
-		}
-		if (cgroup_write(dir, files[i], v, err) < 0)
-			return -1;
-	}
+	if (res->cpus && *res->cpus && cgroup_write(dir, "cpuset.cpus", res->cpus, err) < 0)
+		return -1;
+	if (res->mems && *res->mems && cgroup_write(dir, "cpuset.mems", res->mems, err) < 0)
+		return -1;
 	return 0;
 }
 
-int cordon_cgroup_apply_resources(const struct cordon_cgroup_layout *layout, const char *id,
-				  const char *parent, const struct cordon_resources *res,
-				  struct cordon_cgroup *cg, struct cordon_error *err)
+int cordon_cgroup_apply_resources(const struct cordon_cgroup_layout *layout,
+				  const struct cordon_cgroup_place *place,
+				  const struct cordon_resources *res, struct cordon_cgroup *cg,
+				  struct cordon_error *err)
 {
 	bool v1;
 	const char *dir;
@@ -106,33 +100,30 @@ int cordon_cgroup_apply_resources(const struct cordon_cgroup_layout *layout, con
 		if (!v1 && (h = hier_with(layout, CORDON_CTRL_MEMORY, true)) < 0)
 			return cordon_error_set(err, CORDON_E_CGROUP, 0,
 						"linux.resources.memory.reservation: no memory controller");
-		if ((i = cgroup_dir_for(layout, (size_t)h, id, parent, cg, &dir, err)) < 0 ||
+		if ((i = cgroup_dir_for(layout, (size_t)h, place, CORDON_CTRL_MEMORY, cg, &dir, err)) < 0 ||
 		    cgroup_write_u64(dir, v1 ? "memory.soft_limit_in_bytes" : "memory.low",
 				     (uint64_t)res->memory_reservation, err) < 0)
-			return -1;
+			return cordon_error_wrap(err, "linux.resources.memory.reservation");
 	}
 	if (res->cpu_shares) {
 		v1 = (h = hier_with(layout, CORDON_CTRL_CPU, false)) >= 0;
 		if (!v1 && (h = hier_with(layout, CORDON_CTRL_CPU, true)) < 0)
 			return cordon_error_set(err, CORDON_E_CGROUP, 0,
 						"linux.resources.cpu.shares: no cpu controller");
-		if ((i = cgroup_dir_for(layout, (size_t)h, id, parent, cg, &dir, err)) < 0 ||
+		if ((i = cgroup_dir_for(layout, (size_t)h, place, CORDON_CTRL_CPU, cg, &dir, err)) < 0 ||
 		    cgroup_write_u64(dir, v1 ? "cpu.shares" : "cpu.weight",
 				     v1 ? res->cpu_shares : cordon_shares_to_weight(res->cpu_shares),
 				     err) < 0)
-			return -1;
+			return cordon_error_wrap(err, "linux.resources.cpu.shares");
 	}
 	if ((res->cpus && *res->cpus) || (res->mems && *res->mems)) {
 		v1 = (h = hier_with(layout, CORDON_CTRL_CPUSET, false)) >= 0;
 		if (!v1 && (h = hier_with(layout, CORDON_CTRL_CPUSET, true)) < 0)
 			return cordon_error_set(err, CORDON_E_CGROUP, 0,
 						"linux.resources.cpu.cpus/mems: no cpuset controller");
-		if ((i = cgroup_dir_for(layout, (size_t)h, id, parent, cg, &dir, err)) < 0)
-			return -1;
-		if (v1 ? cpuset_v1(dir, res, err) < 0
-		       : ((res->cpus && *res->cpus && cgroup_write(dir, "cpuset.cpus", res->cpus, err) < 0) ||
-			  (res->mems && *res->mems && cgroup_write(dir, "cpuset.mems", res->mems, err) < 0)))
-			return -1;
+		if ((i = cgroup_dir_for(layout, (size_t)h, place, CORDON_CTRL_CPUSET, cg, &dir, err)) < 0 ||
+		    cpuset_write(dir, res, err) < 0)
+			return cordon_error_wrap(err, "linux.resources.cpu.cpus/mems");
 	}
 	if (res->n_devices) {
 		v1 = (h = hier_with(layout, CORDON_CTRL_DEVICES, false)) >= 0;
@@ -143,11 +134,45 @@ int cordon_cgroup_apply_resources(const struct cordon_cgroup_layout *layout, con
 		if (h < 0)
 			return cordon_error_set(err, CORDON_E_CGROUP, 0,
 						"linux.resources.devices: no devices controller and no cgroup2");
-		if ((i = cgroup_dir_for(layout, (size_t)h, id, parent, cg, &dir, err)) < 0)
-			return -1;
-		if (v1 ? cgroup_devices_v1(dir, res->devices, res->n_devices, err) < 0
-		       : cgroup_devices_v2(dir, res->devices, res->n_devices, &cg->device_prog_fd, err) < 0)
-			return -1;
+		if ((i = cgroup_dir_for(layout, (size_t)h, place, CORDON_CTRL_DEVICES, cg, &dir,
+					err)) < 0 ||
+		    (v1 ? cgroup_devices_v1(dir, res->devices, res->n_devices, err) < 0
+			: cgroup_devices_v2(dir, res->devices, res->n_devices, &cg->device_prog_fd,
+					    err) < 0))
+			return cordon_error_wrap(err, "linux.resources.devices");
 	}
+	return 0;
+}
+
+int cordon_cgroup_apply_container(const struct cordon_cgroup_layout *layout,
+				  const struct cordon_cgroup_place *place,
+				  const struct cordon_resources *res, struct cordon_cgroup *cg,
+				  struct cordon_error *err)
+{
+	struct cordon_resources rest = *res, devices = { 0 };
+	_cleanup_free_ struct cordon_device_rule *rules = NULL;
+	int e;
+
+	rest.devices = NULL;
+	rest.n_devices = 0;
+	if (cordon_cgroup_apply_resources(layout, place, &rest, cg, err) < 0)
+		return -1;
+	if (!res->n_devices)
+		return 0;
+	rules = cordon_device_rules_container(res->devices, res->n_devices, &devices.n_devices);
+	devices.devices = rules;
+	if (cordon_cgroup_apply_resources(layout, place, &devices, cg, err) == 0)
+		return 0;
+	/*
+	 * Rootless no devices cgroup can be made on v1 and hybrid, and no
+	 * device program loaded on v2; runc skips the rules then. What they
+	 * would guard is moot: the container's /dev has only cordon's
+	 * devices, and its user namespace can make no others.
+	 */
+	e = err->errnum;
+	if (geteuid() == 0 || (e != EACCES && e != EPERM && e != EROFS))
+		return -1;
+	cordon_warn("linux.resources.devices: not applied (rootless: %s: %s)", err->msg, strerror(e));
+	*err = (struct cordon_error){ 0 };
 	return 0;
 }

@@ -412,7 +412,6 @@ static bool own_map(const struct cordon_oci_idmap *map, size_t n, uint32_t insid
 void cordon_container_warn_unapplied(const struct cordon_spec *spec)
 {
 	const struct cordon_oci *oci = spec->oci;
-	const struct cordon_resources *res = &oci->resources;
 
 	for (size_t i = 0; i < oci->n_warnings; i++)
 		cordon_warn("%s", oci->warnings[i]);
@@ -439,14 +438,6 @@ void cordon_container_warn_unapplied(const struct cordon_spec *spec)
 				oci->ns_path[i]);
 	if (oci->n_sysctl)
 		cordon_warn("linux.sysctl: not applied");
-	if (oci->cgroups_path)
-		cordon_warn("linux.cgroupsPath %s: not applied (the cgroup is cordon-ID below the "
-			    "caller's)",
-			    oci->cgroups_path);
-	if (res->cpu_shares || res->cpus || res->mems || res->memory_reservation > 0 ||
-	    res->n_devices)
-		cordon_warn("linux.resources: only memory.limit/swap, cpu.quota/period and "
-			    "pids.limit are applied");
 	if (oci->n_additional_gids)
 		cordon_warn("process.user.additionalGids: not applied");
 	if (oci->has_umask)

@@ -392,21 +392,30 @@ static int open_output_pipes(struct supervisor *sv, int wr[2], struct cordon_err
 static int create_cgroups(struct supervisor *sv, struct cordon_error *err)
 {
 	const struct cordon_spec *spec = sv->spec;
+	const struct cordon_cgroup_place place = {
+		.id = spec->id,
+		.parent = spec->cgroup_parent,
+		.path = spec->oci ? spec->oci->cgroups_path : NULL,
+	};
 	struct cordon_cgroup_layout layout;
 	int r;
 
 	if (cordon_cgroup_detect(&layout, err) < 0)
 		return -1;
 	/* An OCI container gets every cgroup it may be paused or updated through later. */
-	r = cordon_cgroup_create(&layout, spec->id, spec->cgroup_parent, &spec->limits,
+	r = cordon_cgroup_create(&layout, &place, &spec->limits,
 				 (spec->result_json ? CORDON_CGROUP_WANT_STATS : 0) |
 					 (spec->oci ? CORDON_CGROUP_WANT_OCI : 0),
 				 &sv->cgroup, err);
+	/* The rest of linux.resources: shares, cpuset, reservation, device rules. */
+	if (r == 0 && spec->oci)
+		r = cordon_cgroup_apply_container(&layout, &place, &spec->oci->resources, &sv->cgroup,
+						  err);
 	cordon_cgroup_layout_free(&layout);
-	if (r < 0)
-		return -1;
+	/* Recorded even on failure: a directory made before it is removed with the rest. */
 	if (cordon_state_record_cgroups(sv->state, (const char *const *)sv->cgroup.dir, sv->cgroup.n,
-					err) < 0) {
+					r < 0 ? &(struct cordon_error){ 0 } : err) < 0 ||
+	    r < 0) {
 		cordon_cgroup_destroy(&sv->cgroup);
 		return -1;
 	}

@@ -334,6 +334,7 @@ static int parse_seccomp(struct oci_parse *p, yajl_val v)
 static int parse_cgroups_path(struct oci_parse *p, yajl_val v)
 {
 	const char *s;
+	bool named = false;
 
 	if (!v)
 		return 0;
@@ -353,9 +354,16 @@ static int parse_cgroups_path(struct oci_parse *p, yajl_val v)
 		if (len == 2 && c[0] == '.' && c[1] == '.')
 			return oci_error(p->err,
 					 "linux.cgroupsPath: may not contain '..', got '%s'", s);
+		named |= len > 1 || (len == 1 && c[0] != '.');
 		c += len;
 		c += *c == '/';
 	}
+	/* The container's own cgroup: not a hierarchy's root, nor the caller's ("."). */
+	if (!named)
+		return oci_error(p->err,
+				 "linux.cgroupsPath: '%s' names no cgroup of its own (the root or "
+				 "the caller's)",
+				 s);
 	p->oci->cgroups_path = cordon_xstrdup(s);
 	return 0;
 }

@@ -484,7 +484,11 @@ int cordon_state_read_config(const struct cordon_state *state, char **text, size
 	return 0;
 }
 
-/* A dead sandbox's cgroups: only directories cordon itself names so. */
+/*
+ * A dead sandbox's cgroups: the leaves it recorded (cordon-ID, or the
+ * config's linux.cgroupsPath, whatever its name), never a parent; only
+ * below /sys/fs/cgroup and without "..". rmdir removes none in use.
+ */
 static void remove_cgroups(int dir)
 {
 	_cleanup_free_ char *text = NULL;
@@ -493,10 +497,10 @@ static void remove_cgroups(int dir)
 	if (cordon_read_file_at(dir, CGROUPS_FILE, &text, NULL) < 0)
 		return;
 	for (char *p = strtok_r(text, "\n", &save); p; p = strtok_r(NULL, "\n", &save)) {
-		const char *base = strrchr(p, '/');
+		size_t len = strlen(p);
 
-		if (strncmp(p, "/sys/fs/cgroup/", 15) != 0 || strstr(p, "/../") || !base ||
-		    strncmp(base, "/cordon-", 8) != 0)
+		if (strncmp(p, "/sys/fs/cgroup/", 15) != 0 || strstr(p, "/../") ||
+		    strstr(p, "/./") || p[len - 1] == '/' || (len >= 3 && strcmp(p + len - 3, "/..") == 0))
 			continue;
 		for (int i = 0; i < 50 && rmdir(p) < 0 && errno == EBUSY; i++)
 			usleep(2000);

@@ -273,6 +273,169 @@ t_net_annotations_refused() {
 	end_case
 }
 
+# cfg_edit CODE: run Python CODE on the bundle's config as `c`, then save it.
+cfg_edit() {
+	"$PYTHON" - "$BUNDLE/config.json" "$1" <<'PY' || fail "editing config.json"
+import json, sys
+path, code = sys.argv[1], sys.argv[2]
+c = json.load(open(path))
+exec(code)
+json.dump(c, open(path, "w"))
+PY
+}
+
+# The caller's cgroup in the v1 hierarchy of CONTROLLER (or "" for cgroup2).
+caller_cgroup() {
+	awk -F: -v c="$1" '$2 == c || (c == "" && $1 == "0") { print $3; exit }' /proc/self/cgroup
+}
+
+# in_procs DIR PID: PID is a member of the cgroup DIR.
+in_procs() { grep -qx "$2" "$1/cgroup.procs" 2>/dev/null; }
+
+hybrid() { [ "$(stat -fc %T /sys/fs/cgroup)" = tmpfs ] && [ "$(stat -fc %T /sys/fs/cgroup/unified 2>/dev/null)" = cgroup2fs ]; }
+
+# A memory limit and an absolute cgroupsPath: the container's processes are in
+# /sys/fs/cgroup/memory/PATH (v1) and unified/PATH, the limit is there; the
+# leaf goes with delete, the parent cordon made stays (as with runc).
+t_cgroups_path_absolute() {
+	local top=/e2e-cg-$CASE_ID path d
+	setup_case
+	CID=$CASE_ID-c
+	path=$top/libpod-$MARK
+	hybrid || { skip_case "written for the hybrid layout (v1 memory, cgroup2 at unified)"; return; }
+	mk_bundle b sh -c "sleep 30; echo $MARK" || return
+	cfg_edit "c['linux']['cgroupsPath'] = '$path'; c['linux'].setdefault('resources', {})['memory'] = {'limit': 67108864}"
+	oc create --bundle "$BUNDLE" "$CID"
+	if [ "$MODE" = rootless ]; then
+		# No delegation on v1: the limit asks for a cgroup the caller cannot make.
+		expect_cordon_error CGROUP "creating /sys/fs/cgroup/memory$top: Permission denied"
+		[ ! -e "/sys/fs/cgroup/memory$top" ] || fail "a rootless create made /sys/fs/cgroup/memory$top"
+		cfg_edit "del c['linux']['resources']['memory']; c['process']['args'] = ['true']"
+		oc run --bundle "$BUNDLE" "$CID" >/dev/null
+		expect_rc 0 || true
+		expect_err_lacks "cgroupsPath"
+		end_case
+		return
+	fi
+	expect_rc 0 || return
+	expect_err_lacks "cgroupsPath"
+	oc start "$CID"
+	expect_rc 0
+	expect_status "$CID" running
+	PID=$(jfield pid)
+	in_procs "/sys/fs/cgroup/memory$path" "$PID" || fail "pid $PID is not in /sys/fs/cgroup/memory$path"
+	in_procs "/sys/fs/cgroup/unified$path" "$PID" || fail "pid $PID is not in /sys/fs/cgroup/unified$path"
+	[ "$(cat "/sys/fs/cgroup/memory$path/memory.limit_in_bytes")" = 67108864 ] ||
+		fail "expected memory.limit_in_bytes 67108864 at $path"
+	grep -qx "/sys/fs/cgroup/memory$path" "$OROOT/$CID/cgroups" || fail "the state does not record the memory cgroup"
+	# update, pause and kill --all find it through the state.
+	oc update --pids-limit 30 "$CID"
+	expect_rc 0
+	[ "$(cat "/sys/fs/cgroup/pids$path/pids.max")" = 30 ] || fail "update did not reach /sys/fs/cgroup/pids$path"
+	oc pause "$CID"
+	expect_rc 0
+	[ "$(cat "/sys/fs/cgroup/freezer$path/freezer.state")" = FROZEN ] || fail "pause did not freeze $path"
+	oc resume "$CID"
+	expect_rc 0
+	# Another container at the same path is refused while this one lives there.
+	oc create --bundle "$BUNDLE" "$CID-2"
+	expect_cordon_error CGROUP "is in use"
+	oc kill --all "$CID" KILL
+	expect_rc 0
+	wait_stopped "$CID"
+	oc delete "$CID"
+	expect_rc 0
+	for d in /sys/fs/cgroup/*"$path"; do
+		[ -e "$d" ] && fail "$d remains after delete"
+	done
+	[ -d "/sys/fs/cgroup/memory$top" ] || fail "the parent /sys/fs/cgroup/memory$top was removed"
+	for d in /sys/fs/cgroup/*"$top"; do rmdir "$d" 2>/dev/null; done
+	end_case
+}
+
+# A relative cgroupsPath is below the caller's cgroup of each hierarchy.
+t_cgroups_path_relative() {
+	local rel=e2e-cg-$CASE_ID/ctr base
+	setup_case
+	CID=$CASE_ID-c
+	hybrid || { skip_case "written for the hybrid layout"; return; }
+	mk_bundle b sh -c "sleep 30; echo $MARK" || return
+	cfg_edit "c['linux']['cgroupsPath'] = '$rel'"
+	oc create --bundle "$BUNDLE" "$CID"
+	expect_rc 0 || return
+	PID=$(oc state "$CID" >/dev/null; jfield pid)
+	base=$(caller_cgroup memory)
+	in_procs "/sys/fs/cgroup/memory${base%/}/$rel" "$PID" ||
+		fail "pid $PID is not in /sys/fs/cgroup/memory${base%/}/$rel (the caller's memory cgroup is $base)"
+	base=$(caller_cgroup pids)
+	in_procs "/sys/fs/cgroup/pids${base%/}/$rel" "$PID" || fail "pid $PID is not in /sys/fs/cgroup/pids${base%/}/$rel"
+	oc delete --force "$CID"
+	expect_rc 0
+	[ ! -e "/sys/fs/cgroup/memory$(caller_cgroup memory)/$rel" ] || fail "the leaf remains after delete"
+	for d in /sys/fs/cgroup/*; do
+		base=$(caller_cgroup "$(basename "$d")")
+		[ "$d" = /sys/fs/cgroup/unified ] && base=$(caller_cgroup "")
+		rmdir "$d${base%/}/e2e-cg-$CASE_ID" 2>/dev/null
+	done
+	end_case
+}
+
+# The rest of linux.resources at create: cpu.shares, cpuset, memory.reservation.
+t_resources_at_create() {
+	setup_case
+	CID=$CASE_ID-c
+	mk_bundle b sh -c "sleep 30; echo $MARK" || return
+	cfg_edit "c['linux'].setdefault('resources', {}).update({'cpu': {'shares': 512, 'cpus': '0', 'mems': '0'}, 'memory': {'reservation': 33554432}})"
+	oc create --bundle "$BUNDLE" "$CID"
+	if ! cgroups_delegated; then
+		expect_cordon_error CGROUP "linux.resources"
+		end_case
+		return
+	fi
+	expect_rc 0 || return
+	expect_err_lacks "linux.resources"
+	PID=$(oc state "$CID" >/dev/null; jfield pid)
+	if [ -e "$(cg_dir_with cpu.shares)" ]; then
+		[ "$(cat "$(cg_dir_with cpu.shares)/cpu.shares")" = 512 ] || fail "expected cpu.shares 512"
+		[ "$(cat "$(cg_dir_with memory.soft_limit_in_bytes)/memory.soft_limit_in_bytes")" = 33554432 ] ||
+			fail "expected memory.soft_limit_in_bytes 33554432"
+	else
+		[ "$(cat "$(cg_dir_with cpu.weight)/cpu.weight")" = 20 ] || fail "expected cpu.weight 20 (shares 512)"
+		[ "$(cat "$(cg_dir_with memory.low)/memory.low")" = 33554432 ] || fail "expected memory.low 33554432"
+	fi
+	[ "$(cat "$(cg_dir_with cpuset.cpus)/cpuset.cpus")" = 0 ] || fail "expected cpuset.cpus 0"
+	in_procs "$(cg_dir_with cpuset.cpus)" "$PID" || fail "the container is not in its cpuset"
+	[ "$(awk '/^Cpus_allowed_list:/ { print $2 }' "/proc/$PID/status")" = 0 ] ||
+		fail "the container may run on CPUs $(awk '/^Cpus_allowed_list:/ { print $2 }' "/proc/$PID/status"), not 0"
+	end_case
+}
+
+# Device rules at create: podman's deny-all keeps cordon's /dev working; a
+# rule denying /dev/null by name is enforced. Rootless (no devices cgroup
+# on v1): skipped with a warning, as runc does.
+t_devices_at_create() {
+	setup_case
+	CID=$CASE_ID-c
+	mk_bundle b sh -c 'echo x >/dev/null && echo null-ok; [ "$(head -c 3 /dev/zero | wc -c)" = 3 ] && echo zero-ok' || return
+	cfg_edit "c['linux'].setdefault('resources', {})['devices'] = [{'allow': False, 'access': 'rwm'}]"
+	oc run --bundle "$BUNDLE" "$CID"
+	expect_rc 0
+	expect_out_has "null-ok"
+	expect_out_has "zero-ok"
+	[ "$MODE" = rootless ] && ! cgroups_delegated && expect_err_has "linux.resources.devices: not applied (rootless"
+	cfg_edit "c['linux']['resources']['devices'].append({'allow': False, 'type': 'c', 'major': 1, 'minor': 3, 'access': 'rwm'})"
+	oc run --bundle "$BUNDLE" "$CID"
+	if [ "$MODE" = rootless ] && ! cgroups_delegated; then
+		expect_out_has "null-ok"
+		end_case
+		return
+	fi
+	expect_out_lacks "null-ok"
+	expect_out_has "zero-ok"
+	expect_err_has "/dev/null: Operation not permitted"
+	end_case
+}
+
 each_mode "ps: pids as JSON and a table; unknown and stopped refused" t_ps
 each_mode "pause: paused, no progress, refusals; resume; delete --force when paused" t_pause_resume
 each_mode "pause a created container, resume to created" t_pause_created
@@ -280,4 +443,8 @@ each_mode "update: cgroup files, --resources, refusals, stopped refused" t_updat
 rootful_only "update --pids-limit: fork beyond the limit fails" t_update_pids_enforced
 each_mode "--systemd-cgroup refused, --rootless accepted" t_global_flags
 each_mode "network annotations: refusals name the annotation" t_net_annotations_refused
+each_mode "cgroupsPath absolute: memory and unified dirs, limit, update, pause, in use refused, leaf removed" t_cgroups_path_absolute
+rootful_only "cgroupsPath relative: below the caller's cgroup" t_cgroups_path_relative
+each_mode "linux.resources at create: cpu.shares, cpuset, memory.reservation" t_resources_at_create
+each_mode "linux.resources.devices at create: deny-all keeps /dev, /dev/null denied by name" t_devices_at_create
 done_testing

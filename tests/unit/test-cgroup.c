@@ -647,6 +647,115 @@ START_TEST(resources_to_limits_mapping)
 }
 END_TEST
 
+/* --- where a sandbox's cgroup goes (pure) ---------------------------------- */
+
+static void expect_place(const char *id, const char *parent, const char *path, const char *caller,
+			 const char *want, size_t want_start)
+{
+	struct cordon_cgroup_place place = { .id = id, .parent = parent, .path = path };
+	size_t start = 99;
+	char *got = cordon_cgroup_place_path(&place, caller, &start);
+
+	if (!want) {
+		ck_assert_msg(got == NULL, "path '%s' below '%s': expected a refusal, got '%s'",
+			      path ? path : "(none)", caller, got);
+		return;
+	}
+	ck_assert_msg(got != NULL, "path '%s' below '%s': refused", path ? path : "(none)", caller);
+	ck_assert_str_eq(got, want);
+	ck_assert_uint_eq(start, want_start);
+	free(got);
+}
+
+START_TEST(place_default_and_parent)
+{
+	/* cordon-ID below the caller's cgroup, which cordon does not create */
+	expect_place("c1", NULL, NULL, "/", "/cordon-c1", 0);
+	expect_place("c1", NULL, NULL, "/user.slice/s-1.scope", "/user.slice/s-1.scope/cordon-c1", 2);
+	/* --cgroup-parent: from the root, instead of the caller's */
+	expect_place("c1", "/sandboxes", NULL, "/user.slice", "/sandboxes/cordon-c1", 1);
+	/* an empty cgroupsPath is no cgroupsPath */
+	expect_place("c1", NULL, "", "/a", "/a/cordon-c1", 1);
+}
+END_TEST
+
+START_TEST(place_cgroups_path)
+{
+	/* absolute: from each hierarchy's root, every component may be made */
+	expect_place("x", NULL, "/libpod_parent/libpod-0123abcd", "/process_api/q",
+		     "/libpod_parent/libpod-0123abcd", 0);
+	expect_place("x", NULL, "/k8s.io/ctr1", "/", "/k8s.io/ctr1", 0);
+	/* the id and --cgroup-parent play no part */
+	expect_place("x", "/ignored", "/a/b", "/c", "/a/b", 0);
+	/* relative: below the caller's cgroup in that hierarchy */
+	expect_place("x", NULL, "pod/ctr", "/process_api/q", "/process_api/q/pod/ctr", 2);
+	expect_place("x", NULL, "pod/ctr", "/", "/pod/ctr", 0);
+	/* "//", "/./" and a trailing "/" collapse */
+	expect_place("x", NULL, "//a/./b//", "/", "/a/b", 0);
+	expect_place("x", NULL, "./a", "/u", "/u/a", 1);
+	/* refused: "..", the root itself, the caller's own cgroup */
+	expect_place("x", NULL, "/a/../b", "/", NULL, 0);
+	expect_place("x", NULL, "..", "/u", NULL, 0);
+	expect_place("x", NULL, "/", "/u", NULL, 0);
+	expect_place("x", NULL, "/./", "/u", NULL, 0);
+	expect_place("x", NULL, ".", "/u", NULL, 0);
+	expect_place("x", NULL, NULL, "/a/../b", NULL, 0);
+	/* a component that only starts with dots is a name */
+	expect_place("x", NULL, "/...", "/", "/...", 0);
+}
+END_TEST
+
+static bool has_rule(const struct cordon_device_rule *r, size_t n, bool allow, char type,
+		     int64_t major, int64_t minor)
+{
+	for (size_t i = 0; i < n; i++)
+		if (r[i].allow == allow && r[i].type == type && r[i].major == major &&
+		    r[i].minor == minor)
+			return true;
+	return false;
+}
+
+START_TEST(device_rules_container_defaults)
+{
+	struct cordon_device_rule in[3];
+	struct cordon_error err = { 0 };
+	struct cordon_device_rule *out;
+	size_t n;
+
+	/* deny all (podman's and cordon spec's first rule): the config's rule first, then /dev's */
+	ck_assert_int_eq(cordon_device_rule_parse("a", false, &in[0], &err), 0);
+	out = cordon_device_rules_container(in, 1, &n);
+	ck_assert_uint_eq(n, 9);
+	ck_assert(!out[0].allow && out[0].type == 'a');
+	ck_assert(has_rule(out + 1, n - 1, true, 'c', 1, 3)); /* null */
+	ck_assert(has_rule(out + 1, n - 1, true, 'c', 1, 9)); /* urandom */
+	ck_assert(has_rule(out + 1, n - 1, true, 'c', 5, 2)); /* ptmx */
+	ck_assert(has_rule(out + 1, n - 1, true, 'c', 136, -1)); /* the ptys */
+	free(out);
+
+	/* a device denied by name stays denied: its default is left out */
+	ck_assert_int_eq(cordon_device_rule_parse("c 1:3 rwm", false, &in[1], &err), 0);
+	ck_assert_int_eq(cordon_device_rule_parse("c 136:* rw", false, &in[2], &err), 0);
+	out = cordon_device_rules_container(in, 3, &n);
+	ck_assert_uint_eq(n, 3 + 6);
+	ck_assert(!has_rule(out + 3, n - 3, true, 'c', 1, 3));
+	ck_assert(!has_rule(out + 3, n - 3, true, 'c', 136, -1));
+	ck_assert(has_rule(out + 3, n - 3, true, 'c', 1, 5));
+	free(out);
+
+	/* a deny of a whole class does not name /dev/null: the default comes back */
+	ck_assert_int_eq(cordon_device_rule_parse("c 1:* rwm", false, &in[1], &err), 0);
+	out = cordon_device_rules_container(in, 2, &n);
+	ck_assert(has_rule(out + 2, n - 2, true, 'c', 1, 3));
+	free(out);
+	/* an allow rule names nothing to keep out */
+	ck_assert_int_eq(cordon_device_rule_parse("c 1:3 r", true, &in[1], &err), 0);
+	out = cordon_device_rules_container(in, 2, &n);
+	ck_assert_uint_eq(n, 2 + 8);
+	free(out);
+}
+END_TEST
+
 /* --- root: this host's hierarchies ---------------------------------------- */
 
 static unsigned long fs_type(const char *path)
@@ -686,6 +795,9 @@ static bool dir_exists(const char *dir)
 }
 
 static char unit_id[64];
+
+/* cordon-ID below the caller's cgroup. */
+#define PLACE(i) (&(struct cordon_cgroup_place){ .id = (i) })
 
 static const char *new_id(void)
 {
@@ -878,7 +990,7 @@ START_TEST(create_attach_limits_destroy)
 	lim.pids = 20;
 	lim.cpu_quota = 50000;
 	lim.cpu_period = CORDON_CPU_PERIOD_US;
-	ck_assert_msg(cordon_cgroup_create(&layout, id, NULL, &lim, 0, &cg, &err) == 0,
+	ck_assert_msg(cordon_cgroup_create(&layout, PLACE(id), &lim, 0, &cg, &err) == 0,
 		      "create: %s (errno %d)", err.msg, err.errnum);
 	ck_assert(cg.enforced);
 	ck_assert_uint_ge(cg.n, 1);
@@ -938,7 +1050,7 @@ START_TEST(create_attach_limits_destroy)
 		struct cordon_cgroup dup;
 		struct cordon_error e2 = { 0 };
 
-		ck_assert_int_lt(cordon_cgroup_create(&layout, id, NULL, &lim, 0, &dup, &e2), 0);
+		ck_assert_int_lt(cordon_cgroup_create(&layout, PLACE(id), &lim, 0, &dup, &e2), 0);
 		ck_assert_int_eq(e2.code, CORDON_E_CGROUP);
 		for (size_t i = 0; i < n; i++)
 			ck_assert_msg(dir_exists(dirs[i]), "%s removed by the failed create", dirs[i]);
@@ -971,6 +1083,131 @@ START_TEST(create_attach_limits_destroy)
 }
 END_TEST
 
+/* Probes nothing: a member to make a cgroup busy until it is told to go. */
+static void stay(int out)
+{
+	(void)out;
+}
+
+static void rmdir_parents(const char *leaf_dir, int levels)
+{
+	char *d = strdup(leaf_dir);
+
+	for (int i = 0; i < levels; i++) {
+		*strrchr(d, '/') = '\0';
+		rmdir(d);
+	}
+	free(d);
+}
+
+/*
+ * An OCI cgroupsPath from the root: parents made (a v1 cpuset parent
+ * with its parent's cpus and mems), the leaf refused while in use, taken
+ * over when empty, removed at the end while the parents stay.
+ */
+START_TEST(create_cgroups_path_nested)
+{
+	struct cordon_cgroup_layout layout;
+	struct cordon_limits lim = { 0 };
+	struct cordon_resources res = { 0 };
+	struct cordon_cgroup cg, other;
+	struct cordon_error err = { 0 };
+	char path[96], suffix[96], file[PATH_MAX], *dirs[CORDON_CGROUP_MAX_HIER] = { 0 };
+	struct cordon_cgroup_place place = { .id = "unused" };
+	struct child c;
+	const char *cpuset = NULL;
+	size_t n;
+
+	NEED_ROOT();
+	ck_assert_int_eq(cordon_cgroup_detect(&layout, &err), 0);
+	if (layout.kind == CORDON_CGROUP_NONE)
+		SKIP_CASE("no cgroups mounted at /sys/fs/cgroup");
+	snprintf(path, sizeof(path), "/cordon-unit-%d/pod/leaf", (int)getpid());
+	snprintf(suffix, sizeof(suffix), "%s", path);
+	place.path = path;
+	lim.pids = 20;
+	ck_assert_msg(cordon_cgroup_create(&layout, &place, &lim, CORDON_CGROUP_WANT_OCI, &cg, &err) == 0,
+		      "create: %s (errno %d)", err.msg, err.errnum);
+	res.cpus = "0";
+	if (cordon_cgroup_apply_resources(&layout, &place, &res, &cg, &err) < 0 &&
+	    !strstr(err.msg, "no cpuset controller")) {
+		cordon_cgroup_destroy(&cg);
+		ck_abort_msg("apply_resources: %s (errno %d)", err.msg, err.errnum);
+	}
+	n = cg.n;
+	ck_assert_uint_ge(n, 1);
+	for (size_t i = 0; i < n; i++) {
+		size_t l = strlen(cg.dir[i]);
+
+		dirs[i] = strdup(cg.dir[i]);
+		ck_assert_msg(l > strlen(suffix) && strcmp(cg.dir[i] + l - strlen(suffix), suffix) == 0,
+			      "%s is not at %s", cg.dir[i], path);
+		snprintf(file, sizeof(file), "%s/cpuset.cpus", cg.dir[i]);
+		if (!cg.v2[i] && access(file, F_OK) == 0)
+			cpuset = cg.dir[i];
+	}
+	if (cpuset) {
+		char parent[PATH_MAX];
+		char *pc;
+
+		expect_file(cpuset, "cpuset.cpus", "0");
+		/* the parent cordon made has its own parent's cpus, not none */
+		snprintf(parent, sizeof(parent), "%s/..", cpuset);
+		pc = read_text(parent, "cpuset.cpus");
+		ck_assert_ptr_nonnull(pc);
+		ck_assert_msg(*pc, "the made parent %s has no cpus", parent);
+		free(pc);
+	}
+
+	/* in use: a second container at the same path is refused and changes nothing */
+	child_start(&c, stay);
+	ck_assert_int_eq(cordon_cgroup_attach(&cg, c.pid, &err), 0);
+	ck_assert_int_lt(cordon_cgroup_create(&layout, &place, &lim, CORDON_CGROUP_WANT_OCI, &other,
+					      &err),
+			 0);
+	ck_assert_int_eq(err.code, CORDON_E_CGROUP);
+	ck_assert_msg(strstr(err.msg, "is in use"), "%s", err.msg);
+	for (size_t i = 0; i < n; i++)
+		ck_assert_msg(dir_exists(dirs[i]), "%s removed by the refused create", dirs[i]);
+	child_finish(&c, NULL, 0);
+
+	/* a parent with children is no leaf */
+	{
+		struct cordon_cgroup_place up = { .path = path };
+		char parent_path[96];
+		struct cordon_error e2 = { 0 };
+
+		snprintf(parent_path, sizeof(parent_path), "/cordon-unit-%d/pod", (int)getpid());
+		up.path = parent_path;
+		ck_assert_int_lt(cordon_cgroup_create(&layout, &up, &lim, 0, &other, &e2), 0);
+		ck_assert_msg(strstr(e2.msg, "child cgroups"), "%s", e2.msg);
+	}
+
+	/* destroy: the leaf goes, the parents stay (as runc leaves them) */
+	cordon_cgroup_destroy(&cg);
+	for (size_t i = 0; i < n; i++) {
+		char parent[PATH_MAX];
+
+		ck_assert_msg(!dir_exists(dirs[i]), "%s still there after destroy", dirs[i]);
+		snprintf(parent, sizeof(parent), "%s", dirs[i]);
+		*strrchr(parent, '/') = '\0';
+		ck_assert_msg(dir_exists(parent), "the parent of %s was removed", dirs[i]);
+	}
+
+	/* an existing empty cgroup is taken over */
+	ck_assert_int_eq(mkdir(dirs[0], 0755), 0);
+	ck_assert_msg(cordon_cgroup_create(&layout, &place, &lim, CORDON_CGROUP_WANT_OCI, &cg, &err) == 0,
+		      "take over: %s", err.msg);
+	cordon_cgroup_destroy(&cg);
+	ck_assert(!dir_exists(dirs[0]));
+	for (size_t i = 0; i < n; i++) {
+		rmdir_parents(dirs[i], 2);
+		free(dirs[i]);
+	}
+	cordon_cgroup_layout_free(&layout);
+}
+END_TEST
+
 START_TEST(create_default_pids_and_stats)
 {
 	struct cordon_cgroup_layout layout;
@@ -986,7 +1223,7 @@ START_TEST(create_default_pids_and_stats)
 	ck_assert_int_eq(cordon_cgroup_detect(&layout, &err), 0);
 	lim.pids = CORDON_PIDS_DEFAULT;
 	lim.pids_default = true;
-	ck_assert_msg(cordon_cgroup_create(&layout, new_id(), NULL, &lim, CORDON_CGROUP_WANT_STATS, &cg, &err) == 0,
+	ck_assert_msg(cordon_cgroup_create(&layout, PLACE(new_id()), &lim, CORDON_CGROUP_WANT_STATS, &cg, &err) == 0,
 		      "create: %s", err.msg);
 	pids = dir_with(&cg, CORDON_CTRL_PIDS);
 	if (!pids) {
@@ -1061,9 +1298,9 @@ static void run_device_case(const struct cordon_cgroup_layout *layout, bool want
 	res.devices = rules;
 	res.n_devices = n;
 	/* nothing requested: initializes cg, creates nothing */
-	ck_assert_int_eq(cordon_cgroup_create(layout, new_id(), NULL, &none, 0, &cg, &err), 0);
+	ck_assert_int_eq(cordon_cgroup_create(layout, PLACE(new_id()), &none, 0, &cg, &err), 0);
 	ck_assert_uint_eq(cg.n, 0);
-	if (cordon_cgroup_apply_resources(layout, unit_id, NULL, &res, &cg, &err) < 0) {
+	if (cordon_cgroup_apply_resources(layout, PLACE(unit_id), &res, &cg, &err) < 0) {
 		cordon_cgroup_destroy(&cg);
 		ck_abort_msg("apply_resources: %s (errno %d)", err.msg, err.errnum);
 	}
@@ -1238,8 +1475,8 @@ START_TEST(apply_resources_v1_files)
 	res.memory_reservation = 16 << 20;
 	res.cpu_shares = 512;
 	res.cpus = "0";
-	ck_assert_int_eq(cordon_cgroup_create(&layout, new_id(), NULL, &none, 0, &cg, &err), 0);
-	if (cordon_cgroup_apply_resources(&layout, unit_id, NULL, &res, &cg, &err) < 0) {
+	ck_assert_int_eq(cordon_cgroup_create(&layout, PLACE(new_id()), &none, 0, &cg, &err), 0);
+	if (cordon_cgroup_apply_resources(&layout, PLACE(unit_id), &res, &cg, &err) < 0) {
 		cordon_cgroup_destroy(&cg);
 		ck_abort_msg("apply_resources: %s (errno %d)", err.msg, err.errnum);
 	}
@@ -1308,6 +1545,9 @@ static Suite *cgroup_suite(void)
 	tcase_add_test(tc, device_rule_parse_bad);
 	tcase_add_test(tc, device_rule_parse_trailing_garbage);
 	tcase_add_test(tc, resources_to_limits_mapping);
+	tcase_add_test(tc, place_default_and_parent);
+	tcase_add_test(tc, place_cgroups_path);
+	tcase_add_test(tc, device_rules_container_defaults);
 	suite_add_tcase(s, tc);
 
 	/* On this host's real hierarchies; each case skips itself unless root. */
@@ -1316,6 +1556,7 @@ static Suite *cgroup_suite(void)
 	tcase_add_test(tc, detect_this_host);
 	tcase_add_test(tc, create_attach_limits_destroy);
 	tcase_add_test(tc, create_default_pids_and_stats);
+	tcase_add_test(tc, create_cgroups_path_nested);
 	tcase_add_test(tc, devices_v1_enforced);
 	tcase_add_test(tc, devices_v2_bpf_enforced);
 	tcase_add_loop_test(tc, devices_v1_rule_sets, 0, ARRAY_SIZE(dev_cases));
