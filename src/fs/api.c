@@ -50,8 +50,9 @@ int fs_mask(int target, const char *what, struct cordon_error *err)
 	if (fstat(target, &st) < 0)
 		return cordon_error_set(err, CORDON_E_MOUNT, errno, "masking %s", what);
 	if (S_ISDIR(st.st_mode))
-		return fs_mount_at("tmpfs", target, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
-				   "size=0,mode=0555", what, err);
+		return fs_mount_at("tmpfs", target, "tmpfs",
+				   MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=0,mode=0555",
+				   what, err);
 	/* The host's null, still visible: the init has not pivoted yet. */
 	return fs_mount_at("/dev/null", target, NULL, MS_BIND, NULL, what, err);
 }
@@ -59,8 +60,8 @@ int fs_mask(int target, const char *what, struct cordon_error *err)
 int fs_make_readonly(int target, const char *what, struct cordon_error *err)
 {
 	struct mount_attr attr = { .attr_set = MOUNT_ATTR_RDONLY };
-	_cleanup_close_ int tree = cordon_open_tree(target, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC |
-									AT_EMPTY_PATH | AT_RECURSIVE);
+	_cleanup_close_ int tree = cordon_open_tree(
+		target, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
 
 	if (tree < 0 ||
 	    cordon_mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof(attr)) < 0)
@@ -89,8 +90,8 @@ static int proc_readonly(int proc, const char *name, struct cordon_error *err)
 
 	snprintf(what, sizeof(what), "/proc/%s", name);
 	if (target < 0)
-		return errno == ENOENT ? 0
-				       : cordon_error_set(err, CORDON_E_MOUNT, errno,
+		return errno == ENOENT ? 0 :
+					 cordon_error_set(err, CORDON_E_MOUNT, errno,
 							  "making %s read-only", what);
 	return fs_make_readonly(target, what, err);
 }

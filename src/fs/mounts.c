@@ -76,8 +76,9 @@ int cordon_fs_open_sources(const struct cordon_spec *spec, struct cordon_fs_host
 		}
 		host->mount_trees[i] = clone_source(source, recursive);
 		if (host->mount_trees[i] < 0)
-			return cordon_error_set(err, CORDON_E_MOUNT, errno, "mounts[%zu] %s: source %s",
-						i, m->destination, source);
+			return cordon_error_set(err, CORDON_E_MOUNT, errno,
+						"mounts[%zu] %s: source %s", i, m->destination,
+						source);
 	}
 	return 0;
 }
@@ -93,8 +94,8 @@ static struct mount_attr option_attrs(const struct cordon_oci_mount *m)
 		unsigned long ms;
 		unsigned long long attr;
 	} map[] = {
-		{ MS_RDONLY, MOUNT_ATTR_RDONLY },     { MS_NOSUID, MOUNT_ATTR_NOSUID },
-		{ MS_NODEV, MOUNT_ATTR_NODEV },	      { MS_NOEXEC, MOUNT_ATTR_NOEXEC },
+		{ MS_RDONLY, MOUNT_ATTR_RDONLY },	  { MS_NOSUID, MOUNT_ATTR_NOSUID },
+		{ MS_NODEV, MOUNT_ATTR_NODEV },		  { MS_NOEXEC, MOUNT_ATTR_NOEXEC },
 		{ MS_NODIRATIME, MOUNT_ATTR_NODIRATIME },
 	};
 	struct mount_attr attr = { 0 };
@@ -133,10 +134,10 @@ static int attach(int root, int tree, const struct cordon_oci_mount *m, enum mou
 	if (target < 0 || fs_move_tree(tree, target, "the mount", err) < 0)
 		return -1;
 	/* Attached first: the tree's fd is now the root of the mount in place. */
-	if (m->propagation && cordon_mount_setattr(tree, "",
-						   AT_EMPTY_PATH |
-							   (m->propagation & MS_REC ? AT_RECURSIVE : 0),
-						   &attr, sizeof(attr)) < 0)
+	if (m->propagation &&
+	    cordon_mount_setattr(tree, "",
+				 AT_EMPTY_PATH | (m->propagation & MS_REC ? AT_RECURSIVE : 0),
+				 &attr, sizeof(attr)) < 0)
 		return cordon_error_set(err, CORDON_E_MOUNT, errno, "setting its propagation");
 	return 0;
 }
@@ -175,7 +176,8 @@ static int apply_sysfs(int root, const struct cordon_oci_mount *m, int tree,
 					     MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC };
 
 	if (tree < 0)
-		return cordon_error_set(err, CORDON_E_INTERNAL, 0, "the host's /sys was not opened");
+		return cordon_error_set(err, CORDON_E_INTERNAL, 0,
+					"the host's /sys was not opened");
 	if (setattr(tree, ro, true, err) < 0 || setattr(tree, option_attrs(m), false, err) < 0)
 		return -1;
 	return attach(root, tree, m, MOUNTPOINT_DIR, err);
@@ -194,8 +196,8 @@ static int configure_data(int fsfd, const char *data, struct cordon_error *err)
 
 		if (value)
 			*value++ = '\0';
-		r = value ? cordon_fsconfig(fsfd, FSCONFIG_SET_STRING, opt, value, 0)
-			  : cordon_fsconfig(fsfd, FSCONFIG_SET_FLAG, opt, NULL, 0);
+		r = value ? cordon_fsconfig(fsfd, FSCONFIG_SET_STRING, opt, value, 0) :
+			    cordon_fsconfig(fsfd, FSCONFIG_SET_FLAG, opt, NULL, 0);
 		if (r < 0)
 			return cordon_error_set(err, CORDON_E_MOUNT, errno, "option %s%s%s", opt,
 						value ? "=" : "", value ? value : "");
@@ -209,12 +211,15 @@ static int configure_sb_flags(int fsfd, unsigned long flags, struct cordon_error
 	static const struct {
 		unsigned long ms;
 		const char *name;
-	} map[] = { { MS_SYNCHRONOUS, "sync" }, { MS_DIRSYNC, "dirsync" }, { MS_LAZYTIME, "lazytime" } };
+	} map[] = { { MS_SYNCHRONOUS, "sync" },
+		    { MS_DIRSYNC, "dirsync" },
+		    { MS_LAZYTIME, "lazytime" } };
 
 	for (size_t k = 0; k < ARRAY_SIZE(map); k++)
 		if ((flags & map[k].ms) &&
 		    cordon_fsconfig(fsfd, FSCONFIG_SET_FLAG, map[k].name, NULL, 0) < 0)
-			return cordon_error_set(err, CORDON_E_MOUNT, errno, "option %s", map[k].name);
+			return cordon_error_set(err, CORDON_E_MOUNT, errno, "option %s",
+						map[k].name);
 	return 0;
 }
 
@@ -242,8 +247,7 @@ static int apply_new_fs(int root, const struct cordon_oci_mount *m, const char *
 	return attach(root, tree, m, MOUNTPOINT_DIR, err);
 }
 
-static int apply_one(int root, const struct cordon_oci_mount *m, int tree,
-		     struct cordon_error *err)
+static int apply_one(int root, const struct cordon_oci_mount *m, int tree, struct cordon_error *err)
 {
 	switch (m->kind) {
 	case CORDON_OCI_MOUNT_BIND:
