@@ -27,6 +27,13 @@ struct cordon_fs_host {
 	 */
 	int rootfs_dir;
 	int workspace_tree; /* idmapped clone of the workspace, or -1 */
+	/*
+	 * config.json mounts with a host source (bind sources, the host's
+	 * /sys for a sysfs entry), cloned by cordon_fs_open_sources: one per
+	 * entry of spec->oci->mounts, -1 where there is none.
+	 */
+	int *mount_trees;
+	size_t n_mount_trees;
 };
 
 struct cordon_fs_options {
@@ -55,9 +62,22 @@ int cordon_fs_prepare_host(const struct cordon_spec *spec, int userns_fd, int ws
 			   struct cordon_fs_host *host, struct cordon_error *err);
 
 /*
+ * Init side, in the new mount namespace while it still has the host's
+ * ids (rootful: before it becomes the sandbox's root), so that a source
+ * below a directory only the host's root may enter (an engine's 0700
+ * storage) is reachable; rootless, what the caller can read. Clones the
+ * host sources of config.json's mounts as detached trees into
+ * host->mount_trees. A source that cannot be cloned is a CORDON_E_MOUNT
+ * error naming "mounts[N] DESTINATION". Nothing to do without spec->oci.
+ */
+int cordon_fs_open_sources(const struct cordon_spec *spec, struct cordon_fs_host *host,
+			   struct cordon_error *err);
+
+/*
  * Child side, inside the new mount namespace with full capabilities over
- * it: build the root, API filesystems, workspace and binds, and make the
- * root read-only (unless --overlay). Returns an O_PATH fd of the new root
+ * it: build the root, API filesystems, workspace and binds, config.json's
+ * mounts, masked and read-only paths, and make the root read-only (unless
+ * --overlay or a config.json's root.readonly false). Returns an O_PATH fd of the new root
  * (the caller closes it), or -1. The host's tree is still visible.
  */
 int cordon_fs_build(const struct cordon_spec *spec, const struct cordon_fs_host *host,

@@ -239,6 +239,14 @@ struct cordon_oci_mount {
 	size_t n_uid_map, n_gid_map;
 };
 
+/*
+ * The destinations whose filesystem cordon always makes itself (/proc,
+ * /dev, /dev/pts, /dev/mqueue): an entry there is satisfied by cordon's
+ * own mount and not applied (docs/oci.md, "Mounts"). Every other entry
+ * is mounted as the config says.
+ */
+bool cordon_oci_mount_provided(const struct cordon_oci_mount *m);
+
 /* linux.devices: a node created in the sandbox's /dev. */
 struct cordon_oci_device {
 	char type; /* 'c', 'b', 'u' (unbuffered char) or 'p' (fifo) */

@@ -43,42 +43,57 @@ static int open_in_proc(int proc, const char *name, int flags)
 	return cordon_openat2(proc, name, &how, sizeof(how));
 }
 
+int fs_mask(int target, const char *what, struct cordon_error *err)
+{
+	struct stat st;
+
+	if (fstat(target, &st) < 0)
+		return cordon_error_set(err, CORDON_E_MOUNT, errno, "masking %s", what);
+	if (S_ISDIR(st.st_mode))
+		return fs_mount_at("tmpfs", target, "tmpfs",
+				   MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=0,mode=0555",
+				   what, err);
+	/* The host's null, still visible: the init has not pivoted yet. */
+	return fs_mount_at("/dev/null", target, NULL, MS_BIND, NULL, what, err);
+}
+
+int fs_make_readonly(int target, const char *what, struct cordon_error *err)
+{
+	struct mount_attr attr = { .attr_set = MOUNT_ATTR_RDONLY };
+	_cleanup_close_ int tree = cordon_open_tree(
+		target, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
+
+	if (tree < 0 ||
+	    cordon_mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof(attr)) < 0)
+		return cordon_error_set(err, CORDON_E_MOUNT, errno, "making %s read-only", what);
+	return fs_move_tree(tree, target, what, err);
+}
+
 static int proc_mask(int proc, const char *name, struct cordon_error *err)
 {
 	_cleanup_close_ int target = open_in_proc(proc, name, O_PATH);
 	char what[64];
-	struct stat st;
 
-	snprintf(what, sizeof(what), "masking /proc/%s", name);
+	snprintf(what, sizeof(what), "/proc/%s", name);
 	if (target < 0) {
 		if (errno == ENOENT)
 			return 0; /* not on this kernel */
-		return cordon_error_set(err, CORDON_E_MOUNT, errno, "%s", what);
+		return cordon_error_set(err, CORDON_E_MOUNT, errno, "masking %s", what);
 	}
-	if (fstat(target, &st) < 0)
-		return cordon_error_set(err, CORDON_E_MOUNT, errno, "%s", what);
-	if (S_ISDIR(st.st_mode))
-		return fs_mount_at("tmpfs", target, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
-				   "size=0,mode=0555", what, err);
-	return fs_mount_at("/dev/null", target, NULL, MS_BIND, NULL, what, err);
+	return fs_mask(target, what, err);
 }
 
 static int proc_readonly(int proc, const char *name, struct cordon_error *err)
 {
 	_cleanup_close_ int target = open_in_proc(proc, name, O_PATH);
-	_cleanup_close_ int tree = -1;
-	struct mount_attr attr = { .attr_set = MOUNT_ATTR_RDONLY };
 	char what[64];
 
-	snprintf(what, sizeof(what), "/proc/%s read-only", name);
+	snprintf(what, sizeof(what), "/proc/%s", name);
 	if (target < 0)
-		return errno == ENOENT ? 0 : cordon_error_set(err, CORDON_E_MOUNT, errno, "%s", what);
-	tree = cordon_open_tree(target, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH |
-						    AT_RECURSIVE);
-	if (tree < 0 || cordon_mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr,
-					     sizeof(attr)) < 0)
-		return cordon_error_set(err, CORDON_E_MOUNT, errno, "%s", what);
-	return fs_move_tree(tree, target, what, err);
+		return errno == ENOENT ? 0 :
+					 cordon_error_set(err, CORDON_E_MOUNT, errno,
+							  "making %s read-only", what);
+	return fs_make_readonly(target, what, err);
 }
 
 int fs_setup_proc(int root, struct cordon_error *err)
@@ -222,7 +237,10 @@ int fs_setup_resolv(int root, const char *content, struct cordon_error *err)
 	if (fs_mount_at(cordon_fd_path(f, buf), target, NULL, MS_BIND, NULL, "/etc/resolv.conf",
 			err) < 0)
 		return -1;
-	mounted = fs_reopen(root, "/etc/resolv.conf", err);
+	/* As fs_mountpoint did, through a symlink inside the root (into /run, often). */
+	mounted = fs_open_existing(root, "/etc/resolv.conf", err);
+	if (mounted == -2)
+		return cordon_error_set(err, CORDON_E_MOUNT, ENOENT, "/etc/resolv.conf");
 	if (mounted < 0 ||
 	    fs_setattr(mounted,
 		       MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,

@@ -19,6 +19,12 @@ enum mountpoint_kind {
 int fs_mountpoint(int root, const char *path, enum mountpoint_kind kind, bool strict,
 		  struct cordon_error *err);
 
+/*
+ * Open path (absolute, inside root, symlinks followed inside it) as an
+ * O_PATH fd; -2 (no error) when it does not exist, -1 on error.
+ */
+int fs_open_existing(int root, const char *path, struct cordon_error *err);
+
 /* Reopen a mountpoint after something was mounted on it (its new root). */
 int fs_reopen(int root, const char *path, struct cordon_error *err);
 
@@ -36,10 +42,25 @@ int fs_setattr(int mount_root, unsigned long long set, const char *what,
 int fs_setattr_recursive(int mount_root, unsigned long long set, const char *what,
 			 struct cordon_error *err);
 
+/*
+ * Hide target (what names it in errors): a directory behind an empty
+ * read-only tmpfs, anything else behind /dev/null.
+ */
+int fs_mask(int target, const char *what, struct cordon_error *err);
+/* Make target and everything mounted below it read-only (a bind onto itself). */
+int fs_make_readonly(int target, const char *what, struct cordon_error *err);
+
 int fs_setup_proc(int root, struct cordon_error *err);
 int fs_setup_dev(int root, const struct cordon_fs_options *opts, struct cordon_error *err);
 int fs_setup_tmp(int root, uint64_t size_mb, struct cordon_error *err);
 int fs_setup_resolv(int root, const char *content, struct cordon_error *err);
+/* mounts.c: config.json's mounts, in order (cordon_fs_open_sources made the host's trees). */
+int fs_setup_oci_mounts(int root, const struct cordon_oci *oci, const struct cordon_fs_host *host,
+			struct cordon_error *err);
+/* A config.json mount at destination (its own filesystem replaces cordon's /tmp). */
+bool fs_oci_mounts_at(const struct cordon_oci *oci, const char *destination);
+/* paths.c: linux.maskedPaths and linux.readonlyPaths. */
+int fs_setup_oci_paths(int root, const struct cordon_oci *oci, struct cordon_error *err);
 int fs_setup_binds(int root, const struct cordon_spec *spec, const struct cordon_fs_host *host,
 		   struct cordon_error *err);
 

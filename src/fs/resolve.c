@@ -79,10 +79,15 @@ static int open_parent(int root, const char *path, bool strict, const char **bas
 	return fd;
 }
 
+/*
+ * A symlink at a file mount point is followed (inside root, so it cannot
+ * lead out): images often have /etc/resolv.conf or /etc/hosts as a link
+ * into /run. A dangling one is not created through.
+ */
 int fs_mountpoint(int root, const char *path, enum mountpoint_kind kind, bool strict,
 		  struct cordon_error *err)
 {
-	int flags = O_PATH | (kind == MOUNTPOINT_DIR ? O_DIRECTORY : O_NOFOLLOW);
+	int flags = O_PATH | (kind == MOUNTPOINT_DIR ? O_DIRECTORY : 0);
 	_cleanup_close_ int parent = -1;
 	const char *base;
 	struct stat st;
@@ -113,11 +118,22 @@ int fs_mountpoint(int root, const char *path, enum mountpoint_kind kind, bool st
 		if (fd < 0)
 			return describe_open_error(errno, path, err);
 	}
-	if (kind == MOUNTPOINT_FILE && (fstat(fd, &st) < 0 || (!S_ISREG(st.st_mode) && !S_ISCHR(st.st_mode)))) {
+	if (kind == MOUNTPOINT_FILE && (fstat(fd, &st) < 0 || S_ISDIR(st.st_mode))) {
 		close(fd);
 		return cordon_error_set(err, CORDON_E_PATH, 0,
-					"mount point %s must be a regular file or device", path);
+					"mount point %s is a directory, the source is not", path);
 	}
+	return fd;
+}
+
+int fs_open_existing(int root, const char *path, struct cordon_error *err)
+{
+	int fd = open_in_root(root, path, O_PATH, false);
+
+	if (fd < 0 && (errno == ENOENT || errno == ENOTDIR))
+		return -2;
+	if (fd < 0)
+		return describe_open_error(errno, path, err);
 	return fd;
 }
 

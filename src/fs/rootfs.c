@@ -13,6 +13,8 @@ void cordon_fs_host_init(struct cordon_fs_host *host)
 	host->rootfs_tree = -1;
 	host->rootfs_dir = -1;
 	host->workspace_tree = -1;
+	host->mount_trees = NULL;
+	host->n_mount_trees = 0;
 }
 
 void cordon_fs_host_close(struct cordon_fs_host *host)
@@ -20,6 +22,9 @@ void cordon_fs_host_close(struct cordon_fs_host *host)
 	cordon_closep(&host->rootfs_tree);
 	cordon_closep(&host->rootfs_dir);
 	cordon_closep(&host->workspace_tree);
+	for (size_t i = 0; i < host->n_mount_trees; i++)
+		cordon_closep(&host->mount_trees[i]);
+	free(host->mount_trees);
 	cordon_fs_host_init(host);
 }
 
@@ -141,11 +146,20 @@ int cordon_fs_build(const struct cordon_spec *spec, const struct cordon_fs_host 
 	if (spec->overlay && attach_overlay(&root, opts, err) < 0)
 		return -1;
 
-	/* proc first: it must be mounted while the host's proc is still visible. */
+	/*
+	 * proc first: it must be mounted while the host's proc is still
+	 * visible. A config.json's mounts come after cordon's own (one may lie
+	 * in /dev), a /tmp of its own instead of cordon's; the gateway's
+	 * resolv.conf after them, so that the config's cannot hide it; masked
+	 * and read-only paths last, as they may lie on any mount.
+	 */
 	if (fs_setup_proc(root, err) < 0 || fs_setup_dev(root, opts, err) < 0 ||
-	    fs_setup_tmp(root, spec->tmpfs_size_mb, err) < 0 ||
+	    (!fs_oci_mounts_at(spec->oci, "/tmp") &&
+	     fs_setup_tmp(root, spec->tmpfs_size_mb, err) < 0) ||
+	    fs_setup_binds(root, spec, host, err) < 0 ||
+	    fs_setup_oci_mounts(root, spec->oci, host, err) < 0 ||
 	    (opts->resolv_conf && fs_setup_resolv(root, opts->resolv_conf, err) < 0) ||
-	    fs_setup_binds(root, spec, host, err) < 0)
+	    fs_setup_oci_paths(root, spec->oci, err) < 0)
 		return -1;
 
 	/*

@@ -547,6 +547,9 @@ _Noreturn void sandbox_child(const struct child_ctx *ctx)
 	cordon_fs_host_init(&host);
 	if (ctx->userns && ctx->rootful && (msg.status & 1))
 		host.rootfs_dir = open(ctx->spec->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	/* The config's bind sources, for the same reason (volumes in that storage). */
+	if (cordon_fs_open_sources(ctx->spec, &host, &err) < 0)
+		setup_failed(ctx, &err);
 	if (ctx->userns && ctx->rootful && become_root(&err) < 0)
 		setup_failed(ctx, &err);
 

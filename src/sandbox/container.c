@@ -390,16 +390,35 @@ int cordon_container_list(const char *root, bool json, bool quiet, struct cordon
 	return 0;
 }
 
-/* Mount destinations cordon makes itself, whatever the config says of them. */
-static bool provided_mount(const char *dest)
+/* The filesystem cordon makes at a destination it provides (cordon_oci_mount_provided). */
+static enum cordon_oci_mount_kind provided_kind(const char *dest)
 {
-	static const char *const provided[] = { "/proc",    "/dev",	   "/dev/pts",
-						"/dev/shm", "/dev/mqueue", "/tmp" };
+	if (strcmp(dest, "/proc") == 0)
+		return CORDON_OCI_MOUNT_PROC;
+	if (strcmp(dest, "/dev/pts") == 0)
+		return CORDON_OCI_MOUNT_DEVPTS;
+	if (strcmp(dest, "/dev/mqueue") == 0)
+		return CORDON_OCI_MOUNT_MQUEUE;
+	return CORDON_OCI_MOUNT_TMPFS; /* /dev */
+}
 
-	for (size_t i = 0; i < ARRAY_SIZE(provided); i++)
-		if (strcmp(dest, provided[i]) == 0)
-			return true;
-	return false;
+/*
+ * Entries cordon does not apply as given: another filesystem than
+ * cordon's at a destination it provides, and idmapped binds.
+ */
+static void warn_mounts(const struct cordon_oci *oci)
+{
+	for (size_t i = 0; i < oci->n_mounts; i++) {
+		const struct cordon_oci_mount *m = &oci->mounts[i];
+
+		if (cordon_oci_mount_provided(m) && m->kind != provided_kind(m->destination))
+			cordon_warn("mounts[%zu] %s: not mounted (cordon's own %s is used)", i,
+				    m->destination, m->destination);
+		else if (m->idmap)
+			cordon_warn("mounts[%zu] %s: idmap not applied (a plain bind: files keep "
+				    "their host owners)",
+				    i, m->destination);
+	}
 }
 
 /* One range mapping the workload's id to the caller's: what cordon does rootless anyway. */
@@ -415,11 +434,7 @@ void cordon_container_warn_unapplied(const struct cordon_spec *spec)
 
 	for (size_t i = 0; i < oci->n_warnings; i++)
 		cordon_warn("%s", oci->warnings[i]);
-	for (size_t i = 0; i < oci->n_mounts; i++)
-		if (!provided_mount(oci->mounts[i].destination))
-			cordon_warn("mounts[%zu] %s: not mounted (cordon provides /proc, /dev and "
-				    "/tmp itself; bundle mounts are not applied yet)",
-				    i, oci->mounts[i].destination);
+	warn_mounts(oci);
 	for (size_t k = 0; k < CORDON_OCI_HOOK_COUNT; k++)
 		if (oci->n_hooks[k])
 			cordon_warn("hooks: %zu hook(s) not run (cordon runs no hooks yet)",

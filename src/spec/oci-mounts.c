@@ -279,6 +279,38 @@ static int parse_mount_idmaps(struct oci_parse *p, yajl_val v, const char *path,
 	return 0;
 }
 
+bool cordon_oci_mount_provided(const struct cordon_oci_mount *m)
+{
+	static const char *const provided[] = { "/proc", "/dev", "/dev/pts", "/dev/mqueue" };
+
+	for (size_t i = 0; i < ARRAY_SIZE(provided); i++)
+		if (strcmp(m->destination, provided[i]) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * What cordon refuses to mount even when asked: anything below its /proc
+ * (a mount there would uncover what the masks hide, the way of
+ * CVE-2019-16884 and CVE-2019-19921), and proc or devpts anywhere but
+ * their own place (a second proc would carry no masks).
+ */
+static int check_destination(struct oci_parse *p, const struct cordon_oci_mount *m,
+			     const char *path)
+{
+	if (cordon_oci_mount_provided(m))
+		return 0;
+	if (strncmp(m->destination, "/proc/", 6) == 0)
+		return oci_error(p->err,
+				 "%s.destination: %s: nothing may be mounted below /proc (its "
+				 "masked paths would be uncovered)",
+				 path, m->destination);
+	if (m->kind == CORDON_OCI_MOUNT_PROC || m->kind == CORDON_OCI_MOUNT_DEVPTS)
+		return oci_error(p->err, "%s.type: %s is mounted at %s only", path, m->type,
+				 m->kind == CORDON_OCI_MOUNT_PROC ? "/proc" : "/dev/pts");
+	return 0;
+}
+
 int oci_parse_mounts(struct oci_parse *p, yajl_val mounts)
 {
 	struct cordon_oci *oci = p->oci;
@@ -295,7 +327,8 @@ int oci_parse_mounts(struct oci_parse *p, yajl_val mounts)
 
 		oci->n_mounts++; /* counted first: freed with the rest on error */
 		oci_path(path, "mounts[%zu]", i);
-		if (parse_mount(p, v, path, m) < 0 || parse_mount_idmaps(p, v, path, m) < 0)
+		if (parse_mount(p, v, path, m) < 0 || parse_mount_idmaps(p, v, path, m) < 0 ||
+		    check_destination(p, m, path) < 0)
 			return -1;
 		if (m->idmap && m->kind != CORDON_OCI_MOUNT_BIND)
 			return oci_error(p->err, "%s.options: idmap applies to bind mounts only",

@@ -256,6 +256,196 @@ EOF
 	end_case
 }
 
+# --- config.json mounts, maskedPaths, readonlyPaths --------------------------
+
+# cfg PYTHON: run PYTHON on the bundle's config.json as `c` (then saved);
+# ARGS after it are sys.argv[1:].
+cfg() {
+	local code=$1
+	shift
+	"$PYTHON" - "$BUNDLE/config.json" "$code" "$@" <<'EOF' || { fail "editing config.json: $code"; return 1; }
+import json, sys
+path, code = sys.argv[1], sys.argv[2]
+sys.argv = sys.argv[2:]
+c = json.load(open(path))
+exec(code)
+json.dump(c, open(path, "w"))
+EOF
+}
+
+# mount_opts PATH: "OPTIONS FSTYPE SUPER-OPTIONS" of the topmost mount at PATH in
+# the container's mountinfo, printed on $OUT.
+mount_opts() {
+	awk -v mp="$1" '$5 == mp {
+		for (i = 7; i <= NF; i++) if ($i == "-") break
+		opts = $6 " " $(i + 1) " " $(i + 3)
+	} END { print opts }' <<<"$OUT"
+}
+
+# n_mounts: how many entries the bundle's config.json has in mounts (the next one's index).
+n_mounts() {
+	"$PYTHON" -c 'import json, sys; print(len(json.load(open(sys.argv[1]))["mounts"]))' "$BUNDLE/config.json"
+}
+
+t_mount_binds() {
+	local ro=$CASE_DIR/private/ro rw=$CASE_DIR/rw id=$CASE_ID-b
+	setup_case
+	mk_dir "$CASE_DIR/private" "$ro" "$rw"
+	# As in an engine's storage: only the caller (rootful: the host's root) may enter.
+	chmod 700 "$CASE_DIR/private"
+	echo "read-only $MARK" >"$ro/file"
+	# The sandbox's root is not the owner on the host (rootful: a mapped id).
+	chmod 777 "$rw"
+	# shellcheck disable=SC2016 # expanded inside the container
+	mk_bundle b sh -c 'cat /mnt/ro/file; touch /mnt/ro/new 2>/dev/null && echo RO-WRITABLE
+		echo "from the container" >/srv/rw/out; cat /proc/self/mountinfo' || return
+	cfg 'c["mounts"] += [
+		{"destination": "/mnt/ro", "type": "bind", "source": sys.argv[1], "options": ["rbind", "ro", "rprivate"]},
+		{"destination": "/srv/rw", "type": "none", "source": sys.argv[2], "options": ["bind", "rw", "noexec"]}]' \
+		"$ro" "$rw" || return
+	oc run -b "$BUNDLE" "$id"
+	expect_rc 0
+	expect_out_has "read-only $MARK"
+	expect_out_lacks RO-WRITABLE
+	[ ! -e "$ro/new" ] || fail "the read-only bind let a file through to the host"
+	[ "$(cat "$rw/out" 2>/dev/null)" = "from the container" ] ||
+		fail "the write to the rw bind did not land on the host"
+	[[ $(mount_opts /mnt/ro) == ro,nosuid,nodev* ]] || fail "/mnt/ro: expected ro,nosuid,nodev, got '$(mount_opts /mnt/ro)'"
+	[[ $(mount_opts /srv/rw) == rw,nosuid,nodev,noexec* ]] ||
+		fail "/srv/rw: expected rw,nosuid,nodev,noexec, got '$(mount_opts /srv/rw)'"
+	end_case
+}
+
+t_mount_file_tmpfs() {
+	local rootfs=$CASE_DIR/rootfs hosts=$CASE_DIR/hosts env=$CASE_DIR/containerenv id=$CASE_ID-f
+	setup_case
+	copy_rootfs "$rootfs" || return
+	rm -f "$rootfs/etc/hosts"
+	[ "$MODE" = rootless ] && chown -R "$TEST_UID:$TEST_GID" "$rootfs"
+	echo "10.1.2.3 host-$MARK" >"$hosts"
+	echo "engine=test" >"$env"
+	chmod 644 "$hosts" "$env"
+	# shellcheck disable=SC2016 # expanded inside the container
+	mk_bundle b sh -c 'cat /etc/hosts /run/.containerenv
+		dd if=/dev/zero of=/run/big bs=1024 count=2048 2>/dev/null && echo RUN-UNBOUNDED
+		stat -c "run %a" /run; cat /proc/self/mountinfo' || return
+	cfg 'c["root"]["path"] = sys.argv[1]
+c["mounts"] += [
+	{"destination": "/etc/hosts", "type": "bind", "source": sys.argv[2], "options": ["bind", "ro"]},
+	{"destination": "/run", "type": "tmpfs", "source": "tmpfs", "options": ["nosuid", "nodev", "size=1m", "mode=710"]},
+	{"destination": "/run/.containerenv", "type": "bind", "source": sys.argv[3], "options": ["bind", "ro"]}]
+c["mounts"] = [m for m in c["mounts"] if m["destination"] != "/tmp"] + [
+	{"destination": "/tmp", "type": "tmpfs", "source": "tmpfs", "options": ["size=3m"]}]' \
+		"$rootfs" "$hosts" "$env" || return
+	oc run -b "$BUNDLE" "$id"
+	expect_rc 0
+	expect_out_has "host-$MARK"
+	expect_out_has "engine=test"
+	expect_out_lacks RUN-UNBOUNDED
+	expect_out_has "run 710"
+	[ -f "$rootfs/etc/hosts" ] || fail "the missing /etc/hosts was not created as a file in the rootfs"
+	[[ $(mount_opts /run) == *size=1024k* ]] || fail "/run: expected size=1024k, got '$(mount_opts /run)'"
+	[[ $(mount_opts /tmp) == *size=3072k* ]] || fail "/tmp: the config's tmpfs (size=3072k) is not the one mounted: '$(mount_opts /tmp)'"
+	end_case
+}
+
+t_mount_symlink_escape() {
+	local rootfs=$CASE_DIR/rootfs src=$CASE_DIR/src name=cordon-escape-$MARK id=$CASE_ID-s
+	setup_case
+	copy_rootfs "$rootfs" || return
+	ln -s / "$rootfs/etc/evil"
+	ln -s ../../../../../../.. "$rootfs/etc/evil2"
+	[ "$MODE" = rootless ] && chown -hR "$TEST_UID:$TEST_GID" "$rootfs"
+	mk_dir "$src"
+	echo "inside $MARK" >"$src/file"
+	mk_bundle b sh -c "cat /$name/file /$name-2/file" || return
+	cfg 'c["root"]["path"] = sys.argv[1]
+c["mounts"] += [
+	{"destination": "/etc/evil/" + sys.argv[3], "type": "bind", "source": sys.argv[2], "options": ["rbind", "ro"]},
+	{"destination": "/etc/evil2/" + sys.argv[3] + "-2", "type": "bind", "source": sys.argv[2], "options": ["rbind", "ro"]}]' \
+		"$rootfs" "$src" "$name" || return
+	oc run -b "$BUNDLE" "$id"
+	expect_rc 0
+	expect_out_eq "inside $MARK"$'\n'"inside $MARK"
+	[ ! -e "/$name" ] && [ ! -e "/$name-2" ] || { rmdir "/$name" "/$name-2" 2>/dev/null; fail "a mount point was created on the host's /"; }
+	[ -d "$rootfs/$name" ] && [ -d "$rootfs/$name-2" ] || fail "the mount points were not made inside the rootfs"
+	end_case
+}
+
+t_masked_readonly() {
+	local rw=$CASE_DIR/rw id=$CASE_ID-m
+	setup_case
+	mk_dir "$rw"
+	chmod 777 "$rw"
+	mk_bundle b sh -c 'cat /etc/passwd | wc -c; echo "data:[$(ls /data)]"; echo x >/data/f || echo DATA-RO
+		echo x >/srv/rw/f || echo SRV-RO; echo y >/scratch/f && echo SCRATCH-RW; cat /srv/rw/f
+		cat /proc/self/mountinfo' || return
+	cfg 'c["mounts"] += [
+	{"destination": "/data", "type": "tmpfs", "source": "tmpfs", "options": ["size=1m"]},
+	{"destination": "/data/sub", "type": "tmpfs", "source": "tmpfs", "options": ["size=1m"]},
+	{"destination": "/srv/rw", "type": "bind", "source": sys.argv[1], "options": ["bind", "rw"]},
+	{"destination": "/scratch", "type": "tmpfs", "source": "tmpfs", "options": ["size=1m"]}]
+c["linux"]["maskedPaths"] += ["/etc/passwd", "/data", "/no/such/path"]
+c["linux"]["readonlyPaths"] += ["/srv/rw", "/no/such/dir"]' "$rw" || return
+	oc run -b "$BUNDLE" "$id"
+	expect_rc 0
+	# A masked file reads empty, a masked directory is an empty read-only tmpfs.
+	[ "$(head -n 1 <<<"$OUT")" = 0 ] || fail "the masked /etc/passwd is not empty"
+	expect_out_has DATA-RO
+	expect_out_has "data:[]"
+	expect_out_has SRV-RO
+	expect_out_has SCRATCH-RW
+	[ ! -e "$rw/f" ] || fail "a write went through the read-only path to the host"
+	end_case
+}
+
+t_mount_sys() {
+	local id=$CASE_ID-y
+	setup_case
+	mk_bundle b sh -c 'ls /sys/fs/cgroup; echo 1 >/sys/kernel/profiling 2>/dev/null || echo SYS-RO
+		cat /proc/self/mountinfo' || return
+	# The /sys entries `cordon spec` writes (mk_bundle takes them out).
+	cfg 'c["mounts"] += [
+	{"destination": "/sys", "type": "sysfs", "source": "sysfs", "options": ["nosuid", "noexec", "nodev", "ro"]},
+	{"destination": "/sys/fs/cgroup", "type": "cgroup", "source": "cgroup", "options": ["nosuid", "noexec", "nodev", "ro"]}]' || return
+	oc run -b "$BUNDLE" "$id"
+	expect_rc 0
+	expect_out_has cgroup.controllers
+	expect_out_has SYS-RO
+	[[ $(mount_opts /sys/fs/cgroup) == ro,*\ cgroup2\ * ]] ||
+		fail "/sys/fs/cgroup: expected a read-only cgroup2, got '$(mount_opts /sys/fs/cgroup)'"
+	end_case
+}
+
+t_mount_errors() {
+	local id=$CASE_ID-e file=$CASE_DIR/file n
+	setup_case
+	echo x >"$file"
+	chmod 644 "$file"
+	mk_bundle b true || return
+	n=$(n_mounts)
+	cfg 'c["mounts"] += [{"destination": "/x", "type": "bind", "source": "/no/such/source", "options": ["bind"]}]' || return
+	oc create -b "$BUNDLE" "$id"
+	expect_cordon_error "PATH|MOUNT" "mounts[$n]"
+	# A file cannot cover a directory: found only while mounting.
+	cfg 'c["mounts"][-1:] = [
+	{"destination": "/run", "type": "tmpfs", "source": "tmpfs", "options": ["size=1m"]},
+	{"destination": "/bin", "type": "bind", "source": sys.argv[1], "options": ["bind"]}]' "$file" || return
+	oc create -b "$BUNDLE" "$id"
+	expect_cordon_error MOUNT "mounts[$((n + 1))] /bin"
+	oc state "$id"
+	expect_cordon_error STATE "$id"
+	oc run -b "$BUNDLE" "$id"
+	expect_cordon_error MOUNT "mounts[$((n + 1))] /bin"
+	cfg 'c["mounts"][-2:] = [{"destination": "/run", "type": "tmpfs", "source": "tmpfs", "options": ["size=1m", "nr_inodes=lots"]}]' || return
+	oc run -b "$BUNDLE" "$id"
+	expect_cordon_error MOUNT "mounts[$n] /run"
+	cfg 'c["mounts"][-1:] = [{"destination": "/proc/cpuinfo", "type": "bind", "source": sys.argv[1], "options": ["bind"]}]' "$file" || return
+	oc run -b "$BUNDLE" "$id"
+	expect_cordon_error SPEC "mounts[$n].destination"
+	end_case
+}
+
 each_mode "create, state, start, kill, state stopped, delete" t_lifecycle
 each_mode "run --bundle: exit statuses, exec failure, --detach" t_run_bundle
 each_mode "kill: signal names and numbers, --all, stopped refused" t_kill_signals
@@ -265,4 +455,10 @@ each_mode "start reports an exec failure; the state says 127" t_exec_failure_at_
 each_mode "--log-format json and --log FILE" t_log_json
 each_mode "list: table, --quiet, --format json" t_list
 each_mode "root.readonly false: the rootfs is writable" t_root_writable
+each_mode "mounts: a ro bind (below a 0700 directory) is read-only, a rw bind writes to the host" t_mount_binds
+each_mode "mounts: a file bind created over /etc/hosts, tmpfs /run with size and mode, a bind in it, the config's /tmp" t_mount_file_tmpfs
+each_mode "mounts: a destination through a rootfs symlink to / stays in the rootfs" t_mount_symlink_escape
+each_mode "maskedPaths and readonlyPaths of the config" t_masked_readonly
+each_mode "mounts: sysfs read-only, cgroup as the sandbox's cgroup2" t_mount_sys
+each_mode "mounts: a missing source, a file over a directory, bad tmpfs data fail with 125" t_mount_errors
 done_testing

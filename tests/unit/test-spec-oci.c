@@ -421,6 +421,13 @@ static const struct {
 	  "mounts[0].destination: may not contain '..'" },
 	{ { .mounts = "[{\"destination\": \"/a\", \"type\": 5}]" },
 	  "mounts[0].type: expected string" },
+	{ { .mounts =
+		    "[{\"destination\": \"/proc/cpuinfo\", \"type\": \"bind\", \"source\": \"/s\"}]" },
+	  "mounts[0].destination: /proc/cpuinfo: nothing may be mounted below /proc" },
+	{ { .mounts = "[{\"destination\": \"/p2\", \"type\": \"proc\"}]" },
+	  "mounts[0].type: proc is mounted at /proc only" },
+	{ { .mounts = "[{\"destination\": \"/pts\", \"type\": \"devpts\"}]" },
+	  "mounts[0].type: devpts is mounted at /dev/pts only" },
 	{ { .mounts = "[{\"destination\": \"/a\", \"type\": \"nfs\", \"source\": \"h:/e\"}]" },
 	  "mounts[0].type: 'nfs' is not supported" },
 	{ { .mounts = "[{\"destination\": \"/a\", \"source\": \"/s\"}]" },
