@@ -46,6 +46,13 @@ struct cordon_fs_options {
 extern const char *const cordon_fs_masked_paths[];
 extern const char *const cordon_fs_readonly_paths[];
 
+/*
+ * False when path is on a filesystem that cannot be idmapped (an
+ * overlay, fuse, network filesystems): the supervisor's idmapped clone
+ * would fall back to a plain one, whose files the sandbox's ids do not own.
+ */
+bool cordon_fs_idmappable(const char *path);
+
 void cordon_fs_host_init(struct cordon_fs_host *host);
 void cordon_fs_host_close(struct cordon_fs_host *host);
 

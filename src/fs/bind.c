@@ -4,6 +4,7 @@
 #include <linux/mount.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/statfs.h>
 #include <sys/stat.h>
 
 #include "fs-internal.h"
@@ -69,6 +70,27 @@ int fs_setup_binds(int root, const struct cordon_spec *spec, const struct cordon
 			return -1;
 	}
 	return 0;
+}
+
+bool cordon_fs_idmappable(const char *path)
+{
+	/* The filesystems engines keep container roots on that cannot be idmapped (6.x). */
+	static const unsigned long no_idmap[] = {
+		0x794c7630, /* overlayfs: podman's, containerd's and buildah's overlay storage */
+		0x65735546, /* fuse (fuse-overlayfs) */
+		0x6969,	    /* nfs */
+		0xfe534d42, /* smb2 */
+		0xff534d42, /* cifs */
+		0x01021997, /* 9p */
+	};
+	struct statfs st;
+
+	if (statfs(path, &st) < 0)
+		return true; /* as before: tried, with the plain clone as fallback */
+	for (size_t i = 0; i < ARRAY_SIZE(no_idmap); i++)
+		if ((unsigned long)st.f_type == no_idmap[i])
+			return false;
+	return true;
 }
 
 /* Clone path and idmap the clone through userns_fd; -1 (no error) if unsupported. */

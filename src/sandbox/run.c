@@ -422,6 +422,21 @@ static int create_cgroups(struct supervisor *sv, struct cordon_error *err)
 	return 0;
 }
 
+/*
+ * A bundle's writable root on a filesystem that cannot be idmapped (the
+ * overlay of podman's, containerd's or buildah's storage), as host root:
+ * the sandbox's user namespace maps every id to itself, so that its root
+ * owns the root's files, as the engine expects (it wrote them as host
+ * root). Capabilities stay the namespace's, and the workload is in the
+ * nested one, as always. Read-only roots and idmappable ones keep
+ * cordon's own range (docs/oci.md, "Users of a container").
+ */
+static bool host_ids(const struct cordon_spec *spec)
+{
+	return cordon_host_root() && spec->oci && !spec->oci->root_readonly &&
+	       !cordon_fs_idmappable(spec->rootfs);
+}
+
 static int run(struct supervisor *sv, struct cordon_error *err)
 {
 	const struct cordon_spec *spec = sv->spec;
@@ -441,8 +456,12 @@ static int run(struct supervisor *sv, struct cordon_error *err)
 	sigset_t set, old;
 	pid_t pid;
 
-	if (userns && cordon_userns_plan(spec->uid, spec->gid, &plan, err) < 0)
+	if (userns && host_ids(spec)) {
+		cordon_idmap_range(0, UINT32_MAX, &plan.uid);
+		cordon_idmap_range(0, UINT32_MAX, &plan.gid);
+	} else if (userns && cordon_userns_plan(spec->uid, spec->gid, &plan, err) < 0) {
 		return -1;
+	}
 	if (create_cgroups(sv, err) < 0)
 		return -1;
 	if (!userns)

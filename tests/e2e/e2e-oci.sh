@@ -256,6 +256,31 @@ EOF
 	end_case
 }
 
+# Host root, a writable root on an overlay (an engine's storage): the
+# sandbox's ids are the host's, so its root owns and writes the root's files.
+# A read-only root, or one that can be idmapped, keeps cordon's own range.
+t_root_overlay_host_ids() {
+	local id=$CASE_ID-o ov=$CASE_DIR/ov
+	setup_case
+	mkdir -p "$ov/upper" "$ov/work" "$ov/merged"
+	mount -t overlay overlay -o "lowerdir=$CORDON_ROOTFS,upperdir=$ov/upper,workdir=$ov/work" \
+		"$ov/merged" || { fail "could not mount a test overlay"; return; }
+	mk_bundle b sh -c 'echo written >/from-container; stat -c %u /bin; cat /proc/self/uid_map' || return
+	cfg 'c["root"] = {"path": sys.argv[1], "readonly": False}' "$ov/merged"
+	oc run -b "$BUNDLE" "$id"
+	expect_rc 0
+	[ "$(stat -c %u:%g "$ov/upper/from-container" 2>/dev/null)" = 0:0 ] ||
+		fail "the container's file on the overlay is not owned by host root"
+	grep -q '^0$' <<<"$OUT" || fail "the root's files are not owned by the container's root"
+	grep -Eq '^ *0 +0 +4294967295$' <<<"$OUT" || fail "expected the identity id map"
+	# The same root, read-only: cordon's own range.
+	cfg 'c["root"] = {"path": sys.argv[1], "readonly": True}' "$ov/merged"
+	oc run -b "$BUNDLE" "$id"
+	grep -Eq '^ *0 +0 +4294967295$' <<<"$OUT" && fail "a read-only root got the identity map"
+	umount "$ov/merged"
+	end_case
+}
+
 # --- config.json mounts, maskedPaths, readonlyPaths --------------------------
 
 # cfg PYTHON: run PYTHON on the bundle's config.json as `c` (then saved);
@@ -455,6 +480,7 @@ each_mode "start reports an exec failure; the state says 127" t_exec_failure_at_
 each_mode "--log-format json and --log FILE" t_log_json
 each_mode "list: table, --quiet, --format json" t_list
 each_mode "root.readonly false: the rootfs is writable" t_root_writable
+run_case rootful "root on an overlay, writable: the host's ids; read-only: cordon's range" t_root_overlay_host_ids
 each_mode "mounts: a ro bind (below a 0700 directory) is read-only, a rw bind writes to the host" t_mount_binds
 each_mode "mounts: a file bind created over /etc/hosts, tmpfs /run with size and mode, a bind in it, the config's /tmp" t_mount_file_tmpfs
 each_mode "mounts: a destination through a rootfs symlink to / stays in the rootfs" t_mount_symlink_escape
