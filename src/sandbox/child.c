@@ -21,11 +21,11 @@
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include "cordon/security.h"
 #include "sandbox-internal.h"
-
 
 /* What the workload sends its init when it cannot reach execve. */
 struct exec_report {
@@ -111,7 +111,25 @@ static int loopback_up(struct cordon_error *err)
  */
 static const char *env_lookup(char *const envp[], const char *key);
 
-int sandbox_exec_search(char *const argv[], char *const envp[], int *errnum)
+/* execve file; or, probing, only whether execve would find and could run it (0). */
+static int try_exec(const char *file, char *const argv[], char *const envp[], bool probe)
+{
+	struct stat st;
+
+	if (!probe) {
+		execve(file, argv, envp);
+		return -1;
+	}
+	if (stat(file, &st) < 0)
+		return -1;
+	if (!S_ISREG(st.st_mode) || !(st.st_mode & 0111)) {
+		errno = EACCES;
+		return -1;
+	}
+	return 0;
+}
+
+static int exec_search(char *const argv[], char *const envp[], bool probe, int *errnum)
 {
 	const char *path = env_lookup(envp, "PATH");
 	const char *name = argv[0];
@@ -119,7 +137,8 @@ int sandbox_exec_search(char *const argv[], char *const envp[], int *errnum)
 	char buf[4096];
 
 	if (strchr(name, '/')) {
-		execve(name, argv, envp);
+		if (try_exec(name, argv, envp, probe) == 0)
+			return 0;
 		*errnum = errno;
 		return (errno == ENOENT || errno == ENOTDIR) ? CORDON_EXIT_NOT_FOUND
 							     : CORDON_EXIT_CANNOT_EXEC;
@@ -137,7 +156,8 @@ int sandbox_exec_search(char *const argv[], char *const envp[], int *errnum)
 			memcpy(buf, p, len);
 			buf[len] = '/';
 			strcpy(buf + len + 1, name);
-			execve(buf, argv, envp);
+			if (try_exec(buf, argv, envp, probe) == 0)
+				return 0;
 			if (errno == EACCES || errno == EPERM || errno == ENOEXEC) {
 				denied = true;
 				*errnum = errno;
@@ -150,6 +170,25 @@ int sandbox_exec_search(char *const argv[], char *const envp[], int *errnum)
 		p = *end ? end + 1 : end;
 	}
 	return denied ? CORDON_EXIT_CANNOT_EXEC : CORDON_EXIT_NOT_FOUND;
+}
+
+int sandbox_exec_search(char *const argv[], char *const envp[], int *errnum)
+{
+	return exec_search(argv, envp, false, errnum);
+}
+
+int sandbox_exec_probe(char *const argv[], char *const envp[], int *errnum)
+{
+	const char *path = env_lookup(envp, "PATH");
+
+	/* Relative to the workload's cwd, which is not ours yet: execve will tell. */
+	if (argv[0][0] != '/' && strchr(argv[0], '/'))
+		return 0;
+	if (!strchr(argv[0], '/'))
+		for (const char *p = path; p && *p; p = strchrnul(p, ':'), p += *p == ':')
+			if (*p != '/')
+				return 0;
+	return exec_search(argv, envp, true, errnum);
 }
 
 static const char *env_lookup(char *const envp[], const char *key)
@@ -648,6 +687,17 @@ _Noreturn void sandbox_child(const struct child_ctx *ctx)
 	if (ctx->console_fd >= 0 && terminal_create(ctx, &tty_slave, &err) < 0) {
 		kill(workload, SIGKILL);
 		setup_failed(ctx, &err);
+	}
+	/*
+	 * A program that is not there fails now, not at start: a launcher
+	 * learns it from create, as from runc (podman maps it to 127/126).
+	 */
+	rep.exit_code = sandbox_exec_probe(ctx->spec->argv, ctx->spec->env, &rep.errnum);
+	if (rep.exit_code) {
+		rep.code = CORDON_E_EXEC;
+		snprintf(rep.text, sizeof(rep.text), "%s", ctx->spec->argv[0]);
+		kill(workload, SIGKILL);
+		report_workload_failure(ctx, workload, &rep);
 	}
 	/* Created: the supervisor records it and says when (at once, or at `cordon start`). */
 	if (wait_for_start(ctx, workload, workload_host_pid, report_fd)) {

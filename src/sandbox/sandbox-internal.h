@@ -170,6 +170,12 @@ int sandbox_pty_attach(int slave, struct cordon_error *err);
  * executable), errno in *errnum.
  */
 int sandbox_exec_search(char *const argv[], char *const envp[], int *errnum);
+/*
+ * Whether sandbox_exec_search would find an executable argv[0], checked
+ * in the current root without running it: 0, or the exit code as above.
+ * A name relative to a directory (the workload's cwd) counts as found.
+ */
+int sandbox_exec_probe(char *const argv[], char *const envp[], int *errnum);
 
 int sync_send(int fd, const struct sync_msg *msg, const int *fds, size_t n_fds);
 /* Receive one message; fds (up to *n_fds) are returned through fds. 0 on EOF. */

@@ -172,11 +172,21 @@ EOF
 t_exec_failure_at_start() {
 	local id=$CASE_ID-n
 	setup_case
+	# A program that is not there: create fails (podman maps the message to 127).
 	mk_bundle b no-such-program || return
+	oc create -b "$BUNDLE" "$id"
+	expect_cordon_error EXEC no-such-program
+	oc state "$id"
+	expect_cordon_error STATE "does not exist"
+	# One that is there, but execve fails (its interpreter is not): at start.
+	printf '#!/no/such/interpreter\n' >"$CASE_DIR/bad.sh"
+	chmod 755 "$CASE_DIR/bad.sh"
+	mk_bundle b2 /bad.sh || return
+	cfg 'c["mounts"].append({"destination": "/bad.sh", "type": "bind", "source": sys.argv[1], "options": ["bind", "ro"]})' "$CASE_DIR/bad.sh"
 	oc create -b "$BUNDLE" "$id"
 	expect_rc 0
 	oc start "$id"
-	expect_cordon_error EXEC no-such-program
+	expect_cordon_error EXEC /bad.sh
 	wait_stopped "$id"
 	[ "$(jfield exitStatus)" = 127 ] || fail "expected exitStatus 127"
 	oc delete "$id"
@@ -476,7 +486,7 @@ each_mode "run --bundle: exit statuses, exec failure, --detach" t_run_bundle
 each_mode "kill: signal names and numbers, --all, stopped refused" t_kill_signals
 each_mode "delete: running refused, --force, a created one" t_delete
 each_mode "refusals: no id, bad bundle, bad id, console socket without terminal, twice, terminal without socket" t_refusals
-each_mode "start reports an exec failure; the state says 127" t_exec_failure_at_start
+each_mode "a missing program fails create; an execve failure at start: state says 127" t_exec_failure_at_start
 each_mode "--log-format json and --log FILE" t_log_json
 each_mode "list: table, --quiet, --format json" t_list
 each_mode "root.readonly false: the rootfs is writable" t_root_writable

@@ -1,0 +1,164 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+#
+# podman drives cordon as its OCI runtime (`--runtime $CORDON`, cgroupfs
+# manager), as root and as the unprivileged test user: run, exit codes, a
+# terminal, detached containers with exec, stop and rm, memory and pids
+# limits. The image is made offline from cordon's busybox rootfs (podman
+# import); nothing here touches a registry or the network (--network none).
+#
+# podman is a test dependency (contrib/deps.sh --test): when it is missing
+# every case fails, it never skips.
+
+. "$(dirname "$0")/../e2e/lib.sh"
+
+IMAGE=localhost/cordon-compat-bb
+PM_TMP=$E2E_TMP/podman
+mkdir -p "$PM_TMP"
+chmod 755 "$PM_TMP"
+# podman's overlay driver keeps its store's overlay directory mounted on
+# itself while in use: the store's, not a container's (theirs are checked).
+E2E_MOUNT_NOISE="$E2E_MOUNT_NOISE|^$PM_TMP/[a-z]+/root/overlay\$"
+
+# The store of each mode, private to this run: removed at the end.
+pm_dirs() {
+	PM_HOME=$PM_TMP/$MODE
+	PM_ROOT=$PM_HOME/root
+	PM_RUNROOT=$PM_HOME/runroot
+	PM_XDG=$PM_HOME/xdg
+}
+
+# pm ARGS...: podman in this mode, on its private store, with cordon as runtime.
+pm() {
+	local -a argv=(podman --root "$PM_ROOT" --runroot "$PM_RUNROOT" --runtime "$CORDON"
+		--cgroup-manager cgroupfs --events-backend file --tmpdir "$PM_HOME/tmp" "$@")
+	if [ "$MODE" = rootful ]; then
+		run env CONTAINERS_CONF=/dev/null "${argv[@]}"
+	else
+		local USER_PREFIX
+		_user_prefix
+		run "${USER_PREFIX[@]}" CONTAINERS_CONF=/dev/null XDG_RUNTIME_DIR="$PM_XDG" \
+			XDG_CONFIG_HOME="$PM_HOME/config" XDG_DATA_HOME="$PM_HOME/data" "${argv[@]}"
+	fi
+	_show "$@"
+	LAST_CMD="$MODE: podman $SHOWN"
+}
+
+# Once per mode: the store, and the busybox rootfs imported as $IMAGE.
+declare -A pm_ready
+pm_setup() {
+	pm_dirs
+	[ -n "${pm_ready[$MODE]:-}" ] && return 0
+	if ! command -v podman >/dev/null 2>&1; then
+		fail "podman is not installed (contrib/deps.sh --test installs it)"
+		return 1
+	fi
+	mkdir -p "$PM_HOME/tmp" "$PM_HOME/config" "$PM_HOME/data"
+	mkdir -p -m 700 "$PM_XDG"
+	[ -f "$PM_TMP/rootfs.tar" ] || tar -C "$CORDON_ROOTFS" -cf "$PM_TMP/rootfs.tar" . ||
+		{ fail "could not pack the rootfs"; return 1; }
+	chmod 644 "$PM_TMP/rootfs.tar"
+	[ "$MODE" = rootful ] || chown -R "$TEST_UID:$TEST_GID" "$PM_HOME"
+	pm import --change 'ENV PATH=/bin' "$PM_TMP/rootfs.tar" "$IMAGE"
+	expect_rc 0 || return 1
+	pm_ready[$MODE]=1
+}
+
+# The podman output without cordon's warnings (podman relays the runtime's stderr).
+out_lines() { grep -v '^cordon: warning:' <<<"$OUT"; }
+
+t_run_rm() {
+	pm_setup || return
+	pm run --rm --network none "$IMAGE" echo hi
+	expect_rc 0
+	[ "$(out_lines)" = hi ] || fail "expected 'hi', got '$OUT'"
+	pm run --rm --network none "$IMAGE" sh -c 'id -u; hostname; cat /proc/1/cmdline | tr "\0" " "'
+	expect_rc 0
+	[ "$(out_lines | head -1)" = 0 ] || fail "expected uid 0 in the container"
+	pm ps -a -q
+	[ -z "$OUT" ] || fail "run --rm left a container: $OUT"
+}
+
+t_exit_codes() {
+	pm_setup || return
+	pm run --rm --network none "$IMAGE" sh -c 'exit 3'
+	expect_rc 3
+	pm run --rm --network none "$IMAGE" sh -c 'kill -9 $$'
+	expect_rc 137
+	pm run --rm --network none "$IMAGE" /no/such/program
+	expect_rc 127
+}
+
+t_terminal() {
+	pm_setup || return
+	pm run --rm -t --network none "$IMAGE" sh -c 'tty; test -t 0 && test -t 1 && echo is-a-tty'
+	expect_rc 0
+	grep -q '^/dev/pts/[0-9]' <<<"$OUT" || fail "run -t: no pty in the container: $OUT"
+	grep -q 'is-a-tty' <<<"$OUT" || fail "run -t: stdin/stdout are not the terminal"
+}
+
+t_detached_exec_stop_rm() {
+	local id
+	pm_setup || return
+	new_mark
+	pm run -d --network none "$IMAGE" sleep "$MARK"
+	expect_rc 0 || return
+	id=$(out_lines | tail -1)
+	pm inspect --format '{{.State.Status}} {{.State.Pid}}' "$id"
+	[[ $OUT == running\ [1-9]* ]] || fail "expected running with a pid, got '$OUT'"
+	pm exec "$id" sh -c 'echo in-container; cat /proc/1/cmdline | tr "\0" " "'
+	expect_rc 0
+	grep -q in-container <<<"$OUT" || fail "exec printed nothing"
+	pm exec "$id" sh -c 'exit 5'
+	expect_rc 5
+	pm exec -t "$id" sh -c 'tty'
+	expect_rc 0
+	grep -q '^/dev/pts/[0-9]' <<<"$OUT" || fail "exec -t: no pty: $OUT"
+	pm stop -t 5 "$id"
+	expect_rc 0
+	pm inspect --format '{{.State.Status}} {{.State.ExitCode}}' "$id"
+	[ "$OUT" = "exited 143" ] || fail "expected 'exited 143' after stop (SIGTERM), got '$OUT'"
+	pm rm "$id"
+	expect_rc 0
+	no_procs_matching "sleep $MARK" || fail "the container's process survived rm"
+	pm ps -a -q
+	[ -z "$OUT" ] || fail "rm left a container: $OUT"
+}
+
+t_memory_limit() {
+	pm_setup || return
+	pm run --rm --network none --memory 32m "$IMAGE" dd if=/dev/zero of=/dev/null bs=100M count=1
+	expect_rc 137
+	pm run --rm --network none --memory 128m "$IMAGE" dd if=/dev/zero of=/dev/null bs=50M count=1
+	expect_rc 0
+}
+
+t_pids_limit() {
+	pm_setup || return
+	pm run --rm --network none --pids-limit 10 "$IMAGE" \
+		sh -c 'i=0; while [ $i -lt 12 ]; do sleep 5 & i=$((i + 1)); done; wait'
+	expect_rc_not 0 "12 processes under --pids-limit 10"
+	grep -q "can't fork" <<<"$OUT$ERR" || fail "expected the shell's fork failure"
+}
+
+# Rootless podman leaves its pause process (the holder of its user namespace).
+pm_cleanup() {
+	local mode pid
+	for mode in rootful rootless; do
+		pid=$(cat "$PM_TMP/$mode/xdg/libpod/tmp/pause.pid" 2>/dev/null) &&
+			kill "$pid" 2>/dev/null
+	done
+	# Image layers are not mounted once the containers are gone; to be sure.
+	grep -o " $PM_TMP/[^ ]*" /proc/self/mounts | sort -r | xargs -r -n1 umount -l 2>/dev/null
+	return 0
+}
+trap 'pm_cleanup; _on_exit' EXIT
+
+each_mode "run --rm --network none: output, uid 0, nothing left" t_run_rm
+each_mode "exit codes: 3, 137 for SIGKILL, 127 for a missing program" t_exit_codes
+each_mode "run -t: the container's stdio is a terminal" t_terminal
+each_mode "run -d, exec, exec -t, stop (143), rm" t_detached_exec_stop_rm
+# Rootless podman on cgroup v1 and hybrid drops limits itself (no delegation).
+rootful_only "--memory: over the limit 137, under it 0" t_memory_limit
+rootful_only "--pids-limit: a fork past the limit fails" t_pids_limit
+done_testing
