@@ -40,6 +40,7 @@ struct cordon_fs_options {
 	bool tty_gid_mapped; /* gid 5 exists in the sandbox: devpts gets gid=5 */
 	bool in_userns;      /* setup runs in a user namespace (overlay: userxattr) */
 	const char *resolv_conf; /* bound read-only over /etc/resolv.conf, or NULL */
+	bool ipc_joined;         /* the IPC namespace is a joined one: no mqueue mount */
 };
 
 /* /proc paths (relative) hidden and made read-only in every sandbox. */

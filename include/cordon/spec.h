@@ -184,6 +184,11 @@ enum cordon_oci_ns {
 	CORDON_OCI_NS_COUNT,
 };
 
+/* Namespaces a config may join by path: network, ipc, uts (a pod's). */
+bool cordon_oci_ns_joinable(size_t type);
+/* The path spec joins for type, or NULL (a new namespace, or no config). */
+const char *cordon_spec_ns_path(const struct cordon_spec *spec, enum cordon_oci_ns type);
+
 enum cordon_oci_hook_kind {
 	CORDON_OCI_HOOK_PRESTART, /* deprecated by the spec, still run by runtimes */
 	CORDON_OCI_HOOK_CREATE_RUNTIME,

@@ -184,8 +184,13 @@ int fs_setup_dev(int root, const struct cordon_fs_options *opts, struct cordon_e
 	if (dev_mount_sub(dev, "shm", 01777, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
 			  "mode=1777,size=65536k", err) < 0)
 		return -1;
-	if (dev_mount_sub(dev, "mqueue", 0755, "mqueue", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL,
-			  err) < 0)
+	/*
+	 * POSIX queues of the sandbox's IPC namespace. One joined by path (a
+	 * pod's) belongs to another user namespace: mounting its queues needs
+	 * a privilege the sandbox does not have, so /dev/mqueue stays empty.
+	 */
+	if (!opts->ipc_joined && dev_mount_sub(dev, "mqueue", 0755, "mqueue",
+					       MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL, err) < 0)
 		return -1;
 	for (size_t i = 0; i < ARRAY_SIZE(dev_links); i++)
 		if (symlinkat(dev_links[i].target, dev, dev_links[i].name) < 0)

@@ -59,6 +59,9 @@ int cordon_fs_open_sources(const struct cordon_spec *spec, struct cordon_fs_host
 
 		if (cordon_oci_mount_provided(m))
 			continue;
+		/* A joined IPC namespace is not the sandbox's to mount (fs_setup_dev). */
+		if (m->kind == CORDON_OCI_MOUNT_MQUEUE && oci->ns_path[CORDON_OCI_NS_IPC])
+			continue;
 		if (m->kind == CORDON_OCI_MOUNT_BIND) {
 			source = m->source;
 			recursive = m->recursive;

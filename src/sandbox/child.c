@@ -248,7 +248,7 @@ static _Noreturn void workload_main(const struct child_ctx *ctx, int ready_fd, i
 	 * of 0.15-0.2 when the two overlapped) and exists when we report:
 	 * whatever comes to plumb it (a gateway link) can rely on the report.
 	 */
-	if (unshare(CLONE_NEWNET) < 0)
+	if (!cordon_spec_ns_path(spec, CORDON_OCI_NS_NETWORK) && unshare(CLONE_NEWNET) < 0)
 		workload_fail(report_fd, CORDON_EXIT_FAILURE, CORDON_E_NAMESPACE, errno,
 			      "creating the workload's network namespace");
 	if (limit_user_namespaces(&err) < 0)
@@ -268,8 +268,8 @@ static _Noreturn void workload_main(const struct child_ctx *ctx, int ready_fd, i
 	if (cordon_write_all(report_fd, &done, sizeof(done)) < 0)
 		_exit(CORDON_EXIT_FAILURE);
 
-	/* Only lo, and it starts down. */
-	if (loopback_up(&err) < 0)
+	/* Only lo, and it starts down. A joined namespace is set up by whoever made it. */
+	if (!cordon_spec_ns_path(spec, CORDON_OCI_NS_NETWORK) && loopback_up(&err) < 0)
 		workload_fail(report_fd, CORDON_EXIT_FAILURE, err.code, err.errnum, "%s", err.msg);
 
 	/*
@@ -643,6 +643,7 @@ _Noreturn void sandbox_child(const struct child_ctx *ctx)
 	 */
 	prctl(PR_SET_DUMPABLE, 0);
 
+	fs_opts.ipc_joined = cordon_spec_ns_path(ctx->spec, CORDON_OCI_NS_IPC) != NULL;
 	fs_opts.tty_gid_mapped = !ctx->userns || cordon_idmap_to_outside(&ctx->plan->gid, 5) >= 0;
 	if (net)
 		fs_opts.resolv_conf = ctx->spec->net.dns_none
@@ -663,7 +664,9 @@ _Noreturn void sandbox_child(const struct child_ctx *ctx)
 	if (cordon_fs_enter(root, &err) < 0)
 		setup_failed(ctx, &err);
 	close(root);
-	if (sethostname(ctx->spec->hostname, strlen(ctx->spec->hostname)) < 0) {
+	/* A joined UTS namespace (a pod's) has its owner's name. */
+	if (!cordon_spec_ns_path(ctx->spec, CORDON_OCI_NS_UTS) &&
+	    sethostname(ctx->spec->hostname, strlen(ctx->spec->hostname)) < 0) {
 		cordon_error_set(&err, CORDON_E_NAMESPACE, errno, "sethostname");
 		setup_failed(ctx, &err);
 	}

@@ -446,11 +446,6 @@ void cordon_container_warn_unapplied(const struct cordon_spec *spec)
 	    !(geteuid() != 0 && own_map(oci->uid_map, oci->n_uid_map, spec->uid, geteuid()) &&
 	      own_map(oci->gid_map, oci->n_gid_map, spec->gid, getegid())))
 		cordon_warn("linux.uidMappings/gidMappings: not applied (cordon maps ids itself)");
-	for (size_t i = 0; i < CORDON_OCI_NS_COUNT; i++)
-		if (oci->ns_path[i] && oci->ns_path[i][0])
-			cordon_warn(
-				"linux.namespaces: path %s not joined (cordon creates new ones)",
-				oci->ns_path[i]);
 	if (oci->n_sysctl)
 		cordon_warn("linux.sysctl: not applied");
 	if (oci->n_additional_gids)

@@ -201,6 +201,9 @@ static _Noreturn void exec_join(struct exec_ctx *x)
 	struct clone_args args = { .flags = CLONE_PARENT };
 	struct cordon_error err = { 0 };
 	struct exec_report rep = { .code = CORDON_OK };
+	int joined = (cordon_spec_ns_path(x->spec, CORDON_OCI_NS_NETWORK) ? CLONE_NEWNET : 0) |
+		     (cordon_spec_ns_path(x->spec, CORDON_OCI_NS_IPC) ? CLONE_NEWIPC : 0) |
+		     (cordon_spec_ns_path(x->spec, CORDON_OCI_NS_UTS) ? CLONE_NEWUTS : 0);
 	pid_t pid;
 
 	/*
@@ -215,13 +218,17 @@ static _Noreturn void exec_join(struct exec_ctx *x)
 
 	if (join_cgroups(x->cgroups, &err) < 0)
 		exec_fail_err(x->report_fd, &err);
+	/* Joined by the config's path (a pod's): not U1's, entered with our privileges. */
+	if (joined && setns(x->pidfd, joined) < 0)
+		exec_fail(x->report_fd, CORDON_EXIT_FAILURE, CORDON_E_NAMESPACE, errno,
+			  "joining the container's namespaces of the config");
 	if (x->outer_userns >= 0 && setns(x->outer_userns, CLONE_NEWUSER) < 0)
 		exec_fail(x->report_fd, CORDON_EXIT_FAILURE, CORDON_E_NAMESPACE, errno,
 			  "joining the sandbox's user namespace");
 	if (x->outer_userns >= 0)
 		close(x->outer_userns);
 	/* The mount namespace sets our root and cwd to the container's root. */
-	if (setns(x->pidfd, JOIN_NS) < 0)
+	if (setns(x->pidfd, JOIN_NS & ~joined) < 0)
 		exec_fail(x->report_fd, CORDON_EXIT_FAILURE, CORDON_E_NAMESPACE, errno,
 			  "joining the container's namespaces");
 	if (setns(x->pidfd, CLONE_NEWUSER) < 0)

@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <linux/sched.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -422,6 +423,74 @@ static int create_cgroups(struct supervisor *sv, struct cordon_error *err)
 	return 0;
 }
 
+/* The namespaces a config may join by path (a pod's), and our own of each type. */
+static const struct {
+	enum cordon_oci_ns type;
+	int flag;
+	const char *name, *own;
+} joinable[] = {
+	{ CORDON_OCI_NS_NETWORK, CLONE_NEWNET, "network", "/proc/self/ns/net" },
+	{ CORDON_OCI_NS_IPC, CLONE_NEWIPC, "ipc", "/proc/self/ns/ipc" },
+	{ CORDON_OCI_NS_UTS, CLONE_NEWUTS, "uts", "/proc/self/ns/uts" },
+};
+
+static void leave_joined(int own[])
+{
+	for (size_t i = 0; i < ARRAY_SIZE(joinable); i++)
+		if (own[i] >= 0) {
+			setns(own[i], joinable[i].flag);
+			cordon_closep(&own[i]);
+		}
+}
+
+/*
+ * Enter the namespaces the config joins, for the init's clone to inherit
+ * (only a process with privileges over them, not the sandbox's, may), and
+ * keep our own in own[] to come back to (leave_joined). *flags: the types
+ * joined, which the clone must not create. The caller's own namespace is
+ * never joined: a container never shares cordon's network, IPC or host name.
+ */
+static int enter_joined(const struct cordon_spec *spec, int own[], int *flags,
+			struct cordon_error *err)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(joinable); i++) {
+		const char *path = cordon_spec_ns_path(spec, joinable[i].type);
+		_cleanup_close_ int fd = -1;
+		struct stat want, ours;
+
+		own[i] = -1;
+		if (!path)
+			continue;
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0 || fstat(fd, &want) < 0)
+			return cordon_error_set(err, CORDON_E_NAMESPACE, errno,
+						"linux.namespaces: %s namespace %s", joinable[i].name,
+						path);
+		own[i] = open(joinable[i].own, O_RDONLY | O_CLOEXEC);
+		if (own[i] < 0 || fstat(own[i], &ours) < 0)
+			return cordon_error_set(err, CORDON_E_NAMESPACE, errno, "%s",
+						joinable[i].own);
+		if (want.st_dev == ours.st_dev && want.st_ino == ours.st_ino) {
+			cordon_closep(&own[i]);
+			return cordon_error_set(err, CORDON_E_NAMESPACE, 0,
+						"linux.namespaces: %s is the caller's own %s namespace: "
+						"a container never shares it",
+						path, joinable[i].name);
+		}
+		if (setns(fd, joinable[i].flag) < 0) {
+			int e = errno;
+
+			cordon_closep(&own[i]);
+			return cordon_error_set(err, CORDON_E_NAMESPACE, e,
+						e == EINVAL ? "linux.namespaces: %s is not a %s namespace"
+							    : "linux.namespaces: joining %s (%s)",
+						path, joinable[i].name);
+		}
+		*flags |= joinable[i].flag;
+	}
+	return 0;
+}
+
 /*
  * A bundle's writable root on a filesystem that cannot be idmapped (the
  * overlay of podman's, containerd's or buildah's storage), as host root:
@@ -453,6 +522,7 @@ static int run(struct supervisor *sv, struct cordon_error *err)
 	bool terminal = spec->oci && spec->oci->terminal && sv->opts->console_fd >= 0;
 	_cleanup_close_ int child_sync = -1;
 	int sp[2], wr[2] = { -1, -1 };
+	int own_ns[ARRAY_SIZE(joinable)], joined = 0;
 	sigset_t set, old;
 	pid_t pid;
 
@@ -484,12 +554,24 @@ static int run(struct supervisor *sv, struct cordon_error *err)
 	ctx.sync_fd = child_sync;
 	ctx.stdout_fd = wr[0];
 	ctx.stderr_fd = wr[1];
-	args.flags = NS_FLAGS | CLONE_PIDFD | (userns ? CLONE_NEWUSER : 0) |
+	if (enter_joined(spec, own_ns, &joined, err) < 0) {
+		leave_joined(own_ns);
+		cordon_closep(&wr[0]);
+		cordon_closep(&wr[1]);
+		return -1;
+	}
+	args.flags = (NS_FLAGS & ~(uint64_t)joined) | CLONE_PIDFD | (userns ? CLONE_NEWUSER : 0) |
 		     (sv->opts->foster_init ? CLONE_PARENT : 0);
 	args.pidfd = (uint64_t)(uintptr_t)&sv->pidfd;
 	/* With CLONE_PARENT the kernel takes our own exit signal (and refuses another). */
 	args.exit_signal = sv->opts->foster_init ? 0 : SIGCHLD;
 	pid = cordon_clone3(&args, sizeof(args));
+	if (pid != 0) {
+		int e = errno;
+
+		leave_joined(own_ns);
+		errno = e;
+	}
 	if (pid < 0) {
 		int e = errno;
 

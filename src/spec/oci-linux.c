@@ -17,6 +17,17 @@ const char *const oci_ns_names[CORDON_OCI_NS_COUNT] = {
 	[CORDON_OCI_NS_CGROUP] = "cgroup", [CORDON_OCI_NS_TIME] = "time",
 };
 
+bool cordon_oci_ns_joinable(size_t type)
+{
+	return type == CORDON_OCI_NS_NETWORK || type == CORDON_OCI_NS_IPC ||
+	       type == CORDON_OCI_NS_UTS;
+}
+
+const char *cordon_spec_ns_path(const struct cordon_spec *spec, enum cordon_oci_ns type)
+{
+	return spec->oci ? spec->oci->ns_path[type] : NULL;
+}
+
 static int parse_namespaces(struct oci_parse *p, yajl_val list)
 {
 	struct cordon_oci *oci = p->oci;
@@ -61,6 +72,18 @@ static int parse_namespaces(struct oci_parse *p, yajl_val list)
 	if (oci->ns_path[CORDON_OCI_NS_MOUNT])
 		return oci_error(p->err,
 				 "linux.namespaces: joining a mount namespace is not supported");
+	/*
+	 * A pod's containers share its network, IPC and UTS namespaces: those
+	 * are joined. The pid 1 of a joined pid namespace would not be
+	 * cordon's init, a joined user or cgroup namespace would take the
+	 * id maps and cgroup root out of cordon's hands.
+	 */
+	for (size_t k = 0; k < CORDON_OCI_NS_COUNT; k++)
+		if (oci->ns_path[k] && !cordon_oci_ns_joinable(k))
+			return oci_error(p->err,
+					 "linux.namespaces: joining a %s namespace (%s) is not "
+					 "supported: only network, ipc and uts",
+					 oci_ns_names[k], oci->ns_path[k]);
 	if (oci->ns_listed[CORDON_OCI_NS_TIME])
 		oci_warn(oci,
 			 "linux.namespaces: 'time': not created (cordon shares the host's clocks)");

@@ -291,6 +291,76 @@ t_root_overlay_host_ids() {
 	end_case
 }
 
+# --- linux.namespaces paths -----------------------------------------------------
+
+# A pod's namespaces (network, ipc, uts) are joined by path; exec joins them too.
+t_ns_join() {
+	local id=$CASE_ID-j ns=cordon-e2e-$$-$_case_n holder
+	setup_case
+	ip netns add "$ns" || { fail "ip netns add"; return; }
+	ip -n "$ns" link add pod0 type veth peer name pod1
+	# The holder of an IPC and a UTS namespace, with a host name and a queue of its own.
+	unshare --ipc --uts sh -c "hostname pod-$MARK; ipcmk -Q >/dev/null; exec sleep $MARK" &
+	holder=$!
+	wait_until 5 test "$(readlink /proc/$holder/ns/uts)" != "$(readlink /proc/self/ns/uts)"
+	sleep 0.2
+	mk_bundle b sh -c 'grep -o pod0 /proc/net/dev; hostname; cat /proc/sysvipc/msg | wc -l' || return
+	cfg '
+for n in c["linux"]["namespaces"]:
+    if n["type"] == "network": n["path"] = "/run/netns/" + sys.argv[1]
+    if n["type"] in ("ipc", "uts"): n["path"] = "/proc/%s/ns/%s" % (sys.argv[2], n["type"])
+' "$ns" "$holder"
+	oc run -b "$BUNDLE" "$id"
+	expect_rc 0
+	[ "$OUT" = "$(printf 'pod0\npod-%s\n2' "$MARK")" ] ||
+		fail "expected the pod's interface, host name and message queue, got '$OUT'"
+	cfg 'c["process"]["args"] = ["sleep", sys.argv[1]]' "$((MARK + 1))"
+	oc run -b "$BUNDLE" -d "$id"
+	expect_rc 0
+	oc exec "$id" sh -c 'grep -o pod0 /proc/net/dev; hostname'
+	expect_rc 0
+	[ "$OUT" = "$(printf 'pod0\npod-%s' "$MARK")" ] || fail "exec: not in the pod's namespaces: '$OUT'"
+	oc delete --force "$id"
+	expect_rc 0
+	kill "$holder"
+	wait "$holder" 2>/dev/null
+	ip netns del "$ns"
+	end_case
+}
+
+# The caller's own namespaces are never joined; other types are not joinable;
+# rootless, joining needs privileges over the namespace (and fails cleanly).
+t_ns_join_refused() {
+	local id=$CASE_ID-r
+	setup_case
+	mk_bundle b true || return
+	cfg '
+for n in c["linux"]["namespaces"]:
+    if n["type"] == "network": n["path"] = "/proc/self/ns/net"
+'
+	oc run -b "$BUNDLE" "$id"
+	if [ "$MODE" = rootful ]; then
+		expect_cordon_error NAMESPACE "caller's own network namespace"
+	else
+		expect_cordon_error NAMESPACE "network namespace"
+	fi
+	mk_bundle b2 true || return
+	cfg '
+for n in c["linux"]["namespaces"]:
+    if n["type"] == "pid": n["path"] = "/proc/1/ns/pid"
+'
+	oc run -b "$BUNDLE" "$id"
+	expect_cordon_error SPEC "joining a pid namespace"
+	mk_bundle b3 true || return
+	cfg '
+for n in c["linux"]["namespaces"]:
+    if n["type"] == "uts": n["path"] = "/proc/1/ns/net"
+'
+	oc run -b "$BUNDLE" "$id"
+	expect_cordon_error NAMESPACE "uts"
+	end_case
+}
+
 # --- config.json mounts, maskedPaths, readonlyPaths --------------------------
 
 # cfg PYTHON: run PYTHON on the bundle's config.json as `c` (then saved);
@@ -491,6 +561,8 @@ each_mode "--log-format json and --log FILE" t_log_json
 each_mode "list: table, --quiet, --format json" t_list
 each_mode "root.readonly false: the rootfs is writable" t_root_writable
 run_case rootful "root on an overlay, writable: the host's ids; read-only: cordon's range" t_root_overlay_host_ids
+rootful_only "linux.namespaces: network, ipc and uts joined by path, by exec too" t_ns_join
+each_mode "linux.namespaces: the caller's own refused, pid not joinable, a wrong type" t_ns_join_refused
 each_mode "mounts: a ro bind (below a 0700 directory) is read-only, a rw bind writes to the host" t_mount_binds
 each_mode "mounts: a file bind created over /etc/hosts, tmpfs /run with size and mode, a bind in it, the config's /tmp" t_mount_file_tmpfs
 each_mode "mounts: a destination through a rootfs symlink to / stays in the rootfs" t_mount_symlink_escape
