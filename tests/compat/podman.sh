@@ -31,7 +31,8 @@ pm_dirs() {
 # pm ARGS...: podman in this mode, on its private store, with cordon as runtime.
 pm() {
 	local -a argv=(podman --root "$PM_ROOT" --runroot "$PM_RUNROOT" --runtime "$CORDON"
-		--cgroup-manager cgroupfs --events-backend file --tmpdir "$PM_HOME/tmp" "$@")
+		--cgroup-manager cgroupfs --events-backend file --tmpdir "$PM_HOME/tmp"
+		--storage-driver overlay "$@")
 	if [ "$MODE" = rootful ]; then
 		run env CONTAINERS_CONF=/dev/null "${argv[@]}"
 	else
@@ -141,6 +142,42 @@ t_pids_limit() {
 	grep -q "can't fork" <<<"$OUT$ERR" || fail "expected the shell's fork failure"
 }
 
+# podman's default network (rootful: a CNI bridge): the container joins the
+# namespace podman made (linux.namespaces path) and reaches the bridge. All of
+# it inside a network namespace of the test's own: the bridge, its firewall
+# rules and every packet stay there.
+t_bridge_network() {
+	local port=$((20000 + RANDOM % 20000))
+	pm_setup || return
+	new_mark
+	cat >"$CASE_DIR/listen.py" <<'PY'
+import socket, sys
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("0.0.0.0", int(sys.argv[1])))
+s.listen(1)
+s.settimeout(20)
+c, _ = s.accept()
+open(sys.argv[2], "wb").write(c.recv(64))
+PY
+	cat >"$CASE_DIR/net.sh" <<SH
+ip link set lo up
+python3 "$CASE_DIR/listen.py" $port "$CASE_DIR/got" &
+sleep 0.3
+env CONTAINERS_CONF=/dev/null podman --root "$PM_ROOT" --runroot "$PM_RUNROOT" --runtime "$CORDON" \\
+	--cgroup-manager cgroupfs --events-backend file --tmpdir "$PM_HOME/tmp" --storage-driver overlay \\
+	run --rm "$IMAGE" sh -c 'grep -o eth0 /proc/net/dev; echo from-$MARK | nc -w 5 10.88.0.1 $port'
+rc=\$?
+wait
+exit \$rc
+SH
+	run unshare --net bash "$CASE_DIR/net.sh"
+	expect_rc 0
+	grep -q '^eth0$' <<<"$OUT" || fail "no eth0 in the container: $OUT"
+	[ "$(cat "$CASE_DIR/got" 2>/dev/null)" = "from-$MARK" ] ||
+		fail "the bridge's host side did not get the container's message"
+}
+
 # Rootless podman leaves its pause process (the holder of its user namespace).
 pm_cleanup() {
 	local mode pid
@@ -161,4 +198,5 @@ each_mode "run -d, exec, exec -t, stop (143), rm" t_detached_exec_stop_rm
 # Rootless podman on cgroup v1 and hybrid drops limits itself (no delegation).
 rootful_only "--memory: over the limit 137, under it 0" t_memory_limit
 rootful_only "--pids-limit: a fork past the limit fails" t_pids_limit
+rootful_only "the default bridge network: a joined network namespace, in a private one" t_bridge_network
 done_testing
