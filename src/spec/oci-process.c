@@ -116,9 +116,17 @@ static int parse_caps(struct oci_parse *p, yajl_val caps)
 	if (c->effective & ~c->permitted)
 		return oci_error(p->err,
 				 "process.capabilities.effective: not a subset of permitted");
-	if (c->ambient & ~(c->permitted & c->inheritable))
-		return oci_error(p->err, "process.capabilities.ambient: not a subset of permitted "
-					 "and inheritable");
+	/*
+	 * The kernel raises an ambient capability only if it is permitted and
+	 * inheritable. `runc spec` writes ambient without inheritable, and
+	 * runtimes skip what cannot be raised: so does cordon, and says so.
+	 */
+	if (c->ambient & ~(c->permitted & c->inheritable)) {
+		oci_warn(p->oci,
+			 "process.capabilities.ambient: capabilities not both permitted and "
+			 "inheritable are not raised");
+		c->ambient &= c->permitted & c->inheritable;
+	}
 	p->spec->security.caps = c->bounding;
 	return 0;
 }

@@ -17,7 +17,9 @@
 #   --no-rootless    only the first table
 #
 # Runtimes, each only where installed: /bin/true itself (fork+exec baseline),
-# unshare -Urmpnui --fork (the floor), cordon, bwrap, runc, crun, podman.
+# unshare -Urmpnui --fork (the floor), cordon, `cordon run --bundle` (the
+# same kind of bundle as runc's and crun's, from `runc spec`), bwrap, runc,
+# crun, podman.
 # Rounds are interleaved (round 1 of every runtime, then round 2, ...) so that
 # a burst of noise on the machine hits all runtimes alike. Each runtime is
 # started once untimed first (warm-up and probe); a runtime that fails prints
@@ -204,6 +206,7 @@ cmd_for() {
 	bwrap) CMD=("${bwrap_cmd[@]}") ;;
 	runc) CMD=(runc run -b "$tmp/bundle-runc") PFX="${id_prefix}runc-r$ROUND-" ;;
 	crun) CMD=(crun run -b "$tmp/bundle-crun") PFX="${id_prefix}crun-r$ROUND-" ;;
+	cordon-bundle) CMD=("$cordon_run" run -b "$tmp/bundle-cordon-bundle") PFX="${id_prefix}cb-r$ROUND-" ;;
 	podman) CMD=(podman run --rm --network none --rootfs "$rootfs" /bin/true) ;;
 	esac
 }
@@ -233,6 +236,7 @@ add root:true "/bin/true" 1
 add root:unshare "unshare" "$(yes_no have unshare)"
 add root:cordon "cordon" "$have_cordon"
 add root:bwrap "bwrap" "$(yes_no have bwrap)"
+add root:cordon-bundle "cordon --bundle" "$have_cordon"
 add root:runc "runc" "$(yes_no have runc)"
 add root:crun "crun" "$(yes_no have crun)"
 add root:podman "podman" "$(yes_no have podman)"
@@ -259,7 +263,7 @@ if [ -n "$rootless_user" ]; then
 	chown "$rootless_user" "$workdir_user"
 fi
 
-for rt in runc crun; do
+for rt in runc crun cordon-bundle; do
 	[ "${status[root:$rt]}" = ok ] || continue
 	if ! make_bundle "$rt" >/dev/null 2>"$tmp/err"; then
 		status[root:$rt]=failed

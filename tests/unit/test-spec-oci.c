@@ -355,9 +355,6 @@ static const struct {
 	  "process.capabilities.permitted[1]: unknown capability 'kill'" },
 	{ { .process = PROCESS("\"capabilities\": {\"effective\": [\"CAP_KILL\"]}") },
 	  "process.capabilities.effective: not a subset of permitted" },
-	{ { .process = PROCESS(
-		    "\"capabilities\": {\"permitted\": [\"CAP_KILL\"], \"ambient\": [\"CAP_KILL\"]}") },
-	  "process.capabilities.ambient: not a subset" },
 	{ { .process = PROCESS("\"rlimits\": {}") }, "process.rlimits: expected array" },
 	{ { .process = PROCESS(
 		    "\"rlimits\": [{\"type\": \"RLIMIT_FOO\", \"soft\": 1, \"hard\": 1}]") },
@@ -905,6 +902,23 @@ START_TEST(mount_options)
 }
 END_TEST
 
+/* `runc spec` writes ambient without inheritable: not raised, with a warning (as runc). */
+START_TEST(process_ambient_not_inheritable)
+{
+	struct parts p = { .process = PROCESS(
+				   "\"capabilities\": {\"permitted\": [\"CAP_KILL\", \"CAP_CHOWN\"], "
+				   "\"inheritable\": [\"CAP_CHOWN\"], "
+				   "\"ambient\": [\"CAP_KILL\", \"CAP_CHOWN\"]}") };
+	_cleanup_free_ char *json = build(&p);
+	struct cordon_spec spec;
+
+	parse_ok(&spec, "/b", json);
+	ck_assert_uint_eq(spec.oci->caps.ambient, CAP(0));
+	ck_assert(has_warning(spec.oci, "process.capabilities.ambient"));
+	cordon_spec_free(&spec);
+}
+END_TEST
+
 START_TEST(process_details)
 {
 	struct parts p = {
@@ -1293,6 +1307,7 @@ static Suite *spec_oci_suite(void)
 	tcase_add_test(tc, rlimit_above_callers_hard_limit_clamped);
 	tcase_add_test(tc, mount_options);
 	tcase_add_test(tc, process_details);
+	tcase_add_test(tc, process_ambient_not_inheritable);
 	tcase_add_test(tc, parse_twice);
 	suite_add_tcase(s, tc);
 
