@@ -317,15 +317,8 @@ static _Noreturn void workload_main(const struct child_ctx *ctx, int ready_fd, i
 	if (spec->net.enabled && cordon_gateway_workload_link(&err) < 0)
 		workload_fail(report_fd, CORDON_EXIT_FAILURE, err.code, err.errnum, "%s", err.msg);
 
-	if (!ctx->plan->deny_setgroups && setgroups(0, NULL) < 0)
-		workload_fail(report_fd, CORDON_EXIT_FAILURE, CORDON_E_USERNS, errno,
-			      "clearing supplementary groups");
-	if (setresgid(spec->gid, spec->gid, spec->gid) < 0)
-		workload_fail(report_fd, CORDON_EXIT_FAILURE, CORDON_E_USERNS, errno,
-			      "setting gid %u", spec->gid);
-	if (setresuid(spec->uid, spec->uid, spec->uid) < 0)
-		workload_fail(report_fd, CORDON_EXIT_FAILURE, CORDON_E_USERNS, errno,
-			      "setting uid %u", spec->uid);
+	if (sandbox_set_ids(spec, ctx->plan->deny_setgroups, &err) < 0)
+		workload_fail(report_fd, CORDON_EXIT_FAILURE, err.code, err.errnum, "%s", err.msg);
 	if (cordon_security_after_ids(&spec->security, spec->uid == 0, &err) < 0)
 		workload_fail(report_fd, CORDON_EXIT_FAILURE, err.code, err.errnum, "%s", err.msg);
 	/* The cwd is entered only now, inside the new root and as the workload's user. */
@@ -341,6 +334,26 @@ static _Noreturn void workload_main(const struct child_ctx *ctx, int ready_fd, i
 
 static _Noreturn void report_workload_failure(const struct child_ctx *ctx, pid_t workload,
 					      struct exec_report *rep);
+
+int sandbox_set_ids(const struct cordon_spec *spec, bool deny_setgroups, struct cordon_error *err)
+{
+	const struct cordon_oci *oci = spec->oci;
+	size_t n = oci && !deny_setgroups ? oci->n_additional_gids : 0;
+
+	if (!deny_setgroups && setgroups(n, n ? oci->additional_gids : NULL) < 0)
+		return cordon_error_set(err, CORDON_E_USERNS, errno,
+					n ? "process.user.additionalGids: setting %zu groups (each "
+					    "must be mapped)"
+					  : "clearing supplementary groups",
+					n);
+	if (setresgid(spec->gid, spec->gid, spec->gid) < 0)
+		return cordon_error_set(err, CORDON_E_USERNS, errno, "setting gid %u", spec->gid);
+	if (setresuid(spec->uid, spec->uid, spec->uid) < 0)
+		return cordon_error_set(err, CORDON_E_USERNS, errno, "setting uid %u", spec->uid);
+	if (oci && oci->has_umask)
+		umask((mode_t)oci->umask);
+	return 0;
+}
 
 /*
  * Started before the filesystem is built (it needs the host's /proc once,

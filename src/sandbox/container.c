@@ -448,10 +448,9 @@ void cordon_container_warn_unapplied(const struct cordon_spec *spec)
 		cordon_warn("linux.uidMappings/gidMappings: not applied (cordon maps ids itself)");
 	if (oci->n_sysctl)
 		cordon_warn("linux.sysctl: not applied");
-	if (oci->n_additional_gids)
-		cordon_warn("process.user.additionalGids: not applied");
-	if (oci->has_umask)
-		cordon_warn("process.user.umask: not applied");
+	if (oci->n_additional_gids && !cordon_host_root() && !cordon_userns_root())
+		cordon_warn("process.user.additionalGids: applied only where setgroups is allowed "
+			    "(a subordinate id range), else none");
 	if (oci->has_oom_score_adj)
 		cordon_warn("process.oomScoreAdj: not applied");
 	if (oci->domainname && oci->domainname[0])

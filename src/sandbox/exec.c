@@ -149,15 +149,8 @@ static _Noreturn void exec_process(const struct exec_ctx *x)
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 
-	if (!x->deny_setgroups && setgroups(0, NULL) < 0)
-		exec_fail(x->report_fd, CORDON_EXIT_FAILURE, CORDON_E_USERNS, errno,
-			  "clearing supplementary groups");
-	if (setresgid(spec->gid, spec->gid, spec->gid) < 0)
-		exec_fail(x->report_fd, CORDON_EXIT_FAILURE, CORDON_E_USERNS, errno,
-			  "setting gid %u", spec->gid);
-	if (setresuid(spec->uid, spec->uid, spec->uid) < 0)
-		exec_fail(x->report_fd, CORDON_EXIT_FAILURE, CORDON_E_USERNS, errno,
-			  "setting uid %u", spec->uid);
+	if (sandbox_set_ids(spec, x->deny_setgroups, &err) < 0)
+		exec_fail_err(x->report_fd, &err);
 	/* The id change left us non-dumpable as well; execve makes us dumpable again. */
 	prctl(PR_SET_DUMPABLE, 0);
 

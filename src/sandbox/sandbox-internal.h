@@ -169,6 +169,13 @@ int sandbox_pty_attach(int slave, struct cordon_error *err);
  * Returns the exit code for the failure (127 not found, 126 not
  * executable), errno in *errnum.
  */
+/*
+ * The process's ids, as the last step before its capabilities: the
+ * config's additionalGids (none unless given; left alone where setgroups
+ * is denied: a rootless single-id map), gid, uid, and its umask.
+ */
+int sandbox_set_ids(const struct cordon_spec *spec, bool deny_setgroups, struct cordon_error *err);
+
 int sandbox_exec_search(char *const argv[], char *const envp[], int *errnum);
 /*
  * Whether sandbox_exec_search would find an executable argv[0], checked
