@@ -683,6 +683,15 @@ _Noreturn void sandbox_child(const struct child_ctx *ctx)
 		cordon_error_set(&err, CORDON_E_NAMESPACE, errno, "sethostname");
 		setup_failed(ctx, &err);
 	}
+	{
+		const char *domain = ctx->spec->oci ? ctx->spec->oci->domainname : NULL;
+
+		if (domain && *domain && !cordon_spec_ns_path(ctx->spec, CORDON_OCI_NS_UTS) &&
+		    setdomainname(domain, strlen(domain)) < 0) {
+			cordon_error_set(&err, CORDON_E_NAMESPACE, errno, "domainname %s", domain);
+			setup_failed(ctx, &err);
+		}
+	}
 	if (workload_write_maps(ctx, workload, &err) < 0) {
 		/* Its /proc files go with it: a workload that failed first says why. */
 		struct pollfd p = { .fd = report_fd, .events = POLLIN };

@@ -453,8 +453,6 @@ void cordon_container_warn_unapplied(const struct cordon_spec *spec)
 			    "(a subordinate id range), else none");
 	if (oci->has_oom_score_adj)
 		cordon_warn("process.oomScoreAdj: not applied");
-	if (oci->domainname && oci->domainname[0])
-		cordon_warn("domainname: not applied");
 	if (oci->has_personality)
 		cordon_warn("linux.personality: not applied");
 }

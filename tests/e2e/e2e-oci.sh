@@ -295,11 +295,12 @@ t_root_overlay_host_ids() {
 t_user_groups_umask() {
 	local id=$CASE_ID-g
 	setup_case
-	mk_bundle b sh -c 'grep ^Groups: /proc/self/status; umask' || return
-	cfg 'c["process"]["user"].update({"additionalGids": [5, 100], "umask": 63})'
+	mk_bundle b sh -c 'grep ^Groups: /proc/self/status; umask; cat /proc/sys/kernel/domainname' || return
+	cfg 'c["process"]["user"].update({"additionalGids": [5, 100], "umask": 63}); c["domainname"] = "example.org"'
 	oc run -b "$BUNDLE" "$id"
 	expect_rc 0
-	[ "$OUT" = "$(printf 'Groups:\t5 100 \n0077')" ] || fail "expected groups 5 100 and umask 0077, got '$OUT'"
+	[ "$OUT" = "$(printf 'Groups:\t5 100 \n0077\nexample.org')" ] ||
+		fail "expected groups 5 100, umask 0077 and domain example.org, got '$OUT'"
 	cfg 'c["process"]["args"] = ["sleep", sys.argv[1]]' "$MARK"
 	oc run -b "$BUNDLE" -d "$id"
 	expect_rc 0
@@ -580,7 +581,7 @@ each_mode "--log-format json and --log FILE" t_log_json
 each_mode "list: table, --quiet, --format json" t_list
 each_mode "root.readonly false: the rootfs is writable" t_root_writable
 run_case rootful "root on an overlay, writable: the host's ids; read-only: cordon's range" t_root_overlay_host_ids
-each_mode "process.user: additionalGids and umask, for exec too" t_user_groups_umask
+each_mode "process.user: additionalGids and umask, for exec too; domainname" t_user_groups_umask
 rootful_only "linux.namespaces: network, ipc and uts joined by path, by exec too" t_ns_join
 each_mode "linux.namespaces: the caller's own refused, pid not joinable, a wrong type" t_ns_join_refused
 each_mode "mounts: a ro bind (below a 0700 directory) is read-only, a rw bind writes to the host" t_mount_binds
