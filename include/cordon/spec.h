@@ -184,6 +184,9 @@ enum cordon_oci_ns {
 	CORDON_OCI_NS_COUNT,
 };
 
+/* The namespace (enum cordon_oci_ns) that scopes sysctl key (dotted), or -1. */
+int cordon_oci_sysctl_namespace(const char *key);
+
 /* Namespaces a config may join by path: network, ipc, uts (a pod's). */
 bool cordon_oci_ns_joinable(size_t type);
 /* The path spec joins for type, or NULL (a new namespace, or no config). */

@@ -232,6 +232,7 @@ static _Noreturn void workload_main(const struct child_ctx *ctx, int ready_fd, i
 	struct exec_report done = { .code = CORDON_OK };
 	struct cordon_error err = { 0 };
 	struct sync_msg release;
+	struct sandbox_sysctls net_sysctls;
 	int tty = -1;
 	size_t n_fds = 1;
 	sigset_t none;
@@ -252,6 +253,16 @@ static _Noreturn void workload_main(const struct child_ctx *ctx, int ready_fd, i
 		workload_fail(report_fd, CORDON_EXIT_FAILURE, CORDON_E_NAMESPACE, errno,
 			      "creating the workload's network namespace");
 	if (limit_user_namespaces(&err) < 0)
+		workload_fail(report_fd, CORDON_EXIT_FAILURE, err.code, err.errnum, "%s", err.msg);
+	/*
+	 * Our network namespace's sysctls (a joined one is the supervisor's to
+	 * set): opened while the host's /proc is ours, written once our maps exist.
+	 */
+	if (sandbox_sysctls_open(spec,
+				 cordon_spec_ns_path(spec, CORDON_OCI_NS_NETWORK)
+					 ? 0
+					 : SYSCTL_NS(CORDON_OCI_NS_NETWORK),
+				 &net_sysctls, &err) < 0)
 		workload_fail(report_fd, CORDON_EXIT_FAILURE, err.code, err.errnum, "%s", err.msg);
 	/*
 	 * Our pid as the host knows it (for the OCI state), read while the
@@ -317,7 +328,8 @@ static _Noreturn void workload_main(const struct child_ctx *ctx, int ready_fd, i
 	if (spec->net.enabled && cordon_gateway_workload_link(&err) < 0)
 		workload_fail(report_fd, CORDON_EXIT_FAILURE, err.code, err.errnum, "%s", err.msg);
 
-	if (sandbox_set_ids(spec, ctx->plan->deny_setgroups, &err) < 0)
+	if (sandbox_sysctls_write(&net_sysctls, SYSCTL_NS(CORDON_OCI_NS_NETWORK), &err) < 0 ||
+	    sandbox_set_ids(spec, ctx->plan->deny_setgroups, &err) < 0)
 		workload_fail(report_fd, CORDON_EXIT_FAILURE, err.code, err.errnum, "%s", err.msg);
 	if (cordon_security_after_ids(&spec->security, spec->uid == 0, &err) < 0)
 		workload_fail(report_fd, CORDON_EXIT_FAILURE, err.code, err.errnum, "%s", err.msg);
@@ -649,6 +661,12 @@ _Noreturn void sandbox_child(const struct child_ctx *ctx)
 	workload = workload_spawn(ctx, &report_fd, &release_fd, &err);
 	if (workload < 0)
 		setup_failed(ctx, &err);
+	/* The IPC sysctls of the sandbox's own namespace, while the host's /proc is ours. */
+	if (!cordon_spec_ns_path(ctx->spec, CORDON_OCI_NS_IPC) &&
+	    sandbox_sysctls(ctx->spec, SYSCTL_NS(CORDON_OCI_NS_IPC), &err) < 0) {
+		kill(workload, SIGKILL);
+		setup_failed(ctx, &err);
+	}
 	/*
 	 * Keep the workload out of /proc/1 (mem, fds, environ). Only now: a
 	 * non-dumpable init would hand its state to the workload's clone, and
@@ -691,6 +709,11 @@ _Noreturn void sandbox_child(const struct child_ctx *ctx)
 			cordon_error_set(&err, CORDON_E_NAMESPACE, errno, "domainname %s", domain);
 			setup_failed(ctx, &err);
 		}
+	}
+	if (!cordon_spec_ns_path(ctx->spec, CORDON_OCI_NS_UTS) &&
+	    sandbox_sysctls(ctx->spec, SYSCTL_NS(CORDON_OCI_NS_UTS), &err) < 0) {
+		kill(workload, SIGKILL);
+		setup_failed(ctx, &err);
 	}
 	if (workload_write_maps(ctx, workload, &err) < 0) {
 		/* Its /proc files go with it: a workload that failed first says why. */

@@ -446,8 +446,6 @@ void cordon_container_warn_unapplied(const struct cordon_spec *spec)
 	    !(geteuid() != 0 && own_map(oci->uid_map, oci->n_uid_map, spec->uid, geteuid()) &&
 	      own_map(oci->gid_map, oci->n_gid_map, spec->gid, getegid())))
 		cordon_warn("linux.uidMappings/gidMappings: not applied (cordon maps ids itself)");
-	if (oci->n_sysctl)
-		cordon_warn("linux.sysctl: not applied");
 	if (oci->n_additional_gids && !cordon_host_root() && !cordon_userns_root())
 		cordon_warn("process.user.additionalGids: applied only where setgroups is allowed "
 			    "(a subordinate id range), else none");

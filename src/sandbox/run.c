@@ -487,6 +487,9 @@ static int enter_joined(const struct cordon_spec *spec, int own[], int *flags,
 						path, joinable[i].name);
 		}
 		*flags |= joinable[i].flag;
+		/* Its sysctls are ours to set: the sandbox holds no privilege over it. */
+		if (sandbox_sysctls(spec, SYSCTL_NS(joinable[i].type), err) < 0)
+			return -1;
 	}
 	return 0;
 }

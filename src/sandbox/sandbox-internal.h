@@ -188,6 +188,25 @@ int sync_send(int fd, const struct sync_msg *msg, const int *fds, size_t n_fds);
 /* Receive one message; fds (up to *n_fds) are returned through fds. 0 on EOF. */
 ssize_t sync_recv(int fd, struct sync_msg *msg, int *fds, size_t *n_fds);
 
+/*
+ * sysctl.c: write the config's sysctls of the namespaces in the mask
+ * (1 << enum cordon_oci_ns), as the namespaces of the caller see them.
+ */
+int sandbox_sysctls(const struct cordon_spec *spec, unsigned int namespaces,
+		    struct cordon_error *err);
+/* The same in two steps: open the files now, write them later (then closed). */
+struct sandbox_sysctls {
+	const struct cordon_spec *spec;
+	int *fd; /* per linux.sysctl entry, -1 when not opened */
+	size_t n;
+};
+int sandbox_sysctls_open(const struct cordon_spec *spec, unsigned int namespaces,
+			 struct sandbox_sysctls *s, struct cordon_error *err);
+int sandbox_sysctls_write(struct sandbox_sysctls *s, unsigned int namespaces,
+			  struct cordon_error *err);
+void sandbox_sysctls_close(struct sandbox_sysctls *s);
+#define SYSCTL_NS(type) (1u << (type))
+
 /* Signals the supervisor forwards and the init process relays. */
 extern const int sandbox_forwarded_signals[];
 extern const size_t sandbox_n_forwarded_signals;

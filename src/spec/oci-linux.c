@@ -241,7 +241,7 @@ static int parse_propagation(struct oci_parse *p, yajl_val v)
  * Only sysctls the kernel scopes to a namespace the container owns may be
  * set: anything else would change the host (runtime-spec, "Sysctl").
  */
-static int sysctl_namespace(const char *key)
+int cordon_oci_sysctl_namespace(const char *key)
 {
 	static const char *const ipc_keys[] = { "kernel.msgmax", "kernel.msgmnb",
 						"kernel.msgmni", "kernel.sem",
@@ -282,7 +282,7 @@ static int parse_sysctl(struct oci_parse *p, yajl_val map)
 			    strlen(key) ||
 		    key[0] == '.' || strstr(key, "..") || key[strlen(key) - 1] == '.')
 			return oci_error(p->err, "linux.sysctl.%s: not a sysctl name", given);
-		ns = sysctl_namespace(key);
+		ns = cordon_oci_sysctl_namespace(key);
 		if (ns < 0)
 			return oci_error(
 				p->err, "linux.sysctl.%s: not namespaced, it would change the host",

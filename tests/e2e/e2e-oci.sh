@@ -311,6 +311,21 @@ t_user_groups_umask() {
 	end_case
 }
 
+# linux.sysctl: network (ids of the container's own), IPC and UTS values, in
+# the container's namespaces only.
+t_sysctl() {
+	local id=$CASE_ID-s
+	setup_case
+	mk_bundle b sh -c 'cd /proc/sys; cat net/ipv4/ping_group_range net/ipv4/ip_unprivileged_port_start kernel/shmmni kernel/hostname' || return
+	cfg 'c["linux"]["sysctl"] = {"net.ipv4.ping_group_range": "0 0", "net.ipv4.ip_unprivileged_port_start": "80", "kernel.shmmni": "1234", "kernel.hostname": "sysctl-host"}'
+	oc run -b "$BUNDLE" "$id"
+	expect_rc 0
+	[ "$OUT" = "$(printf '0\t0\n80\n1234\nsysctl-host')" ] || fail "expected the config's sysctls, got '$OUT'"
+	[ "$(cat /proc/sys/kernel/shmmni)" != 1234 ] || fail "the host's kernel.shmmni changed"
+	[ "$(cat /proc/sys/net/ipv4/ip_unprivileged_port_start)" != 80 ] || fail "the host's port start changed"
+	end_case
+}
+
 # --- linux.namespaces paths -----------------------------------------------------
 
 # A pod's namespaces (network, ipc, uts) are joined by path; exec joins them too.
@@ -325,6 +340,7 @@ t_ns_join() {
 	wait_until 5 test "$(readlink /proc/$holder/ns/uts)" != "$(readlink /proc/self/ns/uts)"
 	sleep 0.2
 	mk_bundle b sh -c 'grep -o pod0 /proc/net/dev; hostname; cat /proc/sysvipc/msg | wc -l' || return
+	cfg 'c["linux"]["sysctl"] = {"net.ipv4.ip_unprivileged_port_start": "77"}'
 	cfg '
 for n in c["linux"]["namespaces"]:
     if n["type"] == "network": n["path"] = "/run/netns/" + sys.argv[1]
@@ -334,6 +350,8 @@ for n in c["linux"]["namespaces"]:
 	expect_rc 0
 	[ "$OUT" = "$(printf 'pod0\npod-%s\n2' "$MARK")" ] ||
 		fail "expected the pod's interface, host name and message queue, got '$OUT'"
+	[ "$(ip netns exec "$ns" cat /proc/sys/net/ipv4/ip_unprivileged_port_start)" = 77 ] ||
+		fail "the joined namespace did not get the config's sysctl"
 	cfg 'c["process"]["args"] = ["sleep", sys.argv[1]]' "$((MARK + 1))"
 	oc run -b "$BUNDLE" -d "$id"
 	expect_rc 0
@@ -582,6 +600,7 @@ each_mode "list: table, --quiet, --format json" t_list
 each_mode "root.readonly false: the rootfs is writable" t_root_writable
 run_case rootful "root on an overlay, writable: the host's ids; read-only: cordon's range" t_root_overlay_host_ids
 each_mode "process.user: additionalGids and umask, for exec too; domainname" t_user_groups_umask
+each_mode "linux.sysctl: network, IPC and UTS values in the container only" t_sysctl
 rootful_only "linux.namespaces: network, ipc and uts joined by path, by exec too" t_ns_join
 each_mode "linux.namespaces: the caller's own refused, pid not joinable, a wrong type" t_ns_join_refused
 each_mode "mounts: a ro bind (below a 0700 directory) is read-only, a rw bind writes to the host" t_mount_binds
