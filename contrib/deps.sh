@@ -20,8 +20,8 @@ CORDON_DEPS_REQUIRED=(
 # passt: pasta, the rootless uplink of --net-allow.
 # useradd/usermod for the cordon-test user; runuser is in util-linux above.
 # nftables: a second reader of rulesets in tests; dnsmasq-base (the binary, no
-# system service), bind9-dnsutils (dig): the network lab.
-CORDON_DEPS_TEST=(passwd nftables dnsmasq-base bind9-dnsutils)
+# system service), bind9-dnsutils (dig): the network lab. buildah: tests/compat.
+CORDON_DEPS_TEST=(passwd nftables dnsmasq-base bind9-dnsutils buildah podman containernetworking-plugins)
 # Only tests/bench uses these; nothing else needs them.
 CORDON_DEPS_BENCH=(bubblewrap runc crun iperf3)
 

@@ -170,7 +170,7 @@ int cordon_cgroup_apply_container(const struct cordon_cgroup_layout *layout,
 	 * devices, and its user namespace can make no others.
 	 */
 	e = err->errnum;
-	if (geteuid() == 0 || (e != EACCES && e != EPERM && e != EROFS))
+	if (cordon_host_root() || (e != EACCES && e != EPERM && e != EROFS))
 		return -1;
 	cordon_warn("linux.resources.devices: not applied (rootless: %s: %s)", err->msg, strerror(e));
 	*err = (struct cordon_error){ 0 };

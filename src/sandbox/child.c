@@ -450,6 +450,28 @@ static pid_t wait_workload_ready(const struct child_ctx *ctx, pid_t workload, in
 	return rep.host_pid;
 }
 
+/*
+ * Move into the workload's network namespace. The container's pid that
+ * launchers see is ours, and some plumb the network through it: buildah
+ * runs CNI (or slirp4netns, rootless) in /proc/PID/ns/net of the pid file's
+ * process, as it would with runc's init. Left in the host's namespace, we
+ * would hand them the host's, and CNI would add the container's eth0 and
+ * address there. Its namespace belongs to the workload's user namespace,
+ * a child of ours, over which we hold every capability.
+ */
+static int join_workload_network(pid_t workload, struct cordon_error *err)
+{
+	_cleanup_close_ int pidfd = cordon_pidfd_open(workload);
+
+	if (pidfd < 0)
+		return cordon_error_set(err, CORDON_E_NAMESPACE, errno,
+					"opening the workload's pidfd");
+	if (setns(pidfd, CLONE_NEWNET) < 0)
+		return cordon_error_set(err, CORDON_E_NAMESPACE, errno,
+					"joining the workload's network namespace");
+	return 0;
+}
+
 /* The workload could not reach execve: pass its reason on and end. */
 static _Noreturn void report_workload_failure(const struct child_ctx *ctx, pid_t workload,
 					      struct exec_report *rep)
@@ -725,6 +747,19 @@ _Noreturn void sandbox_child(const struct child_ctx *ctx)
 		setup_failed(ctx, &err);
 	}
 	if (net && sandbox_gateway_finish(ctx, &err) < 0) {
+		kill(workload, SIGKILL);
+		setup_failed(ctx, &err);
+	}
+	/*
+	 * Before "created", when launchers start to look at our namespaces.
+	 * With an allowlist the network is cordon's own: we stay in the
+	 * gateway namespace, whose lifetime this change would otherwise
+	 * leave to the sockets and helpers that point into it. A namespace
+	 * joined by path we share with the workload already (and may not
+	 * enter again: its owner is not ours).
+	 */
+	if (!net && !cordon_spec_ns_path(ctx->spec, CORDON_OCI_NS_NETWORK) &&
+	    join_workload_network(workload, &err) < 0) {
 		kill(workload, SIGKILL);
 		setup_failed(ctx, &err);
 	}

@@ -326,6 +326,30 @@ t_sysctl() {
 	end_case
 }
 
+# The state's pid (cordon's init) is in the container's network namespace,
+# not the host's: buildah runs CNI in /proc/PID/ns/net of the pid file's
+# process, as with runc's init.
+t_pid_network_namespace() {
+	local id=$CASE_ID-n pid ns_init ns_workload
+	setup_case
+	mk_bundle b sleep "$MARK" || return
+	oc create --bundle "$BUNDLE" --pid-file "$CASE_DIR/pid" "$id"
+	expect_rc 0 || return
+	pid=$(cat "$CASE_DIR/pid")
+	ns_init=$(readlink "/proc/$pid/ns/net")
+	[ -n "$ns_init" ] && [ "$ns_init" != "$(readlink /proc/self/ns/net)" ] ||
+		fail "created: the pid file's process is in the host's network namespace ($ns_init)"
+	oc start "$id"
+	expect_rc 0
+	wait_until 5 program_running || fail "the program did not start"
+	ns_workload=$(readlink "/proc/$(procs_matching "sleep $MARK" | head -n 1 | cut -d: -f1)/ns/net")
+	[ "$ns_init" = "$ns_workload" ] ||
+		fail "the pid file's process is in $ns_init, the workload in $ns_workload"
+	oc delete --force "$id"
+	expect_rc 0
+	end_case
+}
+
 # --- linux.namespaces paths -----------------------------------------------------
 
 # A pod's namespaces (network, ipc, uts) are joined by path; exec joins them too.
@@ -603,6 +627,7 @@ each_mode "process.user: additionalGids and umask, for exec too; domainname" t_u
 each_mode "linux.sysctl: network, IPC and UTS values in the container only" t_sysctl
 rootful_only "linux.namespaces: network, ipc and uts joined by path, by exec too" t_ns_join
 each_mode "linux.namespaces: the caller's own refused, pid not joinable, a wrong type" t_ns_join_refused
+each_mode "the state's pid is in the container's network namespace" t_pid_network_namespace
 each_mode "mounts: a ro bind (below a 0700 directory) is read-only, a rw bind writes to the host" t_mount_binds
 each_mode "mounts: a file bind created over /etc/hosts, tmpfs /run with size and mode, a bind in it, the config's /tmp" t_mount_file_tmpfs
 each_mode "mounts: a destination through a rootfs symlink to / stays in the rootfs" t_mount_symlink_escape
