@@ -453,12 +453,13 @@ static void leave_joined(int own[])
 static int enter_joined(const struct cordon_spec *spec, int own[], int *flags,
 			struct cordon_error *err)
 {
+	for (size_t i = 0; i < ARRAY_SIZE(joinable); i++)
+		own[i] = -1;
 	for (size_t i = 0; i < ARRAY_SIZE(joinable); i++) {
 		const char *path = cordon_spec_ns_path(spec, joinable[i].type);
 		_cleanup_close_ int fd = -1;
 		struct stat want, ours;
 
-		own[i] = -1;
 		if (!path)
 			continue;
 		fd = open(path, O_RDONLY | O_CLOEXEC);
