@@ -423,6 +423,37 @@ static int create_cgroups(struct supervisor *sv, struct cordon_error *err)
 	return 0;
 }
 
+/*
+ * process.oomScoreAdj: ours for the clone to inherit (the sandbox's init
+ * could not lower it: that needs CAP_SYS_RESOURCE on the host), the old
+ * value into *saved for restore_oom_score_adj. Only with a config asking.
+ */
+static int set_oom_score_adj(const struct cordon_spec *spec, char *saved, size_t len,
+			     struct cordon_error *err)
+{
+	_cleanup_free_ char *old = NULL;
+	char value[16];
+	int r;
+
+	saved[0] = '\0';
+	if (!spec->oci || !spec->oci->has_oom_score_adj)
+		return 0;
+	if (cordon_read_file_at(AT_FDCWD, "/proc/self/oom_score_adj", &old, NULL) == 0)
+		snprintf(saved, len, "%s", old);
+	snprintf(value, sizeof(value), "%d", spec->oci->oom_score_adj);
+	r = cordon_write_file_at(AT_FDCWD, "/proc/self/oom_score_adj", value, strlen(value));
+	if (r < 0)
+		return cordon_error_set(err, CORDON_E_SECURITY, -r, "process.oomScoreAdj %s%s",
+					value, r == -EACCES ? " (lowering it needs CAP_SYS_RESOURCE)" : "");
+	return 0;
+}
+
+static void restore_oom_score_adj(const char *saved)
+{
+	if (saved[0])
+		cordon_write_file_at(AT_FDCWD, "/proc/self/oom_score_adj", saved, strlen(saved));
+}
+
 /* The namespaces a config may join by path (a pod's), and our own of each type. */
 static const struct {
 	enum cordon_oci_ns type;
@@ -527,9 +558,11 @@ static int run(struct supervisor *sv, struct cordon_error *err)
 	_cleanup_close_ int child_sync = -1;
 	int sp[2], wr[2] = { -1, -1 };
 	int own_ns[ARRAY_SIZE(joinable)], joined = 0;
+	char oom_saved[16];
 	sigset_t set, old;
 	pid_t pid;
 
+	memset(&plan, 0, sizeof(plan));
 	if (userns && host_ids(spec)) {
 		cordon_idmap_range(0, UINT32_MAX, &plan.uid);
 		cordon_idmap_range(0, UINT32_MAX, &plan.gid);
@@ -558,8 +591,10 @@ static int run(struct supervisor *sv, struct cordon_error *err)
 	ctx.sync_fd = child_sync;
 	ctx.stdout_fd = wr[0];
 	ctx.stderr_fd = wr[1];
-	if (enter_joined(spec, own_ns, &joined, err) < 0) {
+	if (set_oom_score_adj(spec, oom_saved, sizeof(oom_saved), err) < 0 ||
+	    enter_joined(spec, own_ns, &joined, err) < 0) {
 		leave_joined(own_ns);
+		restore_oom_score_adj(oom_saved);
 		cordon_closep(&wr[0]);
 		cordon_closep(&wr[1]);
 		return -1;
@@ -574,6 +609,7 @@ static int run(struct supervisor *sv, struct cordon_error *err)
 		int e = errno;
 
 		leave_joined(own_ns);
+		restore_oom_score_adj(oom_saved);
 		errno = e;
 	}
 	if (pid < 0) {

@@ -350,6 +350,27 @@ t_pid_network_namespace() {
 	end_case
 }
 
+# process.oomScoreAdj: the container's; lowering it needs CAP_SYS_RESOURCE.
+t_oom_score_adj() {
+	local id=$CASE_ID-o
+	setup_case
+	mk_bundle b cat /proc/self/oom_score_adj || return
+	cfg 'c["process"]["oomScoreAdj"] = 500'
+	oc run -b "$BUNDLE" "$id"
+	expect_rc 0
+	[ "$OUT" = 500 ] || fail "expected oom_score_adj 500, got '$OUT'"
+	cfg 'c["process"]["oomScoreAdj"] = -500'
+	oc run -b "$BUNDLE" "$id"
+	# CAP_SYS_RESOURCE (bit 24): host root has it, unless its own container took it away.
+	if [ "$MODE" = rootful ] && (($(awk '/^CapEff/ { print "0x" $2 }' /proc/self/status) >> 24 & 1)); then
+		expect_rc 0
+		[ "$OUT" = -500 ] || fail "expected oom_score_adj -500, got '$OUT'"
+	else
+		expect_cordon_error SECURITY oomScoreAdj
+	fi
+	end_case
+}
+
 # --- linux.namespaces paths -----------------------------------------------------
 
 # A pod's namespaces (network, ipc, uts) are joined by path; exec joins them too.
@@ -625,6 +646,7 @@ each_mode "root.readonly false: the rootfs is writable" t_root_writable
 run_case rootful "root on an overlay, writable: the host's ids; read-only: cordon's range" t_root_overlay_host_ids
 each_mode "process.user: additionalGids and umask, for exec too; domainname" t_user_groups_umask
 each_mode "linux.sysctl: network, IPC and UTS values in the container only" t_sysctl
+each_mode "process.oomScoreAdj: raised by anyone, lowered with CAP_SYS_RESOURCE only" t_oom_score_adj
 rootful_only "linux.namespaces: network, ipc and uts joined by path, by exec too" t_ns_join
 each_mode "linux.namespaces: the caller's own refused, pid not joinable, a wrong type" t_ns_join_refused
 each_mode "the state's pid is in the container's network namespace" t_pid_network_namespace
