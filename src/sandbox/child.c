@@ -18,6 +18,7 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/personality.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -351,6 +352,10 @@ int sandbox_set_ids(const struct cordon_spec *spec, bool deny_setgroups, struct 
 {
 	const struct cordon_oci *oci = spec->oci;
 	size_t n = oci && !deny_setgroups ? oci->n_additional_gids : 0;
+
+	/* linux.personality: LINUX32 makes uname(2) say i686 (inherited by exec, as runc). */
+	if (oci && oci->has_personality && personality(oci->personality) < 0)
+		return cordon_error_set(err, CORDON_E_SECURITY, errno, "linux.personality");
 
 	if (!deny_setgroups && setgroups(n, n ? oci->additional_gids : NULL) < 0)
 		return cordon_error_set(err, CORDON_E_USERNS, errno,

@@ -449,6 +449,4 @@ void cordon_container_warn_unapplied(const struct cordon_spec *spec)
 	if (oci->n_additional_gids && !cordon_host_root() && !cordon_userns_root())
 		cordon_warn("process.user.additionalGids: applied only where setgroups is allowed "
 			    "(a subordinate id range), else none");
-	if (oci->has_personality)
-		cordon_warn("linux.personality: not applied");
 }

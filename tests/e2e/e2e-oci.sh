@@ -295,12 +295,12 @@ t_root_overlay_host_ids() {
 t_user_groups_umask() {
 	local id=$CASE_ID-g
 	setup_case
-	mk_bundle b sh -c 'grep ^Groups: /proc/self/status; umask; cat /proc/sys/kernel/domainname' || return
-	cfg 'c["process"]["user"].update({"additionalGids": [5, 100], "umask": 63}); c["domainname"] = "example.org"'
+	mk_bundle b sh -c 'grep ^Groups: /proc/self/status; umask; cat /proc/sys/kernel/domainname; uname -m' || return
+	cfg 'c["process"]["user"].update({"additionalGids": [5, 100], "umask": 63}); c["domainname"] = "example.org"; c["linux"]["personality"] = {"domain": "LINUX32"}'
 	oc run -b "$BUNDLE" "$id"
 	expect_rc 0
-	[ "$OUT" = "$(printf 'Groups:\t5 100 \n0077\nexample.org')" ] ||
-		fail "expected groups 5 100, umask 0077 and domain example.org, got '$OUT'"
+	[ "$OUT" = "$(printf 'Groups:\t5 100 \n0077\nexample.org\ni686')" ] ||
+		fail "expected groups 5 100, umask 0077, domain example.org and i686, got '$OUT'"
 	cfg 'c["process"]["args"] = ["sleep", sys.argv[1]]' "$MARK"
 	oc run -b "$BUNDLE" -d "$id"
 	expect_rc 0
@@ -644,7 +644,7 @@ each_mode "--log-format json and --log FILE" t_log_json
 each_mode "list: table, --quiet, --format json" t_list
 each_mode "root.readonly false: the rootfs is writable" t_root_writable
 run_case rootful "root on an overlay, writable: the host's ids; read-only: cordon's range" t_root_overlay_host_ids
-each_mode "process.user: additionalGids and umask, for exec too; domainname" t_user_groups_umask
+each_mode "process.user: additionalGids and umask, for exec too; domainname; personality" t_user_groups_umask
 each_mode "linux.sysctl: network, IPC and UTS values in the container only" t_sysctl
 each_mode "process.oomScoreAdj: raised by anyone, lowered with CAP_SYS_RESOURCE only" t_oom_score_adj
 rootful_only "linux.namespaces: network, ipc and uts joined by path, by exec too" t_ns_join
