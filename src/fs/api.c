@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #include "fs-internal.h"
 
@@ -253,5 +254,58 @@ int fs_setup_resolv(int root, const char *content, struct cordon_error *err)
 		return -1;
 	if (unlinkat(dev, name, 0) < 0)
 		return cordon_error_set(err, CORDON_E_MOUNT, errno, "removing /dev/%s", name);
+	return 0;
+}
+
+/*
+ * linux.devices. No device node can be made in a user namespace, so each
+ * is the host's node of the same path, bound (as runc does in one), and
+ * it must be the device the config names; its mode and owner stay the
+ * host's. A FIFO is made.
+ */
+int fs_setup_devices(int root, const struct cordon_oci *oci, struct cordon_error *err)
+{
+	for (size_t i = 0; oci && i < oci->n_devices; i++) {
+		const struct cordon_oci_device *d = &oci->devices[i];
+		_cleanup_close_ int target = -1;
+		char buf[CORDON_FD_PATH_MAX];
+		struct stat st;
+		bool want_blk = d->type == 'b';
+
+		if (d->type == 'p') {
+			_cleanup_free_ char *dir = cordon_xstrdup(d->path);
+			char *slash = strrchr(dir, '/');
+
+			*slash = '\0';
+			target = fs_mountpoint(root, dir[0] ? dir : "/", MOUNTPOINT_DIR, false, err);
+			if (target < 0)
+				return cordon_error_wrap(err, "linux.devices[%zu] %s", i, d->path);
+			if (mknodat(target, slash + 1, S_IFIFO | (d->has_mode ? d->file_mode : 0666),
+				    0) < 0 &&
+			    errno != EEXIST)
+				return cordon_error_set(err, CORDON_E_MOUNT, errno,
+							"linux.devices[%zu] %s: making the fifo", i,
+							d->path);
+			continue;
+		}
+		if (stat(d->path, &st) < 0)
+			return cordon_error_set(err, CORDON_E_MOUNT, errno,
+						"linux.devices[%zu] %s: the host's node", i, d->path);
+		if ((want_blk ? !S_ISBLK(st.st_mode) : !S_ISCHR(st.st_mode)) ||
+		    (int64_t)major(st.st_rdev) != d->major || (int64_t)minor(st.st_rdev) != d->minor)
+			return cordon_error_set(err, CORDON_E_MOUNT, 0,
+						"linux.devices[%zu] %s: the host's %s is not %c %" PRId64
+						":%" PRId64 " (a device is bound from the host, "
+						"never made)",
+						i, d->path, d->path, d->type, d->major, d->minor);
+		target = fs_mountpoint(root, d->path, MOUNTPOINT_FILE, false, err);
+		if (target < 0)
+			return cordon_error_wrap(err, "linux.devices[%zu] %s", i, d->path);
+		snprintf(buf, sizeof(buf), "/proc/self/fd/%d", target);
+		if (mount(d->path, buf, NULL, MS_BIND, NULL) < 0)
+			return cordon_error_set(err, CORDON_E_MOUNT, errno,
+						"linux.devices[%zu] %s: binding the host's node", i,
+						d->path);
+	}
 	return 0;
 }

@@ -439,9 +439,6 @@ void cordon_container_warn_unapplied(const struct cordon_spec *spec)
 		if (oci->n_hooks[k])
 			cordon_warn("hooks: %zu hook(s) not run (cordon runs no hooks yet)",
 				    oci->n_hooks[k]);
-	if (oci->n_devices)
-		cordon_warn("linux.devices: not created (cordon's /dev has null, zero, full, "
-			    "random, urandom and tty)");
 	if ((oci->n_uid_map || oci->n_gid_map) &&
 	    !(geteuid() != 0 && own_map(oci->uid_map, oci->n_uid_map, spec->uid, geteuid()) &&
 	      own_map(oci->gid_map, oci->n_gid_map, spec->gid, getegid())))

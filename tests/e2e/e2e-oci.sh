@@ -371,6 +371,23 @@ t_oom_score_adj() {
 	end_case
 }
 
+# linux.devices: the host's node of the same path, bound; a FIFO made; a node
+# that is not the device the config names is refused.
+t_devices() {
+	local id=$CASE_ID-v
+	setup_case
+	mk_bundle b sh -c 'stat -c "%F %t:%T" /dev/net/tun; stat -c "%F %a" /dev/sub/fifo' || return
+	cfg 'c["linux"]["devices"] = [{"path": "/dev/net/tun", "type": "c", "major": 10, "minor": 200}, {"path": "/dev/sub/fifo", "type": "p", "fileMode": 384}]'
+	oc run -b "$BUNDLE" "$id"
+	expect_rc 0
+	[ "$OUT" = "$(printf 'character special file a:c8\nfifo 600')" ] ||
+		fail "expected the tun node and a fifo, got '$OUT'"
+	cfg 'c["linux"]["devices"] = [{"path": "/dev/net/tun", "type": "c", "major": 10, "minor": 201}]'
+	oc run -b "$BUNDLE" "$id"
+	expect_cordon_error MOUNT "not c 10:201"
+	end_case
+}
+
 # --- linux.namespaces paths -----------------------------------------------------
 
 # A pod's namespaces (network, ipc, uts) are joined by path; exec joins them too.
@@ -647,6 +664,7 @@ run_case rootful "root on an overlay, writable: the host's ids; read-only: cordo
 each_mode "process.user: additionalGids and umask, for exec too; domainname; personality" t_user_groups_umask
 each_mode "linux.sysctl: network, IPC and UTS values in the container only" t_sysctl
 each_mode "process.oomScoreAdj: raised by anyone, lowered with CAP_SYS_RESOURCE only" t_oom_score_adj
+each_mode "linux.devices: a host node bound, a FIFO made, a wrong number refused" t_devices
 rootful_only "linux.namespaces: network, ipc and uts joined by path, by exec too" t_ns_join
 each_mode "linux.namespaces: the caller's own refused, pid not joinable, a wrong type" t_ns_join_refused
 each_mode "the state's pid is in the container's network namespace" t_pid_network_namespace
