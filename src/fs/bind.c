@@ -125,7 +125,13 @@ int cordon_fs_prepare_host(const struct cordon_spec *spec, int userns_fd, int ws
 {
 	int fd;
 
-	if (userns_fd >= 0) {
+	/* The launcher's own id maps: its rootfs is owned by them already. */
+	if (spec->oci && spec->oci->n_uid_map && cordon_host_root()) {
+		fd = clone_tree(spec->rootfs, "rootfs", err);
+		if (fd < 0)
+			return -1;
+		host->rootfs_tree = fd;
+	} else if (userns_fd >= 0) {
 		fd = idmapped_tree(spec->rootfs, userns_fd, "rootfs", err);
 		if (fd == -2)
 			return -1;

@@ -421,13 +421,6 @@ static void warn_mounts(const struct cordon_oci *oci)
 	}
 }
 
-/* One range mapping the workload's id to the caller's: what cordon does rootless anyway. */
-static bool own_map(const struct cordon_oci_idmap *map, size_t n, uint32_t inside, uint32_t outside)
-{
-	return n == 1 && map[0].container_id == inside && map[0].host_id == outside &&
-	       map[0].size == 1;
-}
-
 void cordon_container_warn_unapplied(const struct cordon_spec *spec)
 {
 	const struct cordon_oci *oci = spec->oci;
@@ -439,10 +432,6 @@ void cordon_container_warn_unapplied(const struct cordon_spec *spec)
 		if (oci->n_hooks[k])
 			cordon_warn("hooks: %zu hook(s) not run (cordon runs no hooks yet)",
 				    oci->n_hooks[k]);
-	if ((oci->n_uid_map || oci->n_gid_map) &&
-	    !(geteuid() != 0 && own_map(oci->uid_map, oci->n_uid_map, spec->uid, geteuid()) &&
-	      own_map(oci->gid_map, oci->n_gid_map, spec->gid, getegid())))
-		cordon_warn("linux.uidMappings/gidMappings: not applied (cordon maps ids itself)");
 	if (oci->n_additional_gids && !cordon_host_root() && !cordon_userns_root())
 		cordon_warn("process.user.additionalGids: applied only where setgroups is allowed "
 			    "(a subordinate id range), else none");

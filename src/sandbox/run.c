@@ -527,6 +527,63 @@ static int enter_joined(const struct cordon_spec *spec, int own[], int *flags,
 }
 
 /*
+ * The config's maps are the launcher's to choose, except a rootless one
+ * that maps only the caller's own ids to the process's (what `cordon spec
+ * --rootless` writes): cordon's own plan then, which adds the caller's
+ * subordinate range where there is one.
+ */
+static bool config_maps(const struct cordon_spec *spec)
+{
+	const struct cordon_oci *oci = spec->oci;
+
+	if (!oci || !oci->n_uid_map)
+		return false;
+	if (cordon_host_root() || cordon_userns_root())
+		return true;
+	return !(oci->n_uid_map == 1 && oci->uid_map[0].size == 1 &&
+		 oci->uid_map[0].container_id == spec->uid && oci->uid_map[0].host_id == geteuid() &&
+		 oci->n_gid_map == 1 && oci->gid_map[0].size == 1 &&
+		 oci->gid_map[0].container_id == spec->gid && oci->gid_map[0].host_id == getegid());
+}
+
+static int config_map(const struct cordon_oci_idmap *m, size_t n, uint32_t target,
+		      const char *what, struct cordon_idmap *out, struct cordon_error *err)
+{
+	if (n > CORDON_IDMAP_MAX_EXTENTS)
+		return cordon_error_set(err, CORDON_E_USERNS, 0, "linux.%s: at most %d ranges", what,
+					CORDON_IDMAP_MAX_EXTENTS);
+	out->n = n;
+	for (size_t i = 0; i < n; i++)
+		out->extent[i] = (struct cordon_idmap_extent){ m[i].container_id, m[i].host_id,
+							       m[i].size };
+	if (cordon_idmap_to_outside(out, target) < 0)
+		return cordon_error_set(err, CORDON_E_USERNS, 0,
+					"linux.%s: the process's id %u is not mapped", what, target);
+	return 0;
+}
+
+/*
+ * linux.uidMappings/gidMappings: the launcher chose the ids (podman's
+ * --userns=auto, a Kubernetes pod without host users) and made the root
+ * theirs, so the sandbox's user namespace takes them as given. Host root
+ * and root of a user namespace write them; anyone else through
+ * newuidmap/newgidmap, which hold them to /etc/subuid and /etc/subgid,
+ * unless they are only the caller's own id.
+ */
+static int config_plan(const struct cordon_spec *spec, struct cordon_idplan *plan,
+		       struct cordon_error *err)
+{
+	const struct cordon_oci *oci = spec->oci;
+
+	if (config_map(oci->uid_map, oci->n_uid_map, spec->uid, "uidMappings", &plan->uid, err) <
+		    0 ||
+	    config_map(oci->gid_map, oci->n_gid_map, spec->gid, "gidMappings", &plan->gid, err) < 0)
+		return -1;
+	plan->use_helpers = !cordon_host_root() && !cordon_userns_root();
+	return 0;
+}
+
+/*
  * A bundle's writable root on a filesystem that cannot be idmapped (the
  * overlay of podman's, containerd's or buildah's storage), as host root:
  * the sandbox's user namespace maps every id to itself, so that its root
@@ -563,7 +620,12 @@ static int run(struct supervisor *sv, struct cordon_error *err)
 	pid_t pid;
 
 	memset(&plan, 0, sizeof(plan));
-	if (userns && host_ids(spec)) {
+	for (size_t i = 0; i < ARRAY_SIZE(own_ns); i++)
+		own_ns[i] = -1;
+	if (userns && config_maps(spec)) {
+		if (config_plan(spec, &plan, err) < 0)
+			return -1;
+	} else if (userns && host_ids(spec)) {
 		cordon_idmap_range(0, UINT32_MAX, &plan.uid);
 		cordon_idmap_range(0, UINT32_MAX, &plan.gid);
 	} else if (userns && cordon_userns_plan(spec->uid, spec->gid, &plan, err) < 0) {

@@ -388,6 +388,40 @@ t_devices() {
 	end_case
 }
 
+# linux.uidMappings/gidMappings: the launcher's ids, its root owned by them
+# (not idmapped again). Rootless: the caller's subordinate range, through
+# newuidmap, or the caller's own id alone.
+t_config_id_maps() {
+	local id=$CASE_ID-m base
+	setup_case
+	copy_rootfs "$CASE_DIR/rootfs" || return
+	if [ "$MODE" = rootful ]; then
+		base=300000
+		chown -R "$base:$base" "$CASE_DIR/rootfs"
+	else
+		base=$(awk -F: -v u="$CORDON_TEST_USER" '$1 == u { print $2; exit }' /etc/subuid)
+		chown -R "$((base + 1)):$((base + 1))" "$CASE_DIR/rootfs"
+		chown "$TEST_UID:$TEST_GID" "$CASE_DIR/rootfs"
+	fi
+	mk_bundle b stat -c %u:%g /bin || return
+	if [ "$MODE" = rootful ]; then
+		cfg 'c["root"] = {"path": sys.argv[1], "readonly": True}
+m = [{"containerID": 0, "hostID": int(sys.argv[2]), "size": 65536}]
+c["linux"]["uidMappings"] = m; c["linux"]["gidMappings"] = m' "$CASE_DIR/rootfs" "$base"
+		want="0:0"
+	else
+		cfg 'c["root"] = {"path": sys.argv[1], "readonly": True}
+m = [{"containerID": 0, "hostID": int(sys.argv[3]), "size": 1}, {"containerID": 1, "hostID": int(sys.argv[2]), "size": 65536}]
+g = [{"containerID": 0, "hostID": int(sys.argv[4]), "size": 1}, {"containerID": 1, "hostID": int(sys.argv[2]), "size": 65536}]
+c["linux"]["uidMappings"] = m; c["linux"]["gidMappings"] = g' "$CASE_DIR/rootfs" "$base" "$TEST_UID" "$TEST_GID"
+		want="2:2"
+	fi
+	oc run -b "$BUNDLE" "$id"
+	expect_rc 0
+	[ "$OUT" = "$want" ] || fail "expected /bin owned by $want inside, got '$OUT'"
+	end_case
+}
+
 # --- linux.namespaces paths -----------------------------------------------------
 
 # A pod's namespaces (network, ipc, uts) are joined by path; exec joins them too.
@@ -665,6 +699,7 @@ each_mode "process.user: additionalGids and umask, for exec too; domainname; per
 each_mode "linux.sysctl: network, IPC and UTS values in the container only" t_sysctl
 each_mode "process.oomScoreAdj: raised by anyone, lowered with CAP_SYS_RESOURCE only" t_oom_score_adj
 each_mode "linux.devices: a host node bound, a FIFO made, a wrong number refused" t_devices
+each_mode "linux.uidMappings/gidMappings: the launcher's ids" t_config_id_maps
 rootful_only "linux.namespaces: network, ipc and uts joined by path, by exec too" t_ns_join
 each_mode "linux.namespaces: the caller's own refused, pid not joinable, a wrong type" t_ns_join_refused
 each_mode "the state's pid is in the container's network namespace" t_pid_network_namespace
