@@ -19,7 +19,10 @@
 # Runtimes, each only where installed: /bin/true itself (fork+exec baseline),
 # unshare -Urmpnui --fork (the floor), cordon, `cordon run --bundle` (the
 # same kind of bundle as runc's and crun's, from `runc spec`), bwrap, runc,
-# crun, podman.
+# crun, podman; and "v2 view" rows of crun and cordon --bundle, each round run
+# in a private mount namespace whose /sys/fs/cgroup is the cgroup2 hierarchy
+# alone, with one bundle (crun spec, no device rules): crun refuses a hybrid
+# layout whose cgroup2 holds a controller, so this is where the two compare.
 # Rounds are interleaved (round 1 of every runtime, then round 2, ...) so that
 # a burst of noise on the machine hits all runtimes alike. Each runtime is
 # started once untimed first (warm-up and probe); a runtime that fails prints
@@ -161,10 +164,10 @@ bwrap_cmd=(bwrap --unshare-all --die-with-parent --ro-bind "$rootfs" / --proc /p
 	--dev /dev --tmpfs /tmp /bin/true)
 unshare_cmd=(unshare -Urmpnui --fork /bin/true)
 
-# make_bundle RUNTIME: an OCI bundle in $tmp/bundle-RUNTIME; prints its path
+# make_bundle RUNTIME [SPEC-RUNTIME]: an OCI bundle in $tmp/bundle-RUNTIME; prints its path
 # or fails with a message on stderr.
 make_bundle() {
-	local rt=$1 b=$tmp/bundle-$1 spec_rt=$1
+	local rt=$1 b=$tmp/bundle-$1 spec_rt=${2:-$1}
 	mkdir -p "$b/rootfs"
 	command -v "$spec_rt" >/dev/null 2>&1 || spec_rt=runc
 	(cd "$b" && "$spec_rt" spec) || { echo "$spec_rt spec failed" >&2; return 1; }
@@ -197,6 +200,7 @@ keys_user=()
 # cmd_for KEY: sets CMD (array) and PFX for KEY = mode:runtime.
 cmd_for() {
 	local rt=${1#*:}
+	V2VIEW=
 	PFX=
 	case $rt in
 	true) CMD=(/bin/true) ;;
@@ -207,6 +211,8 @@ cmd_for() {
 	runc) CMD=(runc run -b "$tmp/bundle-runc") PFX="${id_prefix}runc-r$ROUND-" ;;
 	crun) CMD=(crun run -b "$tmp/bundle-crun") PFX="${id_prefix}crun-r$ROUND-" ;;
 	cordon-bundle) CMD=("$cordon_run" run -b "$tmp/bundle-cordon-bundle") PFX="${id_prefix}cb-r$ROUND-" ;;
+	crun-v2) CMD=(crun run -b "$tmp/bundle-v2") PFX="${id_prefix}crun2-r$ROUND-" V2VIEW=1 ;;
+	cordon-bundle-v2) CMD=("$cordon_run" run -b "$tmp/bundle-v2") PFX="${id_prefix}cb2-r$ROUND-" V2VIEW=1 ;;
 	podman) CMD=(podman run --rm --network none --rootfs "$rootfs" /bin/true) ;;
 	esac
 }
@@ -236,8 +242,10 @@ add root:true "/bin/true" 1
 add root:unshare "unshare" "$(yes_no have unshare)"
 add root:cordon "cordon" "$have_cordon"
 add root:bwrap "bwrap" "$(yes_no have bwrap)"
-add root:cordon-bundle "cordon --bundle" "$have_cordon"
+add root:cordon-bundle "cordon -b" "$have_cordon"
 add root:runc "runc" "$(yes_no have runc)"
+add root:cordon-bundle-v2 "cordon -b v2" "$have_cordon"
+add root:crun-v2 "crun v2" "$(yes_no have crun)"
 add root:crun "crun" "$(yes_no have crun)"
 add root:podman "podman" "$(yes_no have podman)"
 if [ -n "$rootless_user" ]; then
@@ -270,6 +278,16 @@ for rt in runc crun cordon-bundle; do
 		note[root:$rt]="failed: bundle: $(first_line "$tmp/err" 1)"
 	fi
 done
+# The v2 view's bundle (crun's spec): no device rules, which crun turns into an
+# eBPF program that needs a raised RLIMIT_MEMLOCK (root without CAP_SYS_RESOURCE
+# cannot); the same bundle for both.
+if [ "${status[root:crun-v2]}" = ok ] && make_bundle v2 crun >/dev/null 2>"$tmp/err"; then
+	python3 -c 'import json, sys; p = sys.argv[1]; c = json.load(open(p)); c["linux"].pop("resources", None); json.dump(c, open(p, "w"))' "$tmp/bundle-v2/config.json"
+else
+	[ "${status[root:crun-v2]}" != ok ] || { status[root:crun-v2]=failed; note[root:crun-v2]="failed: bundle: $(first_line "$tmp/err" 1)"; }
+	status[root:cordon-bundle-v2]=failed
+	note[root:cordon-bundle-v2]="no v2-view bundle (needs crun)"
+fi
 
 # run_one KEY: one timed round of KEY, appends the mean to means[KEY].
 run_one() {
@@ -278,7 +296,15 @@ run_one() {
 	case $key in user:*) user=$rootless_user dir=$workdir_user ;; esac
 	cmd_for "$key"
 	rc=0
-	out=$(run_as "$user" "$dir" time_round "$count" "$PFX" "${CMD[@]}" 2>"$tmp/err") || rc=$?
+	if [ -n "$V2VIEW" ]; then
+		# A private mount namespace whose /sys/fs/cgroup is the cgroup2
+		# hierarchy alone: the whole round runs in it, set up once, untimed.
+		out=$(cd "$dir" && unshare -m bash -c "set -euo pipefail; $(declare -f time_round)
+			mount --make-rprivate /; umount -l /sys/fs/cgroup; mount -t cgroup2 none /sys/fs/cgroup
+			time_round \"\$@\"" bench "$count" "$PFX" "${CMD[@]}" 2>"$tmp/err") || rc=$?
+	else
+		out=$(run_as "$user" "$dir" time_round "$count" "$PFX" "${CMD[@]}" 2>"$tmp/err") || rc=$?
+	fi
 	if [ "$rc" -ne 0 ] || [[ $out != ok\ * ]]; then
 		[[ $out == fail\ * ]] && rc=${out#fail }
 		status[$key]=failed
