@@ -177,11 +177,14 @@ static void rfc3339(uint64_t ms, char *buf, size_t len)
 	snprintf(buf, len, "%s.%03uZ", base, (unsigned)(ms % 1000));
 }
 
-/* The OCI state object (runtime-spec "Query State"), plus runc's "created". */
-static void gen_state(yajl_gen g, const struct cordon_state *state)
+/*
+ * The OCI state object (runtime-spec "Query State"), plus runc's
+ * "created", with the status given: what `cordon state` prints and what
+ * a hook reads on its stdin.
+ */
+static void gen_state(yajl_gen g, const struct cordon_state *state, enum cordon_status status)
 {
 	const struct cordon_state_info *info = &state->info;
-	enum cordon_status status = container_status(state);
 	char created[48];
 
 	yajl_gen_map_open(g);
@@ -232,6 +235,14 @@ static char *gen_finish(yajl_gen g)
 	return out;
 }
 
+char *sandbox_state_json(const struct cordon_state *state, enum cordon_status status)
+{
+	yajl_gen g = yajl_gen_alloc(NULL);
+
+	gen_state(g, state, status);
+	return gen_finish(g);
+}
+
 char *cordon_container_state(const char *root, const char *id, struct cordon_error *err)
 {
 	struct cordon_state state;
@@ -242,7 +253,7 @@ char *cordon_container_state(const char *root, const char *id, struct cordon_err
 	g = yajl_gen_alloc(NULL);
 	yajl_gen_config(g, yajl_gen_beautify, 1);
 	yajl_gen_config(g, yajl_gen_indent_string, "  ");
-	gen_state(g, &state);
+	gen_state(g, &state, container_status(&state));
 	cordon_state_close(&state);
 	return gen_finish(g);
 }
@@ -371,7 +382,7 @@ int cordon_container_list(const char *root, bool json, bool quiet, struct cordon
 		status = container_status(&state);
 		rfc3339(state.info.created_ms, created, sizeof(created));
 		if (json)
-			gen_state(g, &state);
+			gen_state(g, &state, status);
 		else if (quiet)
 			printf("%s\n", state.id);
 		else

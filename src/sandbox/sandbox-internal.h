@@ -149,6 +149,8 @@ void lifecycle_finish(struct supervisor *sv);
 enum cordon_status container_status(const struct cordon_state *state);
 /* Thaw a paused container's cgroup (errors ignored: delete --force). */
 void container_thaw(const struct cordon_state *state);
+/* The OCI state document with this status, on one line (malloc'd): what hooks read. */
+char *sandbox_state_json(const struct cordon_state *state, enum cordon_status status);
 
 /* The sandbox's pid 1: setup, spawn the workload, reap, report. */
 _Noreturn void sandbox_child(const struct child_ctx *ctx);
