@@ -152,6 +152,22 @@ void container_thaw(const struct cordon_state *state);
 /* The OCI state document with this status, on one line (malloc'd): what hooks read. */
 char *sandbox_state_json(const struct cordon_state *state, enum cordon_status status);
 
+/*
+ * exec.c, shared with the hooks. U1, the sandbox's user namespace, as
+ * the parent of the workload's (inner, an fd of it): *outer, or -1 when
+ * U1 is our own (--userns host).
+ */
+int sandbox_outer_userns(int inner, int *outer, struct cordon_error *err);
+/*
+ * Enter the container's namespaces through its workload's pidfd: those
+ * the config joins by path (with our own privileges), U1 (outer_userns,
+ * unless -1), then mount, pid (for children), uts, ipc, cgroup and net.
+ * Not the workload's nested user namespace. Root and cwd become the
+ * container's root.
+ */
+int sandbox_join_container(const struct cordon_spec *spec, int pidfd, int outer_userns,
+			   struct cordon_error *err);
+
 /* The sandbox's pid 1: setup, spawn the workload, reap, report. */
 _Noreturn void sandbox_child(const struct child_ctx *ctx);
 
