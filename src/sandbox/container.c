@@ -158,6 +158,9 @@ int cordon_container_start(const char *root, const char *id, struct cordon_error
 					rep.code < CORDON_CODE_COUNT ? (enum cordon_code)rep.code :
 								       CORDON_E_INTERNAL,
 					rep.errnum, "%s", rep.msg);
+	/* Started; a poststart hook that failed is a warning (runtime-spec, as runc). */
+	if (rep.msg[0])
+		cordon_warn("%s", rep.msg);
 	return 0;
 }
 
@@ -332,11 +335,40 @@ static void wait_owner_exit(const struct cordon_state_info *info)
 	poll(&p, 1, 1000);
 }
 
+/*
+ * The kept config's poststop hooks and the state document they read,
+ * taken before the state directory goes (*doc stays NULL when there are
+ * none). A config that no longer parses runs none, with a warning.
+ */
+static void poststop_prepare(const struct cordon_state *state, struct cordon_spec *spec,
+			     char **doc)
+{
+	_cleanup_free_ char *text = NULL;
+	struct cordon_error err = { 0 };
+	size_t len = 0;
+
+	if (cordon_state_read_config(state, &text, &len, &err) < 0)
+		return; /* not a bundle's container, or nothing kept */
+	/* Most configs have none: no need to parse (and compile seccomp) for nothing. */
+	if (!strstr(text, "\"poststop\""))
+		return;
+	if (cordon_spec_from_oci(spec, state->info.bundle, text, len, &err) < 0) {
+		cordon_warn("container %s: poststop hooks not run: %s", state->id, err.msg);
+		return;
+	}
+	if (spec->oci->n_hooks[CORDON_OCI_HOOK_POSTSTOP])
+		*doc = sandbox_state_json(state, CORDON_STATUS_STOPPED);
+}
+
 int cordon_container_delete(const char *root, const char *id, bool force, struct cordon_error *err)
 {
 	struct cordon_state state;
 	enum cordon_status status;
+	_cleanup_free_ char *doc = NULL;
+	struct cordon_error hook = { 0 };
+	struct cordon_spec spec;
 
+	cordon_spec_init(&spec);
 	if (cordon_state_open(&state, root, id, true, err) < 0)
 		return -1;
 	status = container_status(&state);
@@ -351,7 +383,12 @@ int cordon_container_delete(const char *root, const char *id, bool force, struct
 	if (status == CORDON_STATUS_PAUSED)
 		container_thaw(&state);
 	wait_owner_exit(&state.info);
+	poststop_prepare(&state, &spec, &doc);
 	cordon_state_destroy(&state);
+	/* After the container is gone, before delete returns; failures are warnings. */
+	if (doc && sandbox_hooks_run(&spec, CORDON_OCI_HOOK_POSTSTOP, doc, 0, &hook) < 0)
+		cordon_warn("%s", hook.msg);
+	cordon_spec_free(&spec);
 	return 0;
 }
 
@@ -446,10 +483,6 @@ void cordon_container_warn_unapplied(const struct cordon_spec *spec)
 	for (size_t i = 0; i < oci->n_warnings; i++)
 		cordon_warn("%s", oci->warnings[i]);
 	warn_mounts(oci);
-	for (size_t k = 0; k < CORDON_OCI_HOOK_COUNT; k++)
-		if (oci->n_hooks[k])
-			cordon_warn("hooks: %zu hook(s) not run (cordon runs no hooks yet)",
-				    oci->n_hooks[k]);
 	if (oci->n_devices)
 		cordon_warn("linux.devices: not created (cordon's /dev has null, zero, full, "
 			    "random, urandom and tty)");

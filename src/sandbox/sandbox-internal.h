@@ -121,7 +121,8 @@ struct supervisor {
 
 	/* The lifecycle (lifecycle.c). */
 	bool created;        /* SYNC_CREATED arrived and was recorded */
-	bool start_sent;     /* SYNC_START went to the init */
+	bool start_sent;     /* SYNC_START went to the init (or its start failed) */
+	bool hooks_started;  /* the create-time hooks ran: poststop runs at the end */
 	int notify_fd;       /* create: the waiting `cordon create`, until told */
 	int listen_fd;       /* create: the control socket `cordon start` connects to */
 	int start_client;    /* the `cordon start` waiting for the outcome, or -1 */
@@ -167,6 +168,18 @@ int sandbox_outer_userns(int inner, int *outer, struct cordon_error *err);
  */
 int sandbox_join_container(const struct cordon_spec *spec, int pidfd, int outer_userns,
 			   struct cordon_error *err);
+
+/*
+ * hooks.c: the config's hooks of one kind, in order, each with state (the
+ * state document) on its stdin; createContainer and startContainer in
+ * the namespaces of the container whose process is workload. prestart,
+ * createRuntime, createContainer, startContainer: the first failure
+ * stops the rest, -1 with CORDON_E_HOOK naming it. poststart, poststop:
+ * every hook runs; -1 when any failed, err naming each (a warning for
+ * the caller to give).
+ */
+int sandbox_hooks_run(const struct cordon_spec *spec, enum cordon_oci_hook_kind kind,
+		      const char *state, pid_t workload, struct cordon_error *err);
 
 /* The sandbox's pid 1: setup, spawn the workload, reap, report. */
 _Noreturn void sandbox_child(const struct child_ctx *ctx);
