@@ -38,7 +38,7 @@
 struct hook_report {
 	int32_t pid;
 	int32_t errnum; /* 0: no failure */
-	char step[112];
+	char step[160];
 };
 
 /* One hook to run. */
@@ -152,6 +152,11 @@ static _Noreturn void container_hook(const struct hook_job *j, int exec_fd)
 		execveat(exec_fd, "", hook_argv(j->hook, argv0), envp, AT_EMPTY_PATH);
 	else
 		execve(j->hook->path, hook_argv(j->hook, argv0), envp);
+	/* The file is the host's, but its interpreter or dynamic loader is the container's. */
+	if (exec_fd >= 0 && errno == ENOENT)
+		report_fail(j->report_fd, errno,
+			    "execveat (its #! interpreter or ELF loader is looked up in the "
+			    "container's root)");
 	report_fail(j->report_fd, errno, exec_fd >= 0 ? "execveat" : "execve in the container");
 }
 
