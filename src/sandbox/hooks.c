@@ -192,14 +192,36 @@ static _Noreturn void container_helper(const struct hook_job *j)
 }
 
 /*
- * createContainer, startContainer: the helper's report gives the hook's
- * pid (a child of ours, so it cannot be reused before we reap it).
+ * Every report until EOF (the helper gone, the hook exec'd or dead): the
+ * hook's pid from the helper, and the first failure of either. They
+ * may come in any order: the hook can fail before the helper writes.
+ */
+static void read_reports(int rd, pid_t *pid, struct hook_report *fail)
+{
+	for (;;) {
+		struct hook_report m;
+		ssize_t r = read(rd, &m, sizeof(m));
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r != (ssize_t)sizeof(m))
+			return;
+		if (m.errnum && !fail->errnum)
+			*fail = m;
+		else if (!m.errnum && m.pid > 0)
+			*pid = m.pid;
+	}
+}
+
+/*
+ * createContainer, startContainer: the hook is a child of ours (so its
+ * pid cannot be reused before we reap it), its pid from the helper's
+ * report. Returns 0 when there is none (why in *fail).
  */
 static pid_t spawn_in_container(struct hook_job *j, int report_rd, int *pidfd,
-				struct hook_report *rep)
+				struct hook_report *fail)
 {
-	pid_t helper = fork(), pid;
-	ssize_t r;
+	pid_t helper = fork(), pid = 0;
 
 	if (helper == 0)
 		container_helper(j);
@@ -207,15 +229,13 @@ static pid_t spawn_in_container(struct hook_job *j, int report_rd, int *pidfd,
 	cordon_closep(&j->report_fd);
 	if (helper < 0)
 		return -errno;
-	do
-		r = read(report_rd, rep, sizeof(*rep));
-	while (r < 0 && errno == EINTR);
+	read_reports(report_rd, &pid, fail);
 	waitpid(helper, NULL, 0);
-	if (r != (ssize_t)sizeof(*rep))
-		return -EIO;
-	if (rep->errnum)
-		return 0; /* why not: in rep */
-	pid = rep->pid;
+	if (pid == 0) {
+		if (!fail->errnum)
+			return -EIO;
+		return 0;
+	}
 	*pidfd = cordon_pidfd_open(pid);
 	if (*pidfd < 0) {
 		int e = errno;
@@ -279,7 +299,6 @@ static int hook_run_one(struct hook_job *j, const char *name, struct cordon_erro
 	_cleanup_close_ int rd = -1, pidfd = -1;
 	int p[2], status = 0, timed_out;
 	pid_t pid;
-	ssize_t r;
 
 	if (pipe2(p, O_CLOEXEC) < 0)
 		return cordon_error_set(err, CORDON_E_INTERNAL, errno, "%s: pipe", name);
@@ -292,17 +311,15 @@ static int hook_run_one(struct hook_job *j, const char *name, struct cordon_erro
 	if (pid < 0)
 		return cordon_error_set(err, CORDON_E_HOOK, (int)-pid, "%s: starting it", name);
 	/* EOF: execve succeeded (the pipe is close-on-exec); else why not. */
-	if (pid > 0) {
-		do
-			r = read(rd, &rep, sizeof(rep));
-		while (r < 0 && errno == EINTR);
-		if (r != (ssize_t)sizeof(rep))
-			rep.errnum = 0;
-	}
+	if (!in_container(j->kind))
+		read_reports(rd, &pid, &rep);
 	if (rep.errnum) {
 		rep.step[sizeof(rep.step) - 1] = '\0';
-		if (pid > 0)
-			waitid(P_PIDFD, (id_t)pidfd, &(siginfo_t){ 0 }, WEXITED);
+		/* Reaped, also in the container: its pid namespace's end waits for that. */
+		if (pidfd >= 0)
+			while (waitid(P_PIDFD, (id_t)pidfd, &(siginfo_t){ 0 }, WEXITED) < 0 &&
+			       errno == EINTR)
+				;
 		return cordon_error_set(err, CORDON_E_HOOK, rep.errnum, "%s: %s", name, rep.step);
 	}
 	timed_out = hook_wait(pidfd, j->hook->timeout_s, &status);
