@@ -340,8 +340,7 @@ static void wait_owner_exit(const struct cordon_state_info *info)
  * taken before the state directory goes (*doc stays NULL when there are
  * none). A config that no longer parses runs none, with a warning.
  */
-static void poststop_prepare(const struct cordon_state *state, struct cordon_spec *spec,
-			     char **doc)
+static void poststop_prepare(const struct cordon_state *state, struct cordon_spec *spec, char **doc)
 {
 	_cleanup_free_ char *text = NULL;
 	struct cordon_error err = { 0 };

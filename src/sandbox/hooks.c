@@ -46,9 +46,9 @@ struct hook_job {
 	const struct cordon_spec *spec;
 	enum cordon_oci_hook_kind kind;
 	const struct cordon_oci_hook *hook;
-	int stdin_fd;     /* the state document */
-	int report_fd;    /* the pipe's write end, in the children */
-	int pidfd;        /* container hooks: the workload's, to join through */
+	int stdin_fd;	  /* the state document */
+	int report_fd;	  /* the pipe's write end, in the children */
+	int pidfd;	  /* container hooks: the workload's, to join through */
 	int outer_userns; /* container hooks: U1 to enter first, or -1 */
 };
 
@@ -306,8 +306,8 @@ static int hook_run_one(struct hook_job *j, const char *name, struct cordon_erro
 	j->report_fd = p[1];
 	fflush(stdout);
 	fflush(stderr);
-	pid = in_container(j->kind) ? spawn_in_container(j, rd, &pidfd, &rep)
-				    : spawn_here(j, &pidfd);
+	pid = in_container(j->kind) ? spawn_in_container(j, rd, &pidfd, &rep) :
+				      spawn_here(j, &pidfd);
 	if (pid < 0)
 		return cordon_error_set(err, CORDON_E_HOOK, (int)-pid, "%s: starting it", name);
 	/* EOF: execve succeeded (the pipe is close-on-exec); else why not. */

@@ -108,8 +108,8 @@ static void poststop_hooks(struct supervisor *sv)
 {
 	struct cordon_error err = { 0 };
 
-	if (sv->hooks_started && run_hooks(sv, CORDON_OCI_HOOK_POSTSTOP, CORDON_STATUS_STOPPED,
-					   &err) < 0)
+	if (sv->hooks_started &&
+	    run_hooks(sv, CORDON_OCI_HOOK_POSTSTOP, CORDON_STATUS_STOPPED, &err) < 0)
 		cordon_warn("%s", err.msg);
 }
 
@@ -188,7 +188,8 @@ void lifecycle_running(struct supervisor *sv)
 	sv->state->info.status = CORDON_STATUS_RUNNING;
 	if (cordon_state_save(sv->state, &err) < 0)
 		cordon_error_print(&err);
-	/* Before start returns; a failure is a warning, given by `cordon start` when there is one. */
+	/* Before start returns; a failure is a warning, given by `cordon start` when there is one.
+	 */
 	if (run_hooks(sv, CORDON_OCI_HOOK_POSTSTART, CORDON_STATUS_RUNNING, &hook) < 0 &&
 	    sv->start_client < 0)
 		cordon_warn("%s", hook.msg);
