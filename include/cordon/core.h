@@ -49,6 +49,7 @@ enum cordon_code {
 	CORDON_E_CGROUP,    /* cgroup setup or limits */
 	CORDON_E_NET_POLICY, /* network policy setup */
 	CORDON_E_SPEC,      /* OCI config.json */
+	CORDON_E_HOOK,      /* an OCI hook failed, timed out or could not run */
 	CORDON_CODE_COUNT,
 };
 

@@ -202,8 +202,11 @@ enum cordon_oci_hook_kind {
 	CORDON_OCI_HOOK_COUNT,
 };
 
+/* "prestart", "createRuntime", ...: the config's key of a kind. */
+const char *cordon_oci_hook_name(enum cordon_oci_hook_kind kind);
+
 struct cordon_oci_hook {
-	char *path; /* absolute, on the host (runtime namespace) */
+	char *path; /* absolute: on the host (runtime namespace), startContainer's in the container */
 	char **args; /* NULL-terminated; may be NULL (then argv = { path }) */
 	char **env;  /* NULL-terminated K=V; may be NULL */
 	uint32_t timeout_s; /* 0 = none */

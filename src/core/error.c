@@ -28,6 +28,7 @@ static const char *const code_names[CORDON_CODE_COUNT] = {
 	[CORDON_E_CGROUP] = "CORDON_E_CGROUP",
 	[CORDON_E_NET_POLICY] = "CORDON_E_NET_POLICY",
 	[CORDON_E_SPEC] = "CORDON_E_SPEC",
+	[CORDON_E_HOOK] = "CORDON_E_HOOK",
 };
 
 const char *cordon_code_name(enum cordon_code code)

@@ -158,6 +158,9 @@ int cordon_container_start(const char *root, const char *id, struct cordon_error
 					rep.code < CORDON_CODE_COUNT ? (enum cordon_code)rep.code :
 								       CORDON_E_INTERNAL,
 					rep.errnum, "%s", rep.msg);
+	/* Started; a poststart hook that failed is a warning (runtime-spec, as runc). */
+	if (rep.msg[0])
+		cordon_warn("%s", rep.msg);
 	return 0;
 }
 
@@ -177,11 +180,14 @@ static void rfc3339(uint64_t ms, char *buf, size_t len)
 	snprintf(buf, len, "%s.%03uZ", base, (unsigned)(ms % 1000));
 }
 
-/* The OCI state object (runtime-spec "Query State"), plus runc's "created". */
-static void gen_state(yajl_gen g, const struct cordon_state *state)
+/*
+ * The OCI state object (runtime-spec "Query State"), plus runc's
+ * "created", with the status given: what `cordon state` prints and what
+ * a hook reads on its stdin.
+ */
+static void gen_state(yajl_gen g, const struct cordon_state *state, enum cordon_status status)
 {
 	const struct cordon_state_info *info = &state->info;
-	enum cordon_status status = container_status(state);
 	char created[48];
 
 	yajl_gen_map_open(g);
@@ -232,6 +238,14 @@ static char *gen_finish(yajl_gen g)
 	return out;
 }
 
+char *sandbox_state_json(const struct cordon_state *state, enum cordon_status status)
+{
+	yajl_gen g = yajl_gen_alloc(NULL);
+
+	gen_state(g, state, status);
+	return gen_finish(g);
+}
+
 char *cordon_container_state(const char *root, const char *id, struct cordon_error *err)
 {
 	struct cordon_state state;
@@ -242,7 +256,7 @@ char *cordon_container_state(const char *root, const char *id, struct cordon_err
 	g = yajl_gen_alloc(NULL);
 	yajl_gen_config(g, yajl_gen_beautify, 1);
 	yajl_gen_config(g, yajl_gen_indent_string, "  ");
-	gen_state(g, &state);
+	gen_state(g, &state, container_status(&state));
 	cordon_state_close(&state);
 	return gen_finish(g);
 }
@@ -321,11 +335,39 @@ static void wait_owner_exit(const struct cordon_state_info *info)
 	poll(&p, 1, 1000);
 }
 
+/*
+ * The kept config's poststop hooks and the state document they read,
+ * taken before the state directory goes (*doc stays NULL when there are
+ * none). A config that no longer parses runs none, with a warning.
+ */
+static void poststop_prepare(const struct cordon_state *state, struct cordon_spec *spec, char **doc)
+{
+	_cleanup_free_ char *text = NULL;
+	struct cordon_error err = { 0 };
+	size_t len = 0;
+
+	if (cordon_state_read_config(state, &text, &len, &err) < 0)
+		return; /* not a bundle's container, or nothing kept */
+	/* Most configs have none: no need to parse (and compile seccomp) for nothing. */
+	if (!strstr(text, "\"poststop\""))
+		return;
+	if (cordon_spec_from_oci(spec, state->info.bundle, text, len, &err) < 0) {
+		cordon_warn("container %s: poststop hooks not run: %s", state->id, err.msg);
+		return;
+	}
+	if (spec->oci->n_hooks[CORDON_OCI_HOOK_POSTSTOP])
+		*doc = sandbox_state_json(state, CORDON_STATUS_STOPPED);
+}
+
 int cordon_container_delete(const char *root, const char *id, bool force, struct cordon_error *err)
 {
 	struct cordon_state state;
 	enum cordon_status status;
+	_cleanup_free_ char *doc = NULL;
+	struct cordon_error hook = { 0 };
+	struct cordon_spec spec;
 
+	cordon_spec_init(&spec);
 	if (cordon_state_open(&state, root, id, true, err) < 0)
 		return -1;
 	status = container_status(&state);
@@ -340,7 +382,12 @@ int cordon_container_delete(const char *root, const char *id, bool force, struct
 	if (status == CORDON_STATUS_PAUSED)
 		container_thaw(&state);
 	wait_owner_exit(&state.info);
+	poststop_prepare(&state, &spec, &doc);
 	cordon_state_destroy(&state);
+	/* After the container is gone, before delete returns; failures are warnings. */
+	if (doc && sandbox_hooks_run(&spec, CORDON_OCI_HOOK_POSTSTOP, doc, 0, &hook) < 0)
+		cordon_warn("%s", hook.msg);
+	cordon_spec_free(&spec);
 	return 0;
 }
 
@@ -371,7 +418,7 @@ int cordon_container_list(const char *root, bool json, bool quiet, struct cordon
 		status = container_status(&state);
 		rfc3339(state.info.created_ms, created, sizeof(created));
 		if (json)
-			gen_state(g, &state);
+			gen_state(g, &state, status);
 		else if (quiet)
 			printf("%s\n", state.id);
 		else
@@ -428,10 +475,6 @@ void cordon_container_warn_unapplied(const struct cordon_spec *spec)
 	for (size_t i = 0; i < oci->n_warnings; i++)
 		cordon_warn("%s", oci->warnings[i]);
 	warn_mounts(oci);
-	for (size_t k = 0; k < CORDON_OCI_HOOK_COUNT; k++)
-		if (oci->n_hooks[k])
-			cordon_warn("hooks: %zu hook(s) not run (cordon runs no hooks yet)",
-				    oci->n_hooks[k]);
 	if (oci->n_additional_gids && !cordon_host_root() && !cordon_userns_root())
 		cordon_warn("process.user.additionalGids: applied only where setgroups is allowed "
 			    "(a subordinate id range), else none");

@@ -187,6 +187,45 @@ static _Noreturn void exec_process(const struct exec_ctx *x)
 	exec_fail(x->report_fd, code, CORDON_E_EXEC, errnum, "%s", spec->argv[0]);
 }
 
+int sandbox_join_container(const struct cordon_spec *spec, int pidfd, int outer_userns,
+			   struct cordon_error *err)
+{
+	int joined = (cordon_spec_ns_path(spec, CORDON_OCI_NS_NETWORK) ? CLONE_NEWNET : 0) |
+		     (cordon_spec_ns_path(spec, CORDON_OCI_NS_IPC) ? CLONE_NEWIPC : 0) |
+		     (cordon_spec_ns_path(spec, CORDON_OCI_NS_UTS) ? CLONE_NEWUTS : 0);
+
+	/* Joined by the config's path (a pod's): not U1's, entered with our privileges. */
+	if (joined && setns(pidfd, joined) < 0)
+		return cordon_error_set(err, CORDON_E_NAMESPACE, errno,
+					"joining the container's namespaces of the config");
+	if (outer_userns >= 0 && setns(outer_userns, CLONE_NEWUSER) < 0)
+		return cordon_error_set(err, CORDON_E_NAMESPACE, errno,
+					"joining the sandbox's user namespace");
+	/* The mount namespace sets our root and cwd to the container's root. */
+	if (setns(pidfd, JOIN_NS & ~joined) < 0)
+		return cordon_error_set(err, CORDON_E_NAMESPACE, errno,
+					"joining the container's namespaces");
+	return 0;
+}
+
+int sandbox_outer_userns(int inner, int *outer, struct cordon_error *err)
+{
+	_cleanup_close_ int self = -1, fd = ioctl(inner, NS_GET_PARENT);
+	struct stat a, b;
+
+	*outer = -1;
+	if (fd < 0)
+		return cordon_error_set(err, CORDON_E_NAMESPACE, errno,
+					"the sandbox's user namespace");
+	self = open("/proc/self/ns/user", O_RDONLY | O_CLOEXEC);
+	if (self < 0 || fstat(self, &a) < 0 || fstat(fd, &b) < 0)
+		return cordon_error_set(err, CORDON_E_NAMESPACE, errno, "our user namespace");
+	/* --userns host: the workload's namespace hangs below ours; nothing to join first. */
+	if (a.st_dev != b.st_dev || a.st_ino != b.st_ino)
+		*outer = TAKE_FD(fd);
+	return 0;
+}
+
 /* The joiner: into the container's cgroups and namespaces, then the process. */
 static _Noreturn void exec_join(struct exec_ctx *x)
 {
@@ -194,9 +233,6 @@ static _Noreturn void exec_join(struct exec_ctx *x)
 	struct clone_args args = { .flags = CLONE_PARENT };
 	struct cordon_error err = { 0 };
 	struct exec_report rep = { .code = CORDON_OK };
-	int joined = (cordon_spec_ns_path(x->spec, CORDON_OCI_NS_NETWORK) ? CLONE_NEWNET : 0) |
-		     (cordon_spec_ns_path(x->spec, CORDON_OCI_NS_IPC) ? CLONE_NEWIPC : 0) |
-		     (cordon_spec_ns_path(x->spec, CORDON_OCI_NS_UTS) ? CLONE_NEWUTS : 0);
 	pid_t pid;
 
 	/*
@@ -211,19 +247,10 @@ static _Noreturn void exec_join(struct exec_ctx *x)
 
 	if (join_cgroups(x->cgroups, &err) < 0)
 		exec_fail_err(x->report_fd, &err);
-	/* Joined by the config's path (a pod's): not U1's, entered with our privileges. */
-	if (joined && setns(x->pidfd, joined) < 0)
-		exec_fail(x->report_fd, CORDON_EXIT_FAILURE, CORDON_E_NAMESPACE, errno,
-			  "joining the container's namespaces of the config");
-	if (x->outer_userns >= 0 && setns(x->outer_userns, CLONE_NEWUSER) < 0)
-		exec_fail(x->report_fd, CORDON_EXIT_FAILURE, CORDON_E_NAMESPACE, errno,
-			  "joining the sandbox's user namespace");
+	if (sandbox_join_container(x->spec, x->pidfd, x->outer_userns, &err) < 0)
+		exec_fail_err(x->report_fd, &err);
 	if (x->outer_userns >= 0)
 		close(x->outer_userns);
-	/* The mount namespace sets our root and cwd to the container's root. */
-	if (setns(x->pidfd, JOIN_NS & ~joined) < 0)
-		exec_fail(x->report_fd, CORDON_EXIT_FAILURE, CORDON_E_NAMESPACE, errno,
-			  "joining the container's namespaces");
 	if (setns(x->pidfd, CLONE_NEWUSER) < 0)
 		exec_fail(x->report_fd, CORDON_EXIT_FAILURE, CORDON_E_NAMESPACE, errno,
 			  "joining the workload's user namespace");
@@ -316,9 +343,8 @@ static int exec_target(const struct cordon_state *state, struct exec_ctx *x,
 		       struct cordon_error *err)
 {
 	const struct cordon_state_info *info = &state->info;
-	_cleanup_close_ int inner = -1, self = -1;
+	_cleanup_close_ int inner = -1;
 	_cleanup_free_ char *setgroups_text = NULL;
-	struct stat a, b;
 	char path[64];
 
 	x->pidfd = cordon_pidfd_verified(info->pid, info->pid_start);
@@ -334,16 +360,8 @@ static int exec_target(const struct cordon_state *state, struct exec_ctx *x,
 	/* Still the process the pidfd names: the pid was not reused under us. */
 	if (cordon_pidfd_send_signal(x->pidfd, 0) < 0)
 		return not_in_state(state->id, CORDON_STATUS_STOPPED, err);
-	x->outer_userns = ioctl(inner, NS_GET_PARENT);
-	if (x->outer_userns < 0)
-		return cordon_error_set(err, CORDON_E_NAMESPACE, errno,
-					"the sandbox's user namespace");
-	self = open("/proc/self/ns/user", O_RDONLY | O_CLOEXEC);
-	if (self < 0 || fstat(self, &a) < 0 || fstat(x->outer_userns, &b) < 0)
-		return cordon_error_set(err, CORDON_E_NAMESPACE, errno, "our user namespace");
-	/* --userns host: the workload's namespace hangs below ours; nothing to join first. */
-	if (a.st_dev == b.st_dev && a.st_ino == b.st_ino)
-		cordon_closep(&x->outer_userns);
+	if (sandbox_outer_userns(inner, &x->outer_userns, err) < 0)
+		return -1;
 	{
 		size_t n_dirs;
 

@@ -10,6 +10,7 @@
  * once execve succeeded or failed.
  */
 #include <fcntl.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
@@ -46,6 +47,72 @@ static void send_start(struct supervisor *sv)
 	sync_send(sv->sync_fd, &go, NULL, 0);
 }
 
+/* The hooks of one kind with the state document in this status (0 without any). */
+static int run_hooks(struct supervisor *sv, enum cordon_oci_hook_kind kind,
+		     enum cordon_status status, struct cordon_error *err)
+{
+	_cleanup_free_ char *doc = NULL;
+
+	if (!sv->spec->oci || !sv->spec->oci->n_hooks[kind])
+		return 0;
+	doc = sandbox_state_json(sv->state, status);
+	return sandbox_hooks_run(sv->spec, kind, doc, sv->state->info.pid, err);
+}
+
+/*
+ * prestart and createRuntime in our namespaces, createContainer in the
+ * container's: its process and namespaces exist and its root is built,
+ * but it is not recorded created yet, so a failure ends it as any setup
+ * failure does. From here poststop runs at the end, whatever happens.
+ */
+static int create_hooks(struct supervisor *sv, struct cordon_error *err)
+{
+	static const enum cordon_oci_hook_kind kinds[] = {
+		CORDON_OCI_HOOK_PRESTART,
+		CORDON_OCI_HOOK_CREATE_RUNTIME,
+		CORDON_OCI_HOOK_CREATE_CONTAINER,
+	};
+
+	sv->hooks_started = sv->spec->oci != NULL;
+	for (size_t i = 0; i < ARRAY_SIZE(kinds); i++)
+		if (run_hooks(sv, kinds[i], CORDON_STATUS_CREATING, err) < 0)
+			return -1;
+	return 0;
+}
+
+/* startContainer (in the container, before the workload is released), then the release. */
+static int start_container(struct supervisor *sv, struct cordon_error *err)
+{
+	/* Whatever the hooks say, there is no second start. */
+	sv->start_sent = true;
+	if (run_hooks(sv, CORDON_OCI_HOOK_START_CONTAINER, CORDON_STATUS_CREATED, err) < 0)
+		return -1;
+	send_start(sv);
+	return 0;
+}
+
+/* A start that failed before the release: the container ends, stopped, with the reason. */
+static void start_failed(struct supervisor *sv, const struct cordon_error *why)
+{
+	struct cordon_result *res = sv->result;
+
+	res->failed = true;
+	res->exit_code = CORDON_EXIT_FAILURE;
+	res->error = *why;
+	if (!sv->child_done)
+		cordon_pidfd_send_signal(sv->pidfd, SIGKILL);
+}
+
+/* poststop, once the container is gone: failures are warnings, as with runc. */
+static void poststop_hooks(struct supervisor *sv)
+{
+	struct cordon_error err = { 0 };
+
+	if (sv->hooks_started &&
+	    run_hooks(sv, CORDON_OCI_HOOK_POSTSTOP, CORDON_STATUS_STOPPED, &err) < 0)
+		cordon_warn("%s", err.msg);
+}
+
 /* Tell the waiting `cordon create` (once): created (with the init's pid) or why not. */
 static void notify_creator(struct supervisor *sv, const struct cordon_error *failure)
 {
@@ -63,7 +130,11 @@ static void notify_creator(struct supervisor *sv, const struct cordon_error *fai
 	cordon_closep(&sv->notify_fd);
 }
 
-static void reply(int *client, const struct cordon_error *failure)
+/*
+ * Answer `cordon start`: the failure, or success with an optional
+ * warning (a failed poststart hook) for it to print.
+ */
+static void reply(int *client, const struct cordon_error *failure, const char *warning)
 {
 	struct monitor_reply rep = { .code = CORDON_OK };
 
@@ -73,6 +144,8 @@ static void reply(int *client, const struct cordon_error *failure)
 		rep.code = failure->code;
 		rep.errnum = failure->errnum;
 		snprintf(rep.msg, sizeof(rep.msg), "%s", failure->msg);
+	} else if (warning) {
+		snprintf(rep.msg, sizeof(rep.msg), "%s", warning);
 	}
 	send(*client, &rep, sizeof(rep), MSG_NOSIGNAL);
 	cordon_closep(client);
@@ -87,6 +160,8 @@ int lifecycle_created(struct supervisor *sv, pid_t workload, struct cordon_error
 	info->pid_start = cordon_proc_start_time(workload);
 	info->init_pid = sv->child;
 	info->init_start = cordon_proc_start_time(sv->child);
+	if (create_hooks(sv, err) < 0)
+		return -1;
 	if (sv->opts->wait_start && listen_control(sv, err) < 0)
 		return -1;
 	/* Before "created" is visible: an exec must find what to confine its process by. */
@@ -101,18 +176,24 @@ int lifecycle_created(struct supervisor *sv, pid_t workload, struct cordon_error
 	cordon_state_unlock(sv->state);
 	notify_creator(sv, NULL);
 	if (!sv->opts->wait_start)
-		send_start(sv);
+		return start_container(sv, err);
 	return 0;
 }
 
 void lifecycle_running(struct supervisor *sv)
 {
 	struct cordon_error err = { 0 };
+	struct cordon_error hook = { 0 };
 
 	sv->state->info.status = CORDON_STATUS_RUNNING;
 	if (cordon_state_save(sv->state, &err) < 0)
 		cordon_error_print(&err);
-	reply(&sv->start_client, NULL);
+	/* Before start returns; a failure is a warning, given by `cordon start` when there is one.
+	 */
+	if (run_hooks(sv, CORDON_OCI_HOOK_POSTSTART, CORDON_STATUS_RUNNING, &hook) < 0 &&
+	    sv->start_client < 0)
+		cordon_warn("%s", hook.msg);
+	reply(&sv->start_client, NULL, hook.code ? hook.msg : NULL);
 }
 
 void lifecycle_accept(struct supervisor *sv)
@@ -128,17 +209,20 @@ void lifecycle_accept(struct supervisor *sv)
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	if (recv(fd, &req, sizeof(req), 0) != (ssize_t)sizeof(req) || req != MONITOR_START) {
 		cordon_error_set(&err, CORDON_E_USAGE, 0, "unknown request to the monitor");
-		reply(&fd, &err);
+		reply(&fd, &err, NULL);
 		return;
 	}
 	if (sv->start_sent || sv->start_client >= 0 || sv->child_done) {
 		cordon_error_set(&err, CORDON_E_STATE, 0, "container %s: already started",
 				 sv->state->id);
-		reply(&fd, &err);
+		reply(&fd, &err, NULL);
 		return;
 	}
 	sv->start_client = fd;
-	send_start(sv);
+	if (start_container(sv, &err) < 0) {
+		reply(&sv->start_client, &err, NULL);
+		start_failed(sv, &err);
+	}
 }
 
 void lifecycle_finish(struct supervisor *sv)
@@ -154,8 +238,11 @@ void lifecycle_finish(struct supervisor *sv)
 				 state->id, res->exit_code);
 		why = &ended;
 	}
+	/* A container that stays (create's) gets its poststop at `cordon delete`. */
+	if (!sv->created || !state->info.kept)
+		poststop_hooks(sv);
 	notify_creator(sv, why);
-	reply(&sv->start_client, why);
+	reply(&sv->start_client, why, NULL);
 	if (sv->listen_fd >= 0) {
 		cordon_closep(&sv->listen_fd);
 		if (state->dir_fd >= 0)

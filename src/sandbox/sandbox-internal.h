@@ -121,7 +121,8 @@ struct supervisor {
 
 	/* The lifecycle (lifecycle.c). */
 	bool created;        /* SYNC_CREATED arrived and was recorded */
-	bool start_sent;     /* SYNC_START went to the init */
+	bool start_sent;     /* SYNC_START went to the init (or its start failed) */
+	bool hooks_started;  /* the create-time hooks ran: poststop runs at the end */
 	int notify_fd;       /* create: the waiting `cordon create`, until told */
 	int listen_fd;       /* create: the control socket `cordon start` connects to */
 	int start_client;    /* the `cordon start` waiting for the outcome, or -1 */
@@ -149,6 +150,36 @@ void lifecycle_finish(struct supervisor *sv);
 enum cordon_status container_status(const struct cordon_state *state);
 /* Thaw a paused container's cgroup (errors ignored: delete --force). */
 void container_thaw(const struct cordon_state *state);
+/* The OCI state document with this status, on one line (malloc'd): what hooks read. */
+char *sandbox_state_json(const struct cordon_state *state, enum cordon_status status);
+
+/*
+ * exec.c, shared with the hooks. U1, the sandbox's user namespace, as
+ * the parent of the workload's (inner, an fd of it): *outer, or -1 when
+ * U1 is our own (--userns host).
+ */
+int sandbox_outer_userns(int inner, int *outer, struct cordon_error *err);
+/*
+ * Enter the container's namespaces through its workload's pidfd: those
+ * the config joins by path (with our own privileges), U1 (outer_userns,
+ * unless -1), then mount, pid (for children), uts, ipc, cgroup and net.
+ * Not the workload's nested user namespace. Root and cwd become the
+ * container's root.
+ */
+int sandbox_join_container(const struct cordon_spec *spec, int pidfd, int outer_userns,
+			   struct cordon_error *err);
+
+/*
+ * hooks.c: the config's hooks of one kind, in order, each with state (the
+ * state document) on its stdin; createContainer and startContainer in
+ * the namespaces of the container whose process is workload. prestart,
+ * createRuntime, createContainer, startContainer: the first failure
+ * stops the rest, -1 with CORDON_E_HOOK naming it. poststart, poststop:
+ * every hook runs; -1 when any failed, err naming each (a warning for
+ * the caller to give).
+ */
+int sandbox_hooks_run(const struct cordon_spec *spec, enum cordon_oci_hook_kind kind,
+		      const char *state, pid_t workload, struct cordon_error *err);
 
 /* The sandbox's pid 1: setup, spawn the workload, reap, report. */
 _Noreturn void sandbox_child(const struct child_ctx *ctx);

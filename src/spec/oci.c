@@ -21,6 +21,11 @@ const char *const oci_hook_names[CORDON_OCI_HOOK_COUNT] = {
 	[CORDON_OCI_HOOK_POSTSTOP] = "poststop",
 };
 
+const char *cordon_oci_hook_name(enum cordon_oci_hook_kind kind)
+{
+	return (unsigned)kind < CORDON_OCI_HOOK_COUNT ? oci_hook_names[kind] : "?";
+}
+
 static void mount_free(struct cordon_oci_mount *m)
 {
 	free(m->destination);

@@ -685,6 +685,169 @@ t_mount_errors() {
 	end_case
 }
 
+# --- hooks ---------------------------------------------------------------------
+
+# hooks_setup: $HOOKS, a directory of the mode's user bound at /mnt/rw in the
+# container, holding hook.sh and the log every hook appends to ($HOOKS/log on
+# the host, /mnt/rw/log inside); a bundle running `sleep $MARK` with it.
+# hook.sh KIND LOG WHERE appends "KIND STATUS PID MARKS": STATUS and PID from
+# the state on its stdin; MARKS: env= and home= (the environment is the
+# hook's env exactly), rootfs (its / is the container's), and for WHERE=host
+# pid1 (the pid is the container's pid 1) and procroot (its /proc/PID/root is
+# the container's root).
+hooks_setup() {
+	HOOKS=$CASE_DIR/hooks
+	mk_dir "$HOOKS"
+	cat >"$HOOKS/hook.sh" <<'HOOK'
+#!/bin/sh
+marks="env=${HOOKVAR:-unset},home=${HOME:-unset}"
+PATH=/usr/bin:/bin
+st=$(cat)
+status=$(printf '%s' "$st" | sed -n 's/.*"status":"\([a-z]*\)".*/\1/p')
+pid=$(printf '%s' "$st" | sed -n 's/.*"pid":\([0-9]*\).*/\1/p')
+[ -e /linuxrc ] && [ ! -e /etc/debian_version ] && marks="$marks rootfs"
+if [ "$3" = host ] && [ "$pid" != 0 ]; then
+	grep -q "^NSpid:.*[[:space:]]1\$" "/proc/$pid/status" 2>/dev/null && marks="$marks pid1"
+	[ -e "/proc/$pid/root/linuxrc" ] && marks="$marks procroot"
+fi
+echo "$1 $status $pid $marks" >>"$2"
+HOOK
+	chmod 755 "$HOOKS/hook.sh"
+	[ "$MODE" = rootless ] && chown "$TEST_UID:$TEST_GID" "$HOOKS/hook.sh"
+	mk_bundle b sleep "$MARK" || return 1
+	cfg 'c["mounts"].append({"destination": "/mnt/rw", "type": "bind", "source": sys.argv[1], "options": ["bind", "rw"]})' "$HOOKS"
+}
+
+# hook_log: the log's lines, on $OUT.
+hook_log() { OUT=$(cat "$HOOKS/log" 2>/dev/null); }
+
+t_hooks_order() {
+	local id=$CASE_ID-h pid procroot='' expected
+	setup_case
+	hooks_setup || return
+	cfg 'h = lambda kind, log, where, **kw: dict(path=sys.argv[1] + "/hook.sh", args=["hook.sh", kind, log, where], **kw)
+host = sys.argv[1] + "/log"
+c["hooks"] = {
+	"prestart": [h("prestart", host, "host", env=["HOOKVAR=yes"])],
+	"createRuntime": [h("createRuntime", host, "host")],
+	"createContainer": [h("createContainer", "/mnt/rw/log", "container")],
+	"startContainer": [dict(path="/mnt/rw/hook.sh", args=["hook.sh", "startContainer", "/mnt/rw/log", "container"])],
+	"poststart": [h("poststart", host, "host", timeout=30)],
+	"poststop": [h("poststop", host, "host")],
+}' "$HOOKS" || return
+	oc create -b "$BUNDLE" "$id"
+	expect_rc 0
+	expect_err_empty "create warned or failed"
+	expect_status "$id" created
+	pid=$(jfield pid)
+	# Host root may look into the init's /proc; the rootless caller not (it is not dumpable).
+	[ "$MODE" = rootful ] && procroot=' procroot'
+	hook_log
+	expected="prestart creating $pid env=yes,home=unset pid1$procroot
+createRuntime creating $pid env=unset,home=unset pid1$procroot
+createContainer creating $pid env=unset,home=unset rootfs"
+	expect_out_eq "$expected" "create: expected the create-time hooks in order"
+	no_procs_matching "sleep $MARK" || fail "the program ran before start"
+	oc start "$id"
+	expect_rc 0
+	expect_err_empty "start warned or failed"
+	hook_log
+	expected+="
+startContainer created $pid env=unset,home=unset rootfs
+poststart running $pid env=unset,home=unset pid1$procroot"
+	expect_out_eq "$expected" "start: expected startContainer, then poststart"
+	oc kill "$id" KILL
+	wait_stopped "$id"
+	hook_log
+	expect_out_eq "$expected" "no poststop before delete"
+	oc delete "$id"
+	expect_rc 0
+	expect_err_empty "delete warned or failed"
+	hook_log
+	expect_out_eq "$expected
+poststop stopped 0 env=unset,home=unset" "delete: expected poststop"
+	# run --bundle: every kind once, in order, poststop at its end.
+	rm -f "$HOOKS/log"
+	cfg 'c["process"]["args"] = ["true"]' || return
+	oc run -b "$BUNDLE" "$id"
+	expect_rc 0
+	hook_log
+	[ "$(cut -d' ' -f1,2 <<<"$OUT" | tr '\n' ' ')" = "prestart creating createRuntime creating createContainer creating startContainer created poststart running poststop stopped " ] ||
+		fail "run --bundle: expected every hook once, in order"
+	end_case
+}
+
+t_hooks_fail() {
+	local id=$CASE_ID-f
+	setup_case
+	hooks_setup || return
+	# A failing createRuntime: create fails, nothing is left; poststop still runs.
+	cfg 'c["hooks"] = {
+	"createRuntime": [{"path": "/bin/sh", "args": ["sh", "-c", "exit 3"]}],
+	"poststop": [{"path": sys.argv[1] + "/hook.sh", "args": ["hook.sh", "poststop", sys.argv[1] + "/log", "host"]}],
+}' "$HOOKS" || return
+	oc create -b "$BUNDLE" "$id"
+	expect_cordon_error HOOK "hooks.createRuntime[0] /bin/sh: exited with status 3"
+	oc state "$id"
+	expect_cordon_error STATE "does not exist"
+	no_procs_matching "$id" "sleep $MARK" || fail "processes of the container remain"
+	check "the state root is empty after the failed create" root_empty
+	hook_log
+	expect_out_eq "poststop stopped 0 env=unset,home=unset" "expected poststop after the failure"
+	oc run -b "$BUNDLE" "$id"
+	expect_cordon_error HOOK "hooks.createRuntime[0]"
+	# A timeout kills the hook (here and in the container) and fails the create.
+	cfg 'c["hooks"] = {"prestart": [{"path": "/bin/sleep", "args": ["sleep", sys.argv[1]], "timeout": 1}]}' "$MARK" || return
+	oc create -b "$BUNDLE" "$id"
+	expect_cordon_error HOOK "hooks.prestart[0] /bin/sleep: timed out after 1 s"
+	no_procs_matching "sleep $MARK" || fail "the hook survived its timeout"
+	printf '#!/bin/sh\nsleep %s\n' "$MARK" >"$HOOKS/slow.sh"
+	chmod 755 "$HOOKS/slow.sh"
+	cfg 'c["hooks"] = {"createContainer": [{"path": sys.argv[1] + "/slow.sh", "timeout": 1}]}' "$HOOKS" || return
+	oc create -b "$BUNDLE" "$id"
+	expect_cordon_error HOOK "hooks.createContainer[0] $HOOKS/slow.sh: timed out"
+	no_procs_matching "sleep $MARK" || fail "the hook survived its timeout"
+	# A failing startContainer fails start: the container is stopped.
+	cfg 'c["hooks"] = {"startContainer": [{"path": "/no/such/hook"}]}' || return
+	oc create -b "$BUNDLE" "$id"
+	expect_rc 0
+	oc start "$id"
+	expect_cordon_error HOOK "hooks.startContainer[0] /no/such/hook"
+	wait_stopped "$id"
+	no_procs_matching "sleep $MARK" || fail "the program ran after a failed startContainer"
+	oc delete "$id"
+	expect_rc 0
+	end_case
+}
+
+t_hooks_warn() {
+	local id=$CASE_ID-w
+	setup_case
+	hooks_setup || return
+	# poststart and poststop failures are warnings; the next hook still runs.
+	cfg 'c["hooks"] = {
+	"poststart": [{"path": "/bin/false"}, {"path": sys.argv[1] + "/hook.sh", "args": ["hook.sh", "poststart", sys.argv[1] + "/log", "host"]}],
+	"poststop": [{"path": "/bin/sh", "args": ["sh", "-c", "exit 5"]}],
+}' "$HOOKS" || return
+	oc create -b "$BUNDLE" "$id"
+	expect_rc 0
+	oc start "$id"
+	expect_rc 0
+	expect_err_eq "cordon: warning: hooks.poststart[0] /bin/false: exited with status 1"
+	expect_status "$id" running
+	hook_log
+	[[ $OUT == "poststart running "* ]] || fail "the second poststart hook did not run"
+	oc delete -f "$id"
+	expect_rc 0
+	expect_err_eq "cordon: warning: hooks.poststop[0] /bin/sh: exited with status 5"
+	cfg 'c["process"]["args"] = ["sh", "-c", "exit 4"]' || return
+	oc run -b "$BUNDLE" "$id"
+	expect_rc 4
+	expect_err_has "warning: hooks.poststart[0] /bin/false: exited with status 1"
+	expect_err_has "warning: hooks.poststop[0] /bin/sh: exited with status 5"
+	end_case
+}
+
 each_mode "create, state, start, kill, state stopped, delete" t_lifecycle
 each_mode "run --bundle: exit statuses, exec failure, --detach" t_run_bundle
 each_mode "kill: signal names and numbers, --all, stopped refused" t_kill_signals
@@ -709,4 +872,7 @@ each_mode "mounts: a destination through a rootfs symlink to / stays in the root
 each_mode "maskedPaths and readonlyPaths of the config" t_masked_readonly
 each_mode "mounts: sysfs read-only, cgroup as the sandbox's cgroup2" t_mount_sys
 each_mode "mounts: a missing source, a file over a directory, bad tmpfs data fail with 125" t_mount_errors
+each_mode "hooks: every kind once, in order, with its status, where it runs, env exactly" t_hooks_order
+each_mode "hooks: a failing createRuntime fails create, leaves nothing; timeouts kill; a failing startContainer fails start" t_hooks_fail
+each_mode "hooks: failing poststart and poststop only warn" t_hooks_warn
 done_testing
