@@ -562,6 +562,33 @@ static int config_map(const struct cordon_oci_idmap *m, size_t n, uint32_t targe
 	return 0;
 }
 
+/* Root of a user namespace maps only ids its namespace has: each range within one of ours. */
+static int maps_own_ids(const char *file, const struct cordon_idmap *map, const char *what,
+			struct cordon_error *err)
+{
+	_cleanup_free_ char *text = NULL;
+	int r = cordon_read_file_at(AT_FDCWD, file, &text, NULL);
+
+	if (r < 0)
+		return cordon_error_set(err, CORDON_E_USERNS, -r, "reading %s", file);
+	for (size_t i = 0; i < map->n; i++) {
+		uint64_t lo = map->extent[i].outside, hi = lo + map->extent[i].count;
+		unsigned long in, out, count;
+		bool inside = false;
+		int used;
+
+		for (const char *p = text; sscanf(p, "%lu %lu %lu%n", &in, &out, &count, &used) == 3;
+		     p += used)
+			inside |= lo >= in && hi <= (uint64_t)in + count;
+		if (!inside)
+			return cordon_error_set(err, CORDON_E_USERNS, 0,
+						"linux.%s: host ids %" PRIu64 "-%" PRIu64
+						" are not ids of cordon's own user namespace",
+						what, lo, hi - 1);
+	}
+	return 0;
+}
+
 /*
  * linux.uidMappings/gidMappings: the launcher chose the ids (podman's
  * --userns=auto, a Kubernetes pod without host users) and made the root
@@ -578,6 +605,10 @@ static int config_plan(const struct cordon_spec *spec, struct cordon_idplan *pla
 	if (config_map(oci->uid_map, oci->n_uid_map, spec->uid, "uidMappings", &plan->uid, err) <
 		    0 ||
 	    config_map(oci->gid_map, oci->n_gid_map, spec->gid, "gidMappings", &plan->gid, err) < 0)
+		return -1;
+	if (cordon_userns_root() &&
+	    (maps_own_ids("/proc/self/uid_map", &plan->uid, "uidMappings", err) < 0 ||
+	     maps_own_ids("/proc/self/gid_map", &plan->gid, "gidMappings", err) < 0))
 		return -1;
 	plan->use_helpers = !cordon_host_root() && !cordon_userns_root();
 	return 0;
@@ -606,7 +637,9 @@ static int run(struct supervisor *sv, struct cordon_error *err)
 	struct cordon_idplan plan;
 	struct clone_args args = { 0 };
 	struct child_ctx ctx = {
-		.spec = spec, .plan = &plan, .userns = userns, .rootful = cordon_host_root(),
+		.spec = spec, .plan = &plan, .userns = userns,
+		/* Root of a user namespace may map ids other than its own too: it becomes U1's root. */
+		.rootful = cordon_host_root() || cordon_userns_root(),
 		.fostered = sv->opts->foster_init,
 		.close_fds = { sv->notify_fd, sv->state->dir_fd },
 	};

@@ -44,7 +44,7 @@ struct child_ctx {
 	const struct cordon_spec *spec;
 	const struct cordon_idplan *plan; /* the sandbox's maps (for the nested ns) */
 	bool userns;                      /* setup runs in a new user namespace */
-	bool rootful;                     /* the supervisor runs as host root */
+	bool rootful;                     /* host root, or root of a user namespace: becomes U1's root */
 	bool fostered;                    /* a child of the supervisor's parent (CLONE_PARENT) */
 	int sync_fd;
 	int stdout_fd; /* pipe write ends when output is counted, else -1 */

@@ -429,11 +429,23 @@ t_devices_at_create() {
 	if [ "$MODE" = rootless ] && ! cgroups_delegated; then
 		local USER_PREFIX
 		_user_prefix
+		# Its ids are the namespace's: config maps must name them (1001 is one there).
 		run "${USER_PREFIX[@]}" unshare --map-root-user --map-auto \
 			"$CORDON" --root "$OROOT" run --bundle "$BUNDLE" "$CID"
 		expect_rc 0
 		expect_out_has "null-ok"
 		expect_err_has "linux.resources.devices: not applied (rootless"
+		cfg_edit "c['linux']['uidMappings'] = [{'containerID': 0, 'hostID': 5000000, 'size': 1}]"
+		run "${USER_PREFIX[@]}" unshare --map-root-user --map-auto \
+			"$CORDON" --root "$OROOT" run --bundle "$BUNDLE" "$CID"
+		expect_rc 125
+		expect_err_has "not ids of cordon's own user namespace"
+		# Without maps (as rootless podman's and buildah's configs), its own ids.
+		cfg_edit "del c['linux']['uidMappings']; del c['linux']['gidMappings']"
+		run "${USER_PREFIX[@]}" unshare --map-root-user --map-auto \
+			"$CORDON" --root "$OROOT" run --bundle "$BUNDLE" "$CID"
+		expect_rc 0
+		expect_out_has "null-ok"
 	fi
 	cfg_edit "c['linux']['resources']['devices'].append({'allow': False, 'type': 'c', 'major': 1, 'minor': 3, 'access': 'rwm'})"
 	oc run --bundle "$BUNDLE" "$CID"
