@@ -54,6 +54,24 @@ static int ensure_dir(const char *path, struct cordon_error *err)
 	return 0;
 }
 
+/*
+ * The missing parents of an absolute --root, 0700 as runc's MkdirAll makes
+ * them: containerd's shim passes /run/containerd/runc/NAMESPACE (or a
+ * --runc-root of its user) and expects the runtime to create it.
+ */
+static int ensure_parents(const char *path, struct cordon_error *err)
+{
+	_cleanup_free_ char *copy = cordon_xstrdup(path);
+
+	for (char *p = strchr(copy + 1, '/'); p; p = strchr(p + 1, '/')) {
+		*p = '\0';
+		if (mkdir(copy, 0700) < 0 && errno != EEXIST)
+			return cordon_error_set(err, CORDON_E_STATE, errno, "creating %s", copy);
+		*p = '/';
+	}
+	return 0;
+}
+
 int cordon_state_root_open(const char *override, char **path_out, struct cordon_error *err)
 {
 	_cleanup_free_ char *path = NULL;
@@ -68,6 +86,8 @@ int cordon_state_root_open(const char *override, char **path_out, struct cordon_
 		path = cordon_xasprintf("%s/cordon", xdg);
 	else
 		path = cordon_xasprintf("/tmp/cordon-%u", geteuid());
+	if (override && ensure_parents(path, err) < 0)
+		return -1;
 	if (ensure_dir(path, err) < 0)
 		return -1;
 	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
