@@ -84,8 +84,9 @@ void cordon_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * Where errors and warnings go (the global --log, --log-format and --debug
  * flags). Without a log file they go to stderr in the log format (text:
  * `cordon: CODE: message`; json: one object per line, {"level", "msg",
- * "time"}). With one, stderr keeps the text line and the file gets the
- * same message in the log format, appended.
+ * "time"}). With one, the file gets every message in the log format,
+ * appended, and stderr keeps only an error's text line (a launcher may
+ * hand create the container's own stderr, as containerd's shim does).
  */
 enum cordon_log_format { CORDON_LOG_TEXT, CORDON_LOG_JSON };
 int cordon_log_configure(const char *path, enum cordon_log_format format, bool debug,

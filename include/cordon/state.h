@@ -94,6 +94,12 @@ int cordon_state_record_cgroups(struct cordon_state *state, const char *const *d
  */
 int cordon_state_open(struct cordon_state *state, const char *root, const char *id, bool exclusive,
 		      struct cordon_error *err);
+
+/*
+ * Whether anything is recorded under ID (its directory, with or without a
+ * state.json); true when that cannot be told, or ID is not a valid id.
+ */
+bool cordon_state_exists(const char *root, const char *id);
 void cordon_state_close(struct cordon_state *state);
 /*
  * The status as it is now: "created" or "running" whose supervisor is

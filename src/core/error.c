@@ -148,11 +148,16 @@ static void log_line(int fd, enum cordon_log_format format, const char *level, c
 		cordon_write_all(fd, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
 }
 
-/* text: "CODE: message" or "warning: message"; the level for JSON lines. */
+/*
+ * text: "CODE: message" or "warning: message"; the level for JSON lines.
+ * With --log, only an error is also written to stderr, as runc does: a
+ * launcher hands create the container's own stderr (containerd's shim, a
+ * fifo of the task's output), where a warning would read as the workload's.
+ */
 static void log_emit(const char *level, const char *text, const char *json_text)
 {
 	if (log_cfg.fd >= 0) {
-		if (!log_cfg.stderr_off)
+		if (!log_cfg.stderr_off && strcmp(level, "error") == 0)
 			log_line(STDERR_FILENO, CORDON_LOG_TEXT, level, text);
 		log_line(log_cfg.fd, log_cfg.format, level,
 			 log_cfg.format == CORDON_LOG_JSON ? json_text : text);

@@ -302,9 +302,15 @@ int cordon_container_kill(const char *root, const char *id, int sig, bool all,
 		return -1;
 	status = container_status(&state);
 	/* A paused container takes signals too: they act when it is resumed (KILL on v2 at once). */
+	/*
+	 * "container not running" and "no such process" are what containerd's
+	 * shim looks for in a failed kill (as runc words it) to report the
+	 * process finished rather than an unknown error.
+	 */
 	if (status != CORDON_STATUS_CREATED && status != CORDON_STATUS_RUNNING &&
 	    status != CORDON_STATUS_PAUSED) {
-		not_in_status(&state, status, "no process to signal", err);
+		not_in_status(&state, status, "container not running, no such process to signal",
+			      err);
 		cordon_state_close(&state);
 		return -1;
 	}
@@ -313,7 +319,9 @@ int cordon_container_kill(const char *root, const char *id, int sig, bool all,
 	cordon_state_close(&state);
 	if (r == -ESRCH)
 		return cordon_error_set(err, CORDON_E_STATE, 0,
-					"container %s is stopped: no process to signal", id);
+					"container %s is stopped: container not running, "
+					"no such process to signal",
+					id);
 	if (r < 0)
 		return cordon_error_set(err, CORDON_E_STATE, -r, "container %s: signal %d", id,
 					sig);
@@ -368,8 +376,16 @@ int cordon_container_delete(const char *root, const char *id, bool force, struct
 	struct cordon_spec spec;
 
 	cordon_spec_init(&spec);
-	if (cordon_state_open(&state, root, id, true, err) < 0)
+	if (cordon_state_open(&state, root, id, true, err) < 0) {
+		/*
+		 * runc: deleting with --force what is already gone succeeds
+		 * (containerd's shim cleans up with `delete --force` after the
+		 * container's own delete).
+		 */
+		if (force && !cordon_state_exists(root, id))
+			return 0;
 		return -1;
+	}
 	status = container_status(&state);
 	if ((status == CORDON_STATUS_RUNNING || status == CORDON_STATUS_PAUSED) && !force) {
 		not_in_status(&state, status, "stop it first, or delete --force", err);

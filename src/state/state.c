@@ -404,6 +404,20 @@ int cordon_state_open(struct cordon_state *state, const char *root, const char *
 	return 0;
 }
 
+bool cordon_state_exists(const char *root, const char *id)
+{
+	struct cordon_error ignored = { 0 };
+	_cleanup_close_ int root_fd = -1;
+	struct stat st;
+
+	if (!cordon_id_valid(id))
+		return true;
+	root_fd = cordon_state_root_open(root, NULL, &ignored);
+	if (root_fd < 0)
+		return true;
+	return fstatat(root_fd, id, &st, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT;
+}
+
 void cordon_state_close(struct cordon_state *state)
 {
 	cordon_closep(&state->dir_fd); /* releases the lock */

@@ -245,6 +245,49 @@ t_global_flags() {
 	end_case
 }
 
+# What containerd's shim relies on (tests/compat/containerd.sh drives the
+# shim itself): a --root whose parents do not exist yet, warnings in the
+# --log file only (create's stderr is the container's), kill of a stopped
+# container worded as runc ("container not running"), delete --force of
+# a container that is gone succeeding.
+t_launcher_conventions() {
+	local log=$CASE_DIR/log.json
+	setup_case
+	CID=$CASE_ID-c
+	OROOT=$CASE_DIR/runc/namespace
+	mk_bundle b sh -c 'echo out' || return
+	"$PYTHON" - "$BUNDLE/config.json" <<'PY' || fail "editing config.json"
+import json, sys
+c = json.load(open(sys.argv[1]))
+c["process"]["apparmorProfile"] = "cordon-e2e"
+json.dump(c, open(sys.argv[1], "w"))
+PY
+	cordon --root "$OROOT" --log "$log" --log-format json run --bundle "$BUNDLE" "$CID"
+	expect_rc 0
+	expect_out_eq out
+	expect_err_empty "with --log, a warning belongs in the log, not on stderr"
+	[ "$(stat -c %a "$CASE_DIR/runc")" = 700 ] || fail "--root's missing parent is not 0700"
+	"$PYTHON" - "$log" <<'PY' 2>&1 || fail "the --log file does not hold the warning as a JSON line"
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+assert any(r["level"] == "warning" and "apparmorProfile" in r["msg"] for r in lines), lines
+PY
+	oc create --bundle "$BUNDLE" "$CID"
+	expect_rc 0 || return
+	oc start "$CID"
+	wait_stopped "$CID"
+	oc kill "$CID" KILL
+	expect_cordon_error STATE "container not running"
+	oc delete "$CID"
+	expect_rc 0
+	oc delete --force "$CID"
+	expect_rc 0 "delete --force of a container that is gone must succeed"
+	expect_err_empty
+	oc delete "$CID"
+	expect_cordon_error STATE "does not exist"
+	end_case
+}
+
 t_net_annotations_refused() {
 	setup_case
 	CID=$CASE_ID-c
@@ -471,4 +514,5 @@ each_mode "cgroupsPath absolute: memory and unified dirs, limit, update, pause, 
 rootful_only "cgroupsPath relative: below the caller's cgroup" t_cgroups_path_relative
 each_mode "linux.resources at create: cpu.shares, cpuset, memory.reservation" t_resources_at_create
 each_mode "linux.resources.devices at create: deny-all keeps /dev, /dev/null denied by name" t_devices_at_create
+each_mode "launcher conventions: --root parents made, warnings only in --log, kill stopped, delete --force gone" t_launcher_conventions
 done_testing
