@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <fcntl.h>
+#include <stdint.h>
 #include <string.h>
 #include <time.h>
 
@@ -107,21 +108,61 @@ static void rfc3339_now(char *buf, size_t len)
 	snprintf(buf, len, "%s.%09ldZ", base, ts.tv_nsec);
 }
 
-/* A JSON string body: quotes, backslashes and control characters escaped. */
+/*
+ * The length of the well-formed UTF-8 sequence at s (RFC 3629: no overlong
+ * form, no surrogate, nothing above U+10FFFF), or 0.
+ */
+static size_t utf8_sequence(const unsigned char *s)
+{
+	size_t len;
+	uint32_t cp;
+
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		len = 2, cp = s[0] & 0x1f;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		len = 3, cp = s[0] & 0x0f;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		len = 4, cp = s[0] & 0x07;
+	else
+		return 0;
+	for (size_t i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80) /* also stops at the terminating NUL */
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+	    (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return len;
+}
+
+/*
+ * A JSON string body: quotes, backslashes and control characters escaped,
+ * a byte that is not part of well-formed UTF-8 (a path or an argument
+ * from the command line) replaced by U+FFFD: a launcher's JSON decoder
+ * (containerd's shim reads the --log file) refuses the line otherwise.
+ */
 static size_t json_escape(const char *s, char *out, size_t cap)
 {
+	const unsigned char *p = (const unsigned char *)s;
 	size_t n = 0;
 
-	for (; *s && n + 7 < cap; s++) {
-		unsigned char c = (unsigned char)*s;
+	while (*p && n + 7 < cap) {
+		size_t len;
 
-		if (c == '"' || c == '\\') {
+		if (*p == '"' || *p == '\\') {
 			out[n++] = '\\';
-			out[n++] = (char)c;
-		} else if (c < 0x20) {
-			n += (size_t)snprintf(out + n, cap - n, "\\u%04x", c);
+			out[n++] = (char)*p++;
+		} else if (*p < 0x20 || *p == 0x7f) {
+			n += (size_t)snprintf(out + n, cap - n, "\\u%04x", *p++);
+		} else if (*p < 0x80) {
+			out[n++] = (char)*p++;
+		} else if ((len = utf8_sequence(p)) > 0) {
+			memcpy(out + n, p, len);
+			n += len, p += len;
 		} else {
-			out[n++] = (char)c;
+			n += (size_t)snprintf(out + n, cap - n, "\\ufffd");
+			p++;
 		}
 	}
 	out[n] = '\0';

@@ -174,6 +174,46 @@ START_TEST(warn_is_one_prefixed_line)
 }
 END_TEST
 
+/*
+ * --log FILE --log-format json (containerd's shim): every message a JSON
+ * line in the file, only errors also on stderr; what JSON cannot carry
+ * raw is escaped, bytes that are not UTF-8 become U+FFFD.
+ */
+START_TEST(log_file_json_lines)
+{
+	struct cordon_error err = { 0 };
+	struct unit_capture cap;
+	const char *want = "{\"level\":\"warning\",\"msg\":\"q\\\" b\\\\ t\\u0009 x\\ufffd "
+			   "y\\ufffd z\\ufffd\\ufffd\\ufffd \xc3\xa9 \xf0\x9f\x99\x82\",\"time\":\"";
+	char *dir = unit_tmpdir(), *path, *text = NULL, *out, *nl;
+
+	path = cordon_xasprintf("%s/log.json", dir);
+	ck_assert_int_eq(cordon_log_configure(path, CORDON_LOG_JSON, true, &err), 0);
+	unit_capture_start(&cap);
+	cordon_warn("q\" b\\ t\t x\xff y\xc3 z\xed\xa0\x80 \xc3\xa9 \xf0\x9f\x99\x82");
+	cordon_debug("step %d", 1);
+	cordon_error_set(&err, CORDON_E_STATE, 0, "container x does not exist");
+	cordon_error_print(&err);
+	out = unit_capture_end(&cap);
+	ck_assert_str_eq(out, "cordon: CORDON_E_STATE: container x does not exist\n");
+	ck_assert_int_eq(cordon_read_file_at(AT_FDCWD, path, &text, NULL), 0);
+
+	nl = strchr(text, '\n');
+	ck_assert_ptr_nonnull(nl);
+	*nl = '\0';
+	ck_assert_msg(strncmp(text, want, strlen(want)) == 0, "warning line: %s", text);
+	ck_assert_msg(nl[-1] == '}' && nl[-2] == '"' && nl[-3] == 'Z', "warning line: %s", text);
+	ck_assert_ptr_nonnull(strstr(nl + 1, "{\"level\":\"debug\",\"msg\":\"step 1\",\"time\":\""));
+	ck_assert_ptr_nonnull(strstr(nl + 1, "{\"level\":\"error\",\"msg\":\"CORDON_E_STATE: "
+					     "container x does not exist\",\"time\":\""));
+	free(out);
+	free(text);
+	free(path);
+	unit_rm_rf(dir);
+	free(dir);
+}
+END_TEST
+
 /* --- strict number parsing ----------------------------------------- */
 
 START_TEST(parse_u64_accepts_plain_decimal)
@@ -483,6 +523,7 @@ static Suite *core_suite(void)
 	tcase_add_test(tc, code_names_are_stable);
 	tcase_add_test(tc, code_name_out_of_range);
 	tcase_add_test(tc, warn_is_one_prefixed_line);
+	tcase_add_test(tc, log_file_json_lines);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("parse");
