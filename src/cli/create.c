@@ -191,6 +191,8 @@ static int create(const struct cli_bundle_args *args, struct cordon_spec *spec,
 		return -1;
 	}
 	cordon_closep(&console);
+	cordon_debug("container %s created: pid %d, bundle %s", spec->id, (int)pid,
+		     args->bundle ? args->bundle : ".");
 	if (args->pid_file && cli_write_pid_file(args->pid_file, pid, err) < 0) {
 		struct cordon_error ignored;
 

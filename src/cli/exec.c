@@ -240,6 +240,8 @@ static int exec(struct exec_args *a, struct cordon_error *err)
 	cordon_closep(&a->opts.console_fd);
 	if (r < 0)
 		return status == CORDON_EXIT_FAILURE ? -1 : -status;
+	cordon_debug("exec in %s: pid %d%s", a->opts.id, (int)pid,
+		     a->opts.detach ? ", detached" : "");
 	if (a->pid_file && cli_write_pid_file(a->pid_file, pid, err) < 0) {
 		/* Not left running unrecorded. */
 		kill(pid, SIGKILL);

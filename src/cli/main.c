@@ -154,6 +154,25 @@ static int parse_global(int argc, char **argv, bool *help, bool *version, struct
 	return i;
 }
 
+/* --debug: the command as given (a launcher's log then shows what it asked). */
+static void debug_command_line(int argc, char **argv)
+{
+	char line[900];
+	size_t n = 0;
+
+	if (!cli_global.debug)
+		return;
+	line[0] = '\0';
+	for (int k = 0; k < argc && n + 1 < sizeof(line); k++) {
+		int w = snprintf(line + n, sizeof(line) - n, "%s%s", k ? " " : "", argv[k]);
+
+		if (w < 0)
+			break;
+		n += (size_t)w;
+	}
+	cordon_debug("command: %s", line);
+}
+
 int main(int argc, char **argv)
 {
 	struct cordon_error err = { 0 };
@@ -176,9 +195,16 @@ int main(int argc, char **argv)
 		fputs(usage, stderr);
 		return CORDON_EXIT_FAILURE;
 	}
-	for (size_t k = 0; k < ARRAY_SIZE(commands); k++)
-		if (strcmp(cmd, commands[k].name) == 0)
-			return commands[k].fn(argc - i - 1, argv + i + 1);
+	for (size_t k = 0; k < ARRAY_SIZE(commands); k++) {
+		int code;
+
+		if (strcmp(cmd, commands[k].name) != 0)
+			continue;
+		debug_command_line(argc - i, argv + i);
+		code = commands[k].fn(argc - i - 1, argv + i + 1);
+		cordon_debug("%s: exit status %d", cmd, code);
+		return code;
+	}
 	cordon_error_set(&err, CORDON_E_USAGE, 0, "unknown command '%s' (see cordon help)", cmd);
 	return cli_fail(&err);
 }

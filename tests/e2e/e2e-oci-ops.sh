@@ -247,7 +247,8 @@ t_global_flags() {
 
 # What containerd's shim relies on (tests/compat/containerd.sh drives the
 # shim itself): a --root whose parents do not exist yet, warnings in the
-# --log file only (create's stderr is the container's), kill of a stopped
+# --log file only (create's stderr is the container's; --debug lines
+# too), kill of a stopped
 # container worded as runc ("container not running"), delete --force of
 # a container that is gone succeeding.
 t_launcher_conventions() {
@@ -262,15 +263,17 @@ c = json.load(open(sys.argv[1]))
 c["process"]["apparmorProfile"] = "cordon-e2e"
 json.dump(c, open(sys.argv[1], "w"))
 PY
-	cordon --root "$OROOT" --log "$log" --log-format json run --bundle "$BUNDLE" "$CID"
+	cordon --root "$OROOT" --log "$log" --log-format json --debug run --bundle "$BUNDLE" "$CID"
 	expect_rc 0
 	expect_out_eq out
-	expect_err_empty "with --log, a warning belongs in the log, not on stderr"
+	expect_err_empty "with --log, a warning or a debug line belongs in the log, not on stderr"
 	[ "$(stat -c %a "$CASE_DIR/runc")" = 700 ] || fail "--root's missing parent is not 0700"
 	"$PYTHON" - "$log" <<'PY' 2>&1 || fail "the --log file does not hold the warning as a JSON line"
 import json, sys
 lines = [json.loads(l) for l in open(sys.argv[1])]
 assert any(r["level"] == "warning" and "apparmorProfile" in r["msg"] for r in lines), lines
+assert any(r["level"] == "debug" and r["msg"].startswith("command: run --bundle ") for r in lines), lines
+assert any(r["level"] == "debug" and r["msg"] == "run: exit status 0" for r in lines), lines
 PY
 	oc create --bundle "$BUNDLE" "$CID"
 	expect_rc 0 || return
