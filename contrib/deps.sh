@@ -21,7 +21,10 @@ CORDON_DEPS_REQUIRED=(
 # useradd/usermod for the cordon-test user; runuser is in util-linux above.
 # nftables: a second reader of rulesets in tests; dnsmasq-base (the binary, no
 # system service), bind9-dnsutils (dig): the network lab. buildah: tests/compat.
-CORDON_DEPS_TEST=(passwd nftables dnsmasq-base bind9-dnsutils buildah podman containernetworking-plugins)
+# containerd (with ctr and the runc v2 shim), umoci (builds the image
+# offline): tests/compat/containerd.sh.
+CORDON_DEPS_TEST=(passwd nftables dnsmasq-base bind9-dnsutils buildah podman containernetworking-plugins
+	containerd umoci)
 # Only tests/bench uses these; nothing else needs them.
 CORDON_DEPS_BENCH=(bubblewrap runc crun iperf3)
 
