@@ -184,7 +184,8 @@ int main(int argc, char **argv)
 		return cli_fail(&err);
 	cmd = i < argc ? argv[i] : NULL;
 	if (version || (cmd && strcmp(cmd, "version") == 0)) {
-		printf("cordon version %s\n", CORDON_VERSION);
+		/* runc's and crun's shape: launchers read "spec:" (docker info does). */
+		printf("cordon version %s\nspec: %s\n", CORDON_VERSION, CORDON_OCI_VERSION);
 		return 0;
 	}
 	if (help || (cmd && strcmp(cmd, "help") == 0)) {

@@ -9,6 +9,8 @@ t_version() {
 	cordon --version
 	expect_rc 0
 	expect_out_has cordon
+	# runc's and crun's second field, which launchers parse.
+	[[ $OUT == *$'\n'"spec: 1."* ]] || fail "no 'spec: 1.x' line, as runc and crun print"
 }
 
 t_hello() {
