@@ -237,7 +237,7 @@ t_run_tty() {
 }
 
 t_detach_exec() {
-	local id cmd log
+	local id cmd log pid
 	setup_case
 	next_id
 	id=$ID
@@ -257,6 +257,14 @@ t_detach_exec() {
 	ctr_tty "$cmd"
 	expect_rc 6
 	expect_out_has /dev/pts/
+	# linux.cgroupsPath is containerd's /NAMESPACE/ID; the shim reads the
+	# init's cgroups for its metrics.
+	pid=$(ctr -a "$CD_SOCK" -n "$NS" task ls 2>/dev/null | awk -v id="$id" '$1 == id { print $2 }')
+	grep -q ":memory:/$NS/$id\$" "/proc/$pid/cgroup" 2>/dev/null ||
+		fail "the task's init ($pid) is not in the memory cgroup /$NS/$id: $(cat "/proc/$pid/cgroup" 2>&1)"
+	ctr_ task metrics "$id"
+	expect_rc 0
+	expect_out_has memory.usage_in_bytes
 	ctr_ task ps "$id"
 	expect_rc 0
 	expect_out_has PID
@@ -277,6 +285,24 @@ t_detach_exec() {
 	ctr_ container rm "$id"
 	expect_rc 0
 	expect_gone "$id"
+}
+
+# What ctr's flags put in the config: a read-only bind mount, the
+# environment, the working directory; the root (containerd's overlay
+# snapshot) is writable by the container's root.
+t_run_options() {
+	setup_case
+	next_id
+	mkdir -p "$CASE_DIR/vol"
+	echo "volume-$MARK" >"$CASE_DIR/vol/file"
+	# shellcheck disable=SC2016 # $MARK is the container's (--env)
+	ctr_ run --rm "${RT[@]}" --mount "type=bind,src=$CASE_DIR/vol,dst=/vol,options=rbind:ro" \
+		--env "MARK=$MARK" --cwd /tmp "$IMAGE" "$ID" \
+		sh -c 'cat /vol/file; touch /vol/new 2>/dev/null && echo vol-writable; echo "env $MARK"; pwd; touch /root-written && echo root-writable'
+	expect_rc 0
+	expect_out_eq "volume-$MARK"$'\n'"env $MARK"$'\n'/tmp$'\n'root-writable
+	[ ! -e "$CASE_DIR/vol/new" ] || fail "the read-only bind mount was written"
+	expect_gone "$ID"
 }
 
 # ctr task kill -s KILL of a running task, then task rm -f and container rm.
@@ -331,7 +357,8 @@ fi
 rootful_only "ctr run --rm echo hi: hi, exit 0, nothing else on stderr" t_run_echo
 rootful_only "ctr run --rm: exit status 3, stdout and stderr apart; signal 9 is 137" t_exit_status
 rootful_only "ctr run of a missing program: cordon's reason through the JSON log" t_exec_failure
+rootful_only "ctr run --mount (ro bind), --env, --cwd; the snapshot root writable" t_run_options
 rootful_only "ctr run -t: the workload on a terminal, its status" t_run_tty
-rootful_only "ctr run -d, task exec (plain, status, -t), ps, pause, resume, kill, rm; the --log is JSON lines" t_detach_exec
+rootful_only "ctr run -d: cgroup /NS/ID, metrics, task exec (plain, status, failure, -t), ps, pause, resume, kill, rm; the --log is JSON lines" t_detach_exec
 rootful_only "task kill -s KILL, task rm -f, container rm" t_kill_rm_force
 done_testing
