@@ -183,8 +183,9 @@ START_TEST(log_file_json_lines)
 {
 	struct cordon_error err = { 0 };
 	struct unit_capture cap;
-	const char *want = "{\"level\":\"warning\",\"msg\":\"q\\\" b\\\\ t\\u0009 x\\ufffd "
-			   "y\\ufffd z\\ufffd\\ufffd\\ufffd \xc3\xa9 \xf0\x9f\x99\x82\",\"time\":\"";
+	const char *want =
+		"{\"level\":\"warning\",\"msg\":\"q\\\" b\\\\ t\\u0009 x\\ufffd "
+		"y\\ufffd z\\ufffd\\ufffd\\ufffd \xc3\xa9 \xf0\x9f\x99\x82\",\"time\":\"";
 	char *dir = unit_tmpdir(), *path, *text = NULL, *out, *nl;
 
 	path = cordon_xasprintf("%s/log.json", dir);
@@ -203,7 +204,8 @@ START_TEST(log_file_json_lines)
 	*nl = '\0';
 	ck_assert_msg(strncmp(text, want, strlen(want)) == 0, "warning line: %s", text);
 	ck_assert_msg(nl[-1] == '}' && nl[-2] == '"' && nl[-3] == 'Z', "warning line: %s", text);
-	ck_assert_ptr_nonnull(strstr(nl + 1, "{\"level\":\"debug\",\"msg\":\"step 1\",\"time\":\""));
+	ck_assert_ptr_nonnull(
+		strstr(nl + 1, "{\"level\":\"debug\",\"msg\":\"step 1\",\"time\":\""));
 	ck_assert_ptr_nonnull(strstr(nl + 1, "{\"level\":\"error\",\"msg\":\"CORDON_E_STATE: "
 					     "container x does not exist\",\"time\":\""));
 	free(out);
