@@ -26,6 +26,9 @@ CD_STATE=$CD_DIR/state
 # (the shim adds the namespace; cordon makes the missing directories).
 RUNC_ROOT=$CD_DIR/runc
 CD_PID=
+# The shim's sockets go to /run/containerd/s whatever the config says
+# (containerd 1.6): removed at the end when the test made the directory.
+[ -e /run/containerd ] && RUN_CONTAINERD_BEFORE=1 || RUN_CONTAINERD_BEFORE=
 # The longest a ctr call may take (lib.sh's run kills it then).
 export E2E_RUN_TIMEOUT=60
 
@@ -85,6 +88,9 @@ containerd_stop() {
 	for d in /sys/fs/cgroup/*/"$NS" /sys/fs/cgroup/"$NS"; do
 		[ -d "$d" ] && rmdir "$d" 2>/dev/null
 	done
+	if [ -z "$RUN_CONTAINERD_BEFORE" ]; then
+		rmdir /run/containerd/s /run/containerd 2>/dev/null
+	fi
 }
 
 cd_gone() { ! kill -0 "$CD_PID" 2>/dev/null; }
@@ -120,10 +126,11 @@ build_image() {
 
 # --- per case ----------------------------------------------------------------
 
-# The runtime flags every ctr run of a case passes.
+# The runtime flags every ctr run of a case passes (the task's fifos in
+# the scratch tree too, not ctr's default /run/containerd/fifo).
 RT=()
 setup_case() {
-	RT=(--runc-binary "$CORDON" --runc-root "$RUNC_ROOT")
+	RT=(--runc-binary "$CORDON" --runc-root "$RUNC_ROOT" --fifo-dir "$CD_DIR/fifo")
 	new_mark
 }
 
@@ -244,16 +251,16 @@ t_detach_exec() {
 	ctr_ run -d "${RT[@]}" "$IMAGE" "$id" sleep "$MARK"
 	expect_rc 0 || return
 	wait_until 10 task_is "$id" RUNNING || fail "task $id is not RUNNING: $(task_status "$id")"
-	ctr_ task exec --exec-id "x-$MARK" "$id" sh -c 'echo from-exec; hostname; ps -o args | grep -c "[s]leep '"$MARK"'"'
+	ctr_ task exec --fifo-dir "$CD_DIR/fifo" --exec-id "x-$MARK" "$id" sh -c 'echo from-exec; hostname; ps -o args | grep -c "[s]leep '"$MARK"'"'
 	expect_rc 0
 	expect_out_has from-exec
 	expect_out_has $'\n1' "the exec does not see the container's sleep in its pid namespace"
-	ctr_ task exec --exec-id "y-$MARK" "$id" sh -c 'exit 5'
+	ctr_ task exec --fifo-dir "$CD_DIR/fifo" --exec-id "y-$MARK" "$id" sh -c 'exit 5'
 	expect_rc 5
-	ctr_ task exec --exec-id "z-$MARK" "$id" "no-such-program-$MARK"
+	ctr_ task exec --fifo-dir "$CD_DIR/fifo" --exec-id "z-$MARK" "$id" "no-such-program-$MARK"
 	expect_rc_not 0
 	expect_err_has CORDON_E_EXEC "ctr does not show cordon's reason (read from the --log JSON)"
-	printf -v cmd '%q ' task exec -t --exec-id "t-$MARK" "$id" sh -c 'tty; exit 6'
+	printf -v cmd '%q ' task exec --fifo-dir "$CD_DIR/fifo" -t --exec-id "t-$MARK" "$id" sh -c 'tty; exit 6'
 	ctr_tty "$cmd"
 	expect_rc 6
 	expect_out_has /dev/pts/
