@@ -686,8 +686,13 @@ static int run(struct supervisor *sv, struct cordon_error *err)
 	ctx.sync_fd = child_sync;
 	ctx.stdout_fd = wr[0];
 	ctx.stderr_fd = wr[1];
-	if (set_oom_score_adj(spec, oom_saved, sizeof(oom_saved), err) < 0 ||
-	    enter_joined(spec, own_ns, &joined, err) < 0) {
+	if (set_oom_score_adj(spec, oom_saved, sizeof(oom_saved), err) < 0) {
+		/* own_ns is not filled yet: leave_joined would close stack garbage. */
+		cordon_closep(&wr[0]);
+		cordon_closep(&wr[1]);
+		return -1;
+	}
+	if (enter_joined(spec, own_ns, &joined, err) < 0) {
 		leave_joined(own_ns);
 		restore_oom_score_adj(oom_saved);
 		cordon_closep(&wr[0]);
