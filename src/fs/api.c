@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /* The API filesystems of a sandbox: a fresh /proc, a minimal /dev, /tmp. */
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/mount.h>
 #include <linux/openat2.h>
 #include <string.h>
@@ -124,18 +125,52 @@ int fs_setup_proc(int root, struct cordon_error *err)
 	return 0;
 }
 
+/*
+ * Bind the host's device node at host onto target: the node checked (a
+ * device, and want's type and number when given) is the one bound, by
+ * fd. Read-only, nosuid, noexec: reading and writing the device are not
+ * touched, but its inode on the host is, and the sandbox's root may own
+ * it (the identity id map): no chmod or chown through the bind.
+ */
+static int bind_device(const char *host, int target, const struct cordon_oci_device *want,
+		       const char *what, struct cordon_error *err)
+{
+	struct mount_attr attr = {
+		.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC,
+	};
+	_cleanup_close_ int node = open(host, O_PATH | O_CLOEXEC), tree = -1;
+	struct stat st;
+
+	if (node < 0 || fstat(node, &st) < 0)
+		return cordon_error_set(err, CORDON_E_MOUNT, errno, "%s: the host's node", what);
+	if (!S_ISCHR(st.st_mode) && !S_ISBLK(st.st_mode))
+		return cordon_error_set(err, CORDON_E_MOUNT, 0, "%s: the host's %s is not a device",
+					what, host);
+	if (want && ((want->type == 'b') != !!S_ISBLK(st.st_mode) ||
+		     (int64_t)major(st.st_rdev) != want->major ||
+		     (int64_t)minor(st.st_rdev) != want->minor))
+		return cordon_error_set(err, CORDON_E_MOUNT, 0,
+					"%s: the host's %s is not %c %" PRId64 ":%" PRId64
+					" (a device is bound from the host, never made)",
+					what, host, want->type, want->major, want->minor);
+	tree = cordon_open_tree(node, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+	if (tree < 0 || cordon_mount_setattr(tree, "", AT_EMPTY_PATH, &attr, sizeof(attr)) < 0 ||
+	    cordon_move_mount(tree, "", target, "",
+			      MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+		return cordon_error_set(err, CORDON_E_MOUNT, errno, "%s: binding the host's %s",
+					what, host);
+	return 0;
+}
+
 static int dev_bind_node(int dev, const char *name, struct cordon_error *err)
 {
 	_cleanup_close_ int f = openat(dev, name, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0666);
-	char host[32], buf[CORDON_FD_PATH_MAX + 32];
+	char host[32];
 
 	if (f < 0)
 		return cordon_error_set(err, CORDON_E_MOUNT, errno, "creating /dev/%s", name);
 	snprintf(host, sizeof(host), "/dev/%s", name);
-	snprintf(buf, sizeof(buf), "/proc/self/fd/%d", f);
-	if (mount(host, buf, NULL, MS_BIND, NULL) < 0)
-		return cordon_error_set(err, CORDON_E_MOUNT, errno, "binding %s", host);
-	return 0;
+	return bind_device(host, f, NULL, host, err);
 }
 
 static int dev_mount_sub(int dev, const char *name, mode_t mode, const char *fstype,
@@ -268,9 +303,7 @@ int fs_setup_devices(int root, const struct cordon_oci *oci, struct cordon_error
 	for (size_t i = 0; oci && i < oci->n_devices; i++) {
 		const struct cordon_oci_device *d = &oci->devices[i];
 		_cleanup_close_ int target = -1;
-		char buf[CORDON_FD_PATH_MAX];
-		struct stat st;
-		bool want_blk = d->type == 'b';
+		char what[PATH_MAX + 32];
 
 		if (d->type == 'p') {
 			_cleanup_free_ char *dir = cordon_xstrdup(d->path);
@@ -288,24 +321,12 @@ int fs_setup_devices(int root, const struct cordon_oci *oci, struct cordon_error
 							d->path);
 			continue;
 		}
-		if (stat(d->path, &st) < 0)
-			return cordon_error_set(err, CORDON_E_MOUNT, errno,
-						"linux.devices[%zu] %s: the host's node", i, d->path);
-		if ((want_blk ? !S_ISBLK(st.st_mode) : !S_ISCHR(st.st_mode)) ||
-		    (int64_t)major(st.st_rdev) != d->major || (int64_t)minor(st.st_rdev) != d->minor)
-			return cordon_error_set(err, CORDON_E_MOUNT, 0,
-						"linux.devices[%zu] %s: the host's %s is not %c %" PRId64
-						":%" PRId64 " (a device is bound from the host, "
-						"never made)",
-						i, d->path, d->path, d->type, d->major, d->minor);
+		snprintf(what, sizeof(what), "linux.devices[%zu] %s", i, d->path);
 		target = fs_mountpoint(root, d->path, MOUNTPOINT_FILE, false, err);
 		if (target < 0)
-			return cordon_error_wrap(err, "linux.devices[%zu] %s", i, d->path);
-		snprintf(buf, sizeof(buf), "/proc/self/fd/%d", target);
-		if (mount(d->path, buf, NULL, MS_BIND, NULL) < 0)
-			return cordon_error_set(err, CORDON_E_MOUNT, errno,
-						"linux.devices[%zu] %s: binding the host's node", i,
-						d->path);
+			return cordon_error_wrap(err, "%s", what);
+		if (bind_device(d->path, target, d, what, err) < 0)
+			return -1;
 	}
 	return 0;
 }

@@ -338,9 +338,12 @@ static int container_target(struct hook_job *j, pid_t workload, struct cordon_er
 	if (j->pidfd < 0)
 		return cordon_error_set(err, CORDON_E_HOOK, errno,
 					"the container's process %d is gone", (int)workload);
-	/* Root (of the host or of the caller's namespace) holds every capability over U1. */
-	if (geteuid() == 0)
-		return 0;
+	/*
+	 * Always through the sandbox's user namespace, U1, even as host root:
+	 * the hook's interpreter, loader and libraries (or, for startContainer,
+	 * the hook itself) come from the container's root, which is not
+	 * trusted, so it runs with the sandbox root's privileges, never the host's.
+	 */
 	snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)workload);
 	inner = open(path, O_RDONLY | O_CLOEXEC);
 	if (inner < 0)

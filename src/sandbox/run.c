@@ -465,11 +465,19 @@ static const struct {
 	{ CORDON_OCI_NS_UTS, CLONE_NEWUTS, "uts", "/proc/self/ns/uts" },
 };
 
+/*
+ * Back to our own namespaces. Root of a user namespace may not manage it
+ * for one its namespace does not own (the host's network, say): it stays
+ * in the container's, which only the runtime-namespace hooks would notice
+ * (docs/oci.md, "Joined namespaces").
+ */
 static void leave_joined(int own[])
 {
 	for (size_t i = 0; i < ARRAY_SIZE(joinable); i++)
 		if (own[i] >= 0) {
-			setns(own[i], joinable[i].flag);
+			if (setns(own[i], joinable[i].flag) < 0)
+				cordon_debug("staying in the container's %s namespace: %s",
+					     joinable[i].name, strerror(errno));
 			cordon_closep(&own[i]);
 		}
 }
@@ -641,7 +649,7 @@ static int run(struct supervisor *sv, struct cordon_error *err)
 		/* Root of a user namespace may map ids other than its own too: it becomes U1's root. */
 		.rootful = cordon_host_root() || cordon_userns_root(),
 		.fostered = sv->opts->foster_init,
-		.close_fds = { sv->notify_fd, sv->state->dir_fd },
+		.close_fds = { sv->notify_fd, sv->state->dir_fd, -1, -1, -1 },
 	};
 	/* Only a terminal uses it: a caller that left it 0 never sends its stdin away. */
 	bool terminal = spec->oci && spec->oci->terminal && sv->opts->console_fd >= 0;
@@ -699,6 +707,9 @@ static int run(struct supervisor *sv, struct cordon_error *err)
 		cordon_closep(&wr[1]);
 		return -1;
 	}
+	/* Our own namespaces' fds stay ours (the init never execs: close-on-exec is not enough). */
+	for (size_t i = 0; i < ARRAY_SIZE(own_ns); i++)
+		ctx.close_fds[2 + i] = own_ns[i];
 	args.flags = (NS_FLAGS & ~(uint64_t)joined) | CLONE_PIDFD | (userns ? CLONE_NEWUSER : 0) |
 		     (sv->opts->foster_init ? CLONE_PARENT : 0);
 	args.pidfd = (uint64_t)(uintptr_t)&sv->pidfd;

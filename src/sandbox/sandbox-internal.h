@@ -49,7 +49,7 @@ struct child_ctx {
 	int sync_fd;
 	int stdout_fd; /* pipe write ends when output is counted, else -1 */
 	int stderr_fd;
-	int close_fds[2]; /* the supervisor's own fds the init must not keep, or -1 */
+	int close_fds[5]; /* the supervisor's own fds the init must not keep, or -1 */
 	int console_fd;   /* process.terminal: the connected --console-socket, else -1 */
 };
 

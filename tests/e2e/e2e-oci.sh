@@ -275,7 +275,8 @@ t_root_overlay_host_ids() {
 	mkdir -p "$ov/upper" "$ov/work" "$ov/merged"
 	mount -t overlay overlay -o "lowerdir=$CORDON_ROOTFS,upperdir=$ov/upper,workdir=$ov/work" \
 		"$ov/merged" || { fail "could not mount a test overlay"; return; }
-	mk_bundle b sh -c 'echo written >/from-container; stat -c %u /bin; cat /proc/self/uid_map' || return
+	mk_bundle b sh -c 'echo written >/from-container; stat -c %u /bin; cat /proc/self/uid_map
+		chmod 000 /dev/null 2>/dev/null && echo chmod-host-node; true' || return
 	cfg 'c["root"] = {"path": sys.argv[1], "readonly": False}' "$ov/merged"
 	oc run -b "$BUNDLE" "$id"
 	expect_rc 0
@@ -283,6 +284,9 @@ t_root_overlay_host_ids() {
 		fail "the container's file on the overlay is not owned by host root"
 	grep -q '^0$' <<<"$OUT" || fail "the root's files are not owned by the container's root"
 	grep -Eq '^ *0 +0 +4294967295$' <<<"$OUT" || fail "expected the identity id map"
+	# Its root is host uid 0 for files: the host's device nodes it sees are read-only binds.
+	grep -q chmod-host-node <<<"$OUT" && fail "the container changed the host's /dev/null"
+	[ "$(stat -c %a /dev/null)" = 666 ] || { chmod 666 /dev/null; fail "the host's /dev/null lost its mode"; }
 	# The same root, read-only: cordon's own range.
 	cfg 'c["root"] = {"path": sys.argv[1], "readonly": True}' "$ov/merged"
 	oc run -b "$BUNDLE" "$id"
