@@ -86,6 +86,7 @@ struct cordon_spec {
 	size_t n_binds;
 	bool overlay;
 	uint64_t tmpfs_size_mb;
+	unsigned preserve_fds; /* OCI --preserve-fds: the caller's fds 3..3+N-1 reach the process */
 
 	char *user; /* --user as given (USER[:GROUP]), resolved by finalize */
 	uid_t uid;  /* the workload's uid/gid inside the sandbox */

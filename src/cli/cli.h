@@ -56,8 +56,11 @@ struct cli_bundle_args {
 	const char *console_socket;
 	bool detach;
 	bool help;
+	unsigned preserve_fds; /* --preserve-fds N */
 	const char *id;
 };
+/* --preserve-fds N: fds 3..3+N-1 must be open and not close-on-exec (the caller's). */
+int cli_parse_preserve_fds(const char *value, unsigned *n, struct cordon_error *err);
 int cli_bundle_load(const struct cli_bundle_args *args, struct cordon_spec *spec,
 		    struct cordon_error *err);
 int cli_write_pid_file(const char *path, pid_t pid, struct cordon_error *err);

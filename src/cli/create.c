@@ -5,6 +5,7 @@
  * or a foreground supervisor (run).
  */
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +24,7 @@ static const char create_usage[] =
 	"  --pid-file FILE          write the container process's pid to FILE\n"
 	"  --console-socket SOCKET  with process.terminal: send the pty's master to\n"
 	"                           this unix socket (SCM_RIGHTS)\n"
+	"  --preserve-fds N         pass fds 3..3+N-1 on to the container process\n"
 	"  -h, --help               this text\n";
 
 static const char run_bundle_usage[] =
@@ -36,6 +38,7 @@ static const char run_bundle_usage[] =
 	"  --pid-file FILE          write the container process's pid to FILE\n"
 	"  --console-socket SOCKET  with process.terminal: send the pty's master to\n"
 	"                           this unix socket (SCM_RIGHTS)\n"
+	"  --preserve-fds N         pass fds 3..3+N-1 on to the container process\n"
 	"  -h, --help               this text\n";
 
 enum bundle_flag {
@@ -45,6 +48,7 @@ enum bundle_flag {
 	B_DETACH,
 	B_NO_PIVOT,
 	B_NO_KEYRING,
+	B_PRESERVE_FDS,
 	B_HELP
 };
 
@@ -55,6 +59,7 @@ static const struct cli_flag create_flags[] = {
 	/* runc's; cordon never pivots otherwise nor shares a keyring: accepted, no effect. */
 	{ "no-pivot", B_NO_PIVOT, false, 0 },
 	{ "no-new-keyring", B_NO_KEYRING, false, 0 },
+	{ "preserve-fds", B_PRESERVE_FDS, true, 0 },
 	{ "help", B_HELP, false, 0 },
 	{ NULL, 0, false, 0 },
 };
@@ -66,9 +71,31 @@ static const struct cli_flag run_bundle_flags[] = {
 	{ "detach", B_DETACH, false, 'd' },
 	{ "no-pivot", B_NO_PIVOT, false, 0 },
 	{ "no-new-keyring", B_NO_KEYRING, false, 0 },
+	{ "preserve-fds", B_PRESERVE_FDS, true, 0 },
 	{ "help", B_HELP, false, 0 },
 	{ NULL, 0, false, 0 },
 };
+
+/* The fds 3..3+N-1 must be the caller's: open, and not ours (ours are all close-on-exec). */
+int cli_parse_preserve_fds(const char *value, unsigned *n, struct cordon_error *err)
+{
+	uint64_t v;
+
+	if (cordon_parse_u64(value, &v) < 0 || v > 1024)
+		return cordon_error_set(err, CORDON_E_USAGE, 0,
+					"--preserve-fds '%s': expected 0..1024", value);
+	for (unsigned fd = 3; fd < 3 + v; fd++) {
+		int flags = fcntl((int)fd, F_GETFD);
+
+		if (flags < 0 || (flags & FD_CLOEXEC))
+			return cordon_error_set(err, CORDON_E_USAGE, 0,
+						"--preserve-fds %s: fd %u is not one the caller "
+						"passed",
+						value, fd);
+	}
+	*n = (unsigned)v;
+	return 0;
+}
 
 static int apply_bundle_flag(void *ctx, int id, const char *value, struct cordon_error *err)
 {
@@ -94,6 +121,8 @@ static int apply_bundle_flag(void *ctx, int id, const char *value, struct cordon
 	case B_DETACH:
 		args->detach = true;
 		break;
+	case B_PRESERVE_FDS:
+		return cli_parse_preserve_fds(value, &args->preserve_fds, err);
 	case B_HELP:
 		args->help = true;
 		break;
@@ -140,6 +169,7 @@ int cli_bundle_load(const struct cli_bundle_args *args, struct cordon_spec *spec
 	spec->oci->bundle = bundle;
 	free(spec->id);
 	spec->id = cordon_xstrdup(args->id);
+	spec->preserve_fds = args->preserve_fds;
 	/* As runc: a terminal goes to a console socket, and a console socket needs one. */
 	if (spec->oci->terminal && !args->console_socket)
 		return cordon_error_set(err, CORDON_E_USAGE, 0,

@@ -110,27 +110,6 @@ static int parse_cap(const char *value, cordon_capset *caps, struct cordon_error
 	return 0;
 }
 
-/* The fds 3..3+N-1 must be the caller's: open, and not ours (ours are all close-on-exec). */
-static int parse_preserve_fds(const char *value, unsigned *n, struct cordon_error *err)
-{
-	uint64_t v;
-
-	if (cordon_parse_u64(value, &v) < 0 || v > 1024)
-		return cordon_error_set(err, CORDON_E_USAGE, 0,
-					"--preserve-fds '%s': expected 0..1024", value);
-	for (unsigned fd = 3; fd < 3 + v; fd++) {
-		int flags = fcntl((int)fd, F_GETFD);
-
-		if (flags < 0 || (flags & FD_CLOEXEC))
-			return cordon_error_set(err, CORDON_E_USAGE, 0,
-						"--preserve-fds %s: fd %u is not one the caller "
-						"passed",
-						value, fd);
-	}
-	*n = (unsigned)v;
-	return 0;
-}
-
 static int apply_flag(struct exec_args *a, int id, const char *value, struct cordon_error *err)
 {
 	switch (id) {
@@ -168,7 +147,7 @@ static int apply_flag(struct exec_args *a, int id, const char *value, struct cor
 	case X_CAP:
 		return parse_cap(value, &a->opts.caps, err);
 	case X_PRESERVE_FDS:
-		return parse_preserve_fds(value, &a->opts.preserve_fds, err);
+		return cli_parse_preserve_fds(value, &a->opts.preserve_fds, err);
 	case X_HELP:
 		a->help = true;
 		break;

@@ -306,8 +306,11 @@ static _Noreturn void workload_main(const struct child_ctx *ctx, int ready_fd, i
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 
-	/* No fd but 0-2 survives execve (ready_fd and report_fd are O_CLOEXEC already). */
-	if (close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
+	/*
+	 * No fd but 0-2 and the caller's --preserve-fds survives execve
+	 * (ready_fd and report_fd are O_CLOEXEC already, and above those).
+	 */
+	if (close_range(3 + spec->preserve_fds, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
 		workload_fail(report_fd, CORDON_EXIT_FAILURE, CORDON_E_INTERNAL, errno,
 			      "close_range");
 

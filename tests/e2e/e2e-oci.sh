@@ -426,6 +426,31 @@ c["linux"]["uidMappings"] = m; c["linux"]["gidMappings"] = g' "$CASE_DIR/rootfs"
 	end_case
 }
 
+# --preserve-fds N: the caller's fds 3..3+N-1 reach the container process
+# (socket activation), and no other of cordon's; an fd the caller did not pass is refused.
+t_preserve_fds() {
+	local id=$CASE_ID-f
+	setup_case
+	echo "from-fd-3-$MARK" >"$CASE_DIR/in"
+	chmod 644 "$CASE_DIR/in"
+	mk_bundle b sh -c 'cat <&3; ls /proc/self/fd | sort -n | tr "\n" " "' || return
+	oc run -b "$BUNDLE" --preserve-fds 1 "$id" 3<"$CASE_DIR/in"
+	expect_rc 0
+	grep -q "^from-fd-3-$MARK$" <<<"$OUT" || fail "the container did not read the caller's fd 3: '$OUT'"
+	# ls's own directory fd is the only one above 3.
+	grep -Eq '^0 1 2 3 4 $' <<<"$(tail -1 <<<"$OUT")" || fail "unexpected fds in the container: '$OUT'"
+	oc create -b "$BUNDLE" --preserve-fds 1 "$id" 3<"$CASE_DIR/in"
+	expect_rc 0
+	oc start "$id"
+	expect_rc 0
+	wait_stopped "$id"
+	oc delete "$id"
+	expect_rc 0
+	oc run -b "$BUNDLE" --preserve-fds 3 "$id" 3<"$CASE_DIR/in"
+	expect_cordon_error USAGE "fd 4 is not one the caller passed"
+	end_case
+}
+
 # --- linux.namespaces paths -----------------------------------------------------
 
 # A pod's namespaces (network, ipc, uts) are joined by path; exec joins them too.
@@ -867,6 +892,7 @@ each_mode "linux.sysctl: network, IPC and UTS values in the container only" t_sy
 each_mode "process.oomScoreAdj: raised by anyone, lowered with CAP_SYS_RESOURCE only" t_oom_score_adj
 each_mode "linux.devices: a host node bound, a FIFO made, a wrong number refused" t_devices
 each_mode "linux.uidMappings/gidMappings: the launcher's ids" t_config_id_maps
+each_mode "create and run --bundle --preserve-fds: the caller's fds, and only those" t_preserve_fds
 rootful_only "linux.namespaces: network, ipc and uts joined by path, by exec too" t_ns_join
 each_mode "linux.namespaces: the caller's own refused, pid not joinable, a wrong type" t_ns_join_refused
 each_mode "the state's pid is in the container's network namespace" t_pid_network_namespace
