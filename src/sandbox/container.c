@@ -477,10 +477,6 @@ static void warn_mounts(const struct cordon_oci *oci)
 		if (cordon_oci_mount_provided(m) && m->kind != provided_kind(m->destination))
 			cordon_warn("mounts[%zu] %s: not mounted (cordon's own %s is used)", i,
 				    m->destination, m->destination);
-		else if (m->idmap)
-			cordon_warn("mounts[%zu] %s: idmap not applied (a plain bind: files keep "
-				    "their host owners)",
-				    i, m->destination);
 	}
 }
 

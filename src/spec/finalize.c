@@ -354,6 +354,17 @@ static int finalize_oci(struct cordon_spec *spec, struct cordon_error *err)
 		struct cordon_oci_mount *m = &oci->mounts[i];
 		char *real;
 
+		/*
+		 * An idmapped mount of a host filesystem needs host privilege,
+		 * which the sandbox never has; cordon does not make them (its
+		 * features say so). A plain bind instead would hand the files
+		 * out with other owners than asked: refused, not degraded.
+		 */
+		if (m->idmap || m->n_uid_map)
+			return cordon_error_set(err, CORDON_E_SPEC, 0,
+						"mounts[%zu] %s: idmapped mounts are not supported "
+						"(cordon features: mountExtensions.idmap disabled)",
+						i, m->destination);
 		if (m->kind != CORDON_OCI_MOUNT_BIND)
 			continue;
 		real = realpath(m->source, NULL);

@@ -451,6 +451,18 @@ t_preserve_fds() {
 	end_case
 }
 
+# An idmapped mount is refused before anything is made (features: disabled).
+t_idmap_refused() {
+	local id=$CASE_ID-i
+	setup_case
+	mkdir -p "$CASE_DIR/data"
+	mk_bundle b true || return
+	cfg 'c["mounts"].append({"destination": "/data", "type": "bind", "source": sys.argv[1], "options": ["bind", "idmap"]})' "$CASE_DIR/data"
+	oc run -b "$BUNDLE" "$id"
+	expect_cordon_error SPEC "idmapped mounts are not supported"
+	end_case
+}
+
 # --- linux.namespaces paths -----------------------------------------------------
 
 # A pod's namespaces (network, ipc, uts) are joined by path; exec joins them too.
@@ -893,6 +905,7 @@ each_mode "process.oomScoreAdj: raised by anyone, lowered with CAP_SYS_RESOURCE 
 each_mode "linux.devices: a host node bound, a FIFO made, a wrong number refused" t_devices
 each_mode "linux.uidMappings/gidMappings: the launcher's ids" t_config_id_maps
 each_mode "create and run --bundle --preserve-fds: the caller's fds, and only those" t_preserve_fds
+each_mode "mounts: an idmapped mount is refused" t_idmap_refused
 rootful_only "linux.namespaces: network, ipc and uts joined by path, by exec too" t_ns_join
 each_mode "linux.namespaces: the caller's own refused, pid not joinable, a wrong type" t_ns_join_refused
 each_mode "the state's pid is in the container's network namespace" t_pid_network_namespace
