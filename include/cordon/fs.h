@@ -54,6 +54,15 @@ extern const char *const cordon_fs_readonly_paths[];
  */
 bool cordon_fs_idmappable(const char *path);
 
+/*
+ * Supervisor side, host root only: a detached clone of an OCI bind mount's
+ * source, idmapped through the mount's own uidMappings/gidMappings or
+ * else the sandbox's user namespace (sandbox_userns). Returns the tree's
+ * fd, or -1.
+ */
+int cordon_fs_idmapped_mount(const struct cordon_oci_mount *m, int sandbox_userns,
+			     struct cordon_error *err);
+
 void cordon_fs_host_init(struct cordon_fs_host *host);
 void cordon_fs_host_close(struct cordon_fs_host *host);
 
@@ -78,6 +87,8 @@ int cordon_fs_prepare_host(const struct cordon_spec *spec, int userns_fd, int ws
  * host->mount_trees. A source that cannot be cloned is a CORDON_E_MOUNT
  * error naming "mounts[N] DESTINATION". Nothing to do without spec->oci.
  */
+/* host->mount_trees for n mounts, all -1, unless it exists already. */
+void cordon_fs_host_mount_trees(struct cordon_fs_host *host, size_t n);
 int cordon_fs_open_sources(const struct cordon_spec *spec, struct cordon_fs_host *host,
 			   struct cordon_error *err);
 

@@ -7,6 +7,7 @@
 #include <sys/statfs.h>
 #include <sys/stat.h>
 
+#include "cordon/userns.h"
 #include "fs-internal.h"
 
 /*
@@ -117,6 +118,44 @@ static int idmapped_tree(const char *path, int userns_fd, const char *what,
 		return cordon_error_set(err, CORDON_E_MOUNT, errno, "idmapping %s %s", what, path),
 		       -2;
 	}
+	return TAKE_FD(tree);
+}
+
+int cordon_fs_idmapped_mount(const struct cordon_oci_mount *m, int sandbox_userns,
+			     struct cordon_error *err)
+{
+	struct mount_attr attr = { .attr_set = MOUNT_ATTR_IDMAP };
+	_cleanup_close_ int own = -1, tree = -1;
+
+	/* The mount's own maps (a user namespace made for them), else the sandbox's. */
+	if (m->n_uid_map) {
+		struct cordon_idmap u = { .n = m->n_uid_map }, g = { .n = m->n_gid_map };
+
+		if (m->n_uid_map > CORDON_IDMAP_MAX_EXTENTS || m->n_gid_map > CORDON_IDMAP_MAX_EXTENTS)
+			return cordon_error_set(err, CORDON_E_MOUNT, 0, "at most %d ranges",
+						CORDON_IDMAP_MAX_EXTENTS);
+		for (size_t i = 0; i < m->n_uid_map; i++)
+			u.extent[i] = (struct cordon_idmap_extent){ m->uid_map[i].container_id,
+								    m->uid_map[i].host_id,
+								    m->uid_map[i].size };
+		for (size_t i = 0; i < m->n_gid_map; i++)
+			g.extent[i] = (struct cordon_idmap_extent){ m->gid_map[i].container_id,
+								    m->gid_map[i].host_id,
+								    m->gid_map[i].size };
+		own = cordon_userns_open(&u, &g, err);
+		if (own < 0)
+			return -1;
+	}
+	attr.userns_fd = (uint64_t)(own >= 0 ? own : sandbox_userns);
+	tree = cordon_open_tree(AT_FDCWD, m->source,
+				OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC |
+					(m->recursive ? AT_RECURSIVE : 0));
+	if (tree < 0)
+		return cordon_error_set(err, CORDON_E_MOUNT, errno, "source %s", m->source);
+	/* Asked for, so no fallback: a filesystem that cannot be idmapped fails. */
+	if (cordon_mount_setattr(tree, "", AT_EMPTY_PATH | (m->idmap_recursive ? AT_RECURSIVE : 0),
+				 &attr, sizeof(attr)) < 0)
+		return cordon_error_set(err, CORDON_E_MOUNT, errno, "idmapping %s", m->source);
 	return TAKE_FD(tree);
 }
 

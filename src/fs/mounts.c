@@ -41,6 +41,16 @@ static int clone_source(const char *path, bool recursive)
 	return tree;
 }
 
+void cordon_fs_host_mount_trees(struct cordon_fs_host *host, size_t n)
+{
+	if (host->mount_trees)
+		return;
+	host->mount_trees = cordon_xcalloc(n ? n : 1, sizeof(*host->mount_trees));
+	host->n_mount_trees = n;
+	for (size_t i = 0; i < n; i++)
+		host->mount_trees[i] = -1;
+}
+
 int cordon_fs_open_sources(const struct cordon_spec *spec, struct cordon_fs_host *host,
 			   struct cordon_error *err)
 {
@@ -48,16 +58,14 @@ int cordon_fs_open_sources(const struct cordon_spec *spec, struct cordon_fs_host
 
 	if (!oci || !oci->n_mounts)
 		return 0;
-	host->mount_trees = cordon_xcalloc(oci->n_mounts, sizeof(*host->mount_trees));
-	host->n_mount_trees = oci->n_mounts;
-	for (size_t i = 0; i < oci->n_mounts; i++)
-		host->mount_trees[i] = -1;
+	cordon_fs_host_mount_trees(host, oci->n_mounts);
 	for (size_t i = 0; i < oci->n_mounts; i++) {
 		const struct cordon_oci_mount *m = &oci->mounts[i];
 		const char *source;
 		bool recursive;
 
-		if (cordon_oci_mount_provided(m))
+		/* Provided by cordon, or made by the supervisor already (idmapped). */
+		if (cordon_oci_mount_provided(m) || host->mount_trees[i] >= 0)
 			continue;
 		/* A joined IPC namespace is not the sandbox's to mount (fs_setup_dev). */
 		if (m->kind == CORDON_OCI_MOUNT_MQUEUE && oci->ns_path[CORDON_OCI_NS_IPC])

@@ -629,16 +629,27 @@ _Noreturn void sandbox_child(const struct child_ctx *ctx)
 		if (ctx->close_fds[i] >= 0)
 			close(ctx->close_fds[i]);
 
-	r = sync_recv(ctx->sync_fd, &msg, fds, &n_fds);
-	if (r <= 0 || msg.type != SYNC_GO)
-		_exit(CORDON_EXIT_FAILURE); /* the supervisor is gone or failed */
+	/* The supervisor's idmapped mounts come first, one a message, then GO. */
+	cordon_fs_host_init(&host);
+	for (;;) {
+		n_fds = ARRAY_SIZE(fds);
+		r = sync_recv(ctx->sync_fd, &msg, fds, &n_fds);
+		if (r <= 0 || (msg.type != SYNC_GO && msg.type != SYNC_MOUNT_TREE))
+			_exit(CORDON_EXIT_FAILURE); /* the supervisor is gone or failed */
+		if (msg.type == SYNC_GO)
+			break;
+		if (n_fds != 1 || !ctx->spec->oci || msg.status < 0 ||
+		    (size_t)msg.status >= ctx->spec->oci->n_mounts)
+			_exit(CORDON_EXIT_FAILURE);
+		cordon_fs_host_mount_trees(&host, ctx->spec->oci->n_mounts);
+		host.mount_trees[msg.status] = fds[0];
+	}
 	/*
 	 * Still with the host's root ids: the rootfs directory may lie below
 	 * directories only they may enter (a container engine's storage).
 	 * Opened here, in our own mount namespace, it is the target for the
 	 * supervisor's clone of it (cordon_fs_build).
 	 */
-	cordon_fs_host_init(&host);
 	if (ctx->userns && ctx->rootful && (msg.status & 1))
 		host.rootfs_dir = open(ctx->spec->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	/* The config's bind sources, for the same reason (volumes in that storage). */

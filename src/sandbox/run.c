@@ -310,9 +310,36 @@ static void compute_exit(struct supervisor *sv)
 		res->exit_code = CORDON_EXIT_TIMEOUT;
 }
 
+/*
+ * The config's idmapped mounts: only host root may idmap a host
+ * filesystem, so the supervisor makes each and hands it to the init
+ * (SYNC_MOUNT_TREE, one a message), which mounts it in its place.
+ */
+static int send_idmapped_mounts(const struct cordon_spec *spec, int userns, int sync_fd,
+				struct cordon_error *err)
+{
+	for (size_t i = 0; spec->oci && i < spec->oci->n_mounts; i++) {
+		const struct cordon_oci_mount *m = &spec->oci->mounts[i];
+		struct sync_msg msg = { .type = SYNC_MOUNT_TREE, .status = (int32_t)i };
+		_cleanup_close_ int tree = -1;
+		int r;
+
+		if (!m->idmap || m->kind != CORDON_OCI_MOUNT_BIND)
+			continue;
+		tree = cordon_fs_idmapped_mount(m, userns, err);
+		if (tree < 0)
+			return cordon_error_wrap(err, "mounts[%zu] %s", i, m->destination);
+		r = sync_send(sync_fd, &msg, &tree, 1);
+		if (r < 0)
+			return cordon_error_set(err, CORDON_E_INTERNAL, -r, "starting the sandbox");
+	}
+	return 0;
+}
+
 /* Rootful: the idmapped trees need the sandbox's user namespace, so they come after clone. */
 static int prepare_host_mounts(const struct cordon_spec *spec, const struct cordon_idplan *plan,
-			       pid_t child, struct cordon_fs_host *host, struct cordon_error *err)
+			       pid_t child, int sync_fd, struct cordon_fs_host *host,
+			       struct cordon_error *err)
 {
 	_cleanup_close_ int userns = -1, ws_userns = -1;
 	char path[64];
@@ -337,6 +364,8 @@ static int prepare_host_mounts(const struct cordon_spec *spec, const struct cord
 		if (ws_userns < 0)
 			return cordon_error_wrap(err, "--workspace idmap");
 	}
+	if (send_idmapped_mounts(spec, userns, sync_fd, err) < 0)
+		return -1;
 	return cordon_fs_prepare_host(spec, userns, ws_userns, host, err);
 }
 
@@ -354,7 +383,8 @@ static int release_child(const struct cordon_spec *spec, const struct cordon_idp
 	if (userns) {
 		if (cordon_userns_write(child, plan, err) < 0)
 			return -1;
-		if (cordon_host_root() && prepare_host_mounts(spec, plan, child, &host, err) < 0)
+		if (cordon_host_root() &&
+		    prepare_host_mounts(spec, plan, child, sync_fd, &host, err) < 0)
 			return -1;
 	}
 	if (host.rootfs_tree >= 0) {

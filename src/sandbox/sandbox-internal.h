@@ -22,6 +22,7 @@ enum sync_type {
 	SYNC_CREATED,      /* init → supervisor: set up, the workload (host pid in status) waits */
 	SYNC_START,        /* supervisor → init: release the workload */
 	SYNC_RUNNING,      /* init → supervisor: the workload's execve succeeded */
+	SYNC_MOUNT_TREE,   /* supervisor → init, before GO: mounts[status]'s idmapped tree (fd) */
 };
 
 struct sync_msg {

@@ -355,15 +355,14 @@ static int finalize_oci(struct cordon_spec *spec, struct cordon_error *err)
 		char *real;
 
 		/*
-		 * An idmapped mount of a host filesystem needs host privilege,
-		 * which the sandbox never has; cordon does not make them (its
-		 * features say so). A plain bind instead would hand the files
+		 * Only host root may idmap a host filesystem (the supervisor
+		 * makes those mounts). A plain bind instead would hand the files
 		 * out with other owners than asked: refused, not degraded.
 		 */
-		if (m->idmap || m->n_uid_map)
+		if (m->idmap && !cordon_host_root())
 			return cordon_error_set(err, CORDON_E_SPEC, 0,
-						"mounts[%zu] %s: idmapped mounts are not supported "
-						"(cordon features: mountExtensions.idmap disabled)",
+						"mounts[%zu] %s: an idmapped mount needs host root (only it "
+						"may idmap a host filesystem)",
 						i, m->destination);
 		if (m->kind != CORDON_OCI_MOUNT_BIND)
 			continue;

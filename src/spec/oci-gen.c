@@ -304,8 +304,8 @@ static void gen_features_linux(yajl_gen g)
 	gen_enabled(g, "intelRdt", false);
 	key(g, "mountExtensions");
 	yajl_gen_map_open(g);
-	/* Parsed, but a bind stays a plain bind (docs/oci.md): not offered. */
-	gen_enabled(g, "idmap", false);
+	/* Host root makes them (the supervisor); a rootless caller's are refused. */
+	gen_enabled(g, "idmap", true);
 	yajl_gen_map_close(g);
 	gen_enabled(g, "netDevices", false);
 	yajl_gen_map_close(g);

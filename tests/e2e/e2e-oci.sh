@@ -451,15 +451,34 @@ t_preserve_fds() {
 	end_case
 }
 
-# An idmapped mount is refused before anything is made (features: disabled).
-t_idmap_refused() {
+# mounts with idmap: host root makes them (files keep their owners inside,
+# and what the container writes is the host owner's); rootless, refused.
+t_idmap_mounts() {
 	local id=$CASE_ID-i
 	setup_case
 	mkdir -p "$CASE_DIR/data"
-	mk_bundle b true || return
-	cfg 'c["mounts"].append({"destination": "/data", "type": "bind", "source": sys.argv[1], "options": ["bind", "idmap"]})' "$CASE_DIR/data"
+	echo x >"$CASE_DIR/data/f"
+	chown 0:0 "$CASE_DIR/data" "$CASE_DIR/data/f"
+	mk_bundle b sh -c 'stat -c %u:%g /data/f /plain/f; echo w >/data/new' || return
+	cfg 'c["mounts"] += [{"destination": "/data", "type": "bind", "source": sys.argv[1], "options": ["bind", "idmap"]},
+                {"destination": "/plain", "type": "bind", "source": sys.argv[1], "options": ["bind", "ro"]}]' "$CASE_DIR/data"
 	oc run -b "$BUNDLE" "$id"
-	expect_cordon_error SPEC "idmapped mounts are not supported"
+	if [ "$MODE" = rootless ]; then
+		expect_cordon_error SPEC "an idmapped mount needs host root"
+		end_case
+		return
+	fi
+	expect_rc 0
+	[ "$OUT" = "$(printf '0:0\n65534:65534')" ] ||
+		fail "expected root's file as 0 through the idmapped mount, nobody through the plain one: '$OUT'"
+	[ "$(stat -c %u:%g "$CASE_DIR/data/new" 2>/dev/null)" = 0:0 ] ||
+		fail "the container's write through the idmapped mount is not host root's"
+	# A mount's own maps: host 0 seen as 7 (a user namespace made for them).
+	cfg 'c["mounts"][-2]["uidMappings"] = [{"containerID": 7, "hostID": 0, "size": 1}]
+c["mounts"][-2]["gidMappings"] = [{"containerID": 7, "hostID": 0, "size": 1}]'
+	oc run -b "$BUNDLE" "$id"
+	expect_rc_not 0 "the workload may not write as an unmapped owner"
+	[ "$(head -1 <<<"$OUT")" != 0:0 ] || fail "the mount's own maps were not used: '$OUT'"
 	end_case
 }
 
@@ -905,7 +924,7 @@ each_mode "process.oomScoreAdj: raised by anyone, lowered with CAP_SYS_RESOURCE 
 each_mode "linux.devices: a host node bound, a FIFO made, a wrong number refused" t_devices
 each_mode "linux.uidMappings/gidMappings: the launcher's ids" t_config_id_maps
 each_mode "create and run --bundle --preserve-fds: the caller's fds, and only those" t_preserve_fds
-each_mode "mounts: an idmapped mount is refused" t_idmap_refused
+each_mode "mounts: idmapped (host root; refused rootless), with the container's or the mount's maps" t_idmap_mounts
 rootful_only "linux.namespaces: network, ipc and uts joined by path, by exec too" t_ns_join
 each_mode "linux.namespaces: the caller's own refused, pid not joinable, a wrong type" t_ns_join_refused
 each_mode "the state's pid is in the container's network namespace" t_pid_network_namespace
