@@ -126,6 +126,23 @@ t_detached_exec_stop_rm() {
 	[ -z "$OUT" ] || fail "rm left a container: $OUT"
 }
 
+# A volume (-v): the container reads the host's file and its write lands on
+# the host, owned by the caller (the container's root is the caller's uid).
+t_volume() {
+	local vol=$CASE_DIR/vol
+	pm_setup || return
+	new_mark
+	mkdir -p "$vol"
+	echo "host-$MARK" >"$vol/in"
+	[ "$MODE" = rootful ] || chown -R "$TEST_UID:$TEST_GID" "$vol"
+	pm run --rm --network none -v "$vol:/data" "$IMAGE" sh -c 'cat /data/in; echo container >/data/out'
+	expect_rc 0
+	grep -q "^host-$MARK$" <<<"$OUT" || fail "the container did not read the volume: $OUT"
+	[ "$(cat "$vol/out" 2>/dev/null)" = container ] || fail "the container's write did not reach the host"
+	[ "$(stat -c %u "$vol/out" 2>/dev/null)" = "$(mode_uid)" ] ||
+		fail "the container's file is owned by $(stat -c %u "$vol/out"), not the caller"
+}
+
 t_memory_limit() {
 	pm_setup || return
 	pm run --rm --network none --memory 32m "$IMAGE" dd if=/dev/zero of=/dev/null bs=100M count=1
@@ -195,6 +212,7 @@ each_mode "run --rm --network none: output, uid 0, nothing left" t_run_rm
 each_mode "exit codes: 3, 137 for SIGKILL, 127 for a missing program" t_exit_codes
 each_mode "run -t: the container's stdio is a terminal" t_terminal
 each_mode "run -d, exec, exec -t, stop (143), rm" t_detached_exec_stop_rm
+each_mode "-v: a volume read and written, the write the caller's" t_volume
 # Rootless podman on cgroup v1 and hybrid drops limits itself (no delegation).
 rootful_only "--memory: over the limit 137, under it 0" t_memory_limit
 rootful_only "--pids-limit: a fork past the limit fails" t_pids_limit
