@@ -106,104 +106,6 @@ static int loopback_up(struct cordon_error *err)
 	return 0;
 }
 
-/*
- * PATH search with the sandbox's PATH (glibc's execvpe would search the
- * supervisor's). ENOENT everywhere → 127; found but not executable → 126.
- */
-static const char *env_lookup(char *const envp[], const char *key);
-
-/* execve file; or, probing, only whether execve would find and could run it (0). */
-static int try_exec(const char *file, char *const argv[], char *const envp[], bool probe)
-{
-	struct stat st;
-
-	if (!probe) {
-		execve(file, argv, envp);
-		return -1;
-	}
-	if (stat(file, &st) < 0)
-		return -1;
-	if (!S_ISREG(st.st_mode) || !(st.st_mode & 0111)) {
-		errno = EACCES;
-		return -1;
-	}
-	return 0;
-}
-
-static int exec_search(char *const argv[], char *const envp[], bool probe, int *errnum)
-{
-	const char *path = env_lookup(envp, "PATH");
-	const char *name = argv[0];
-	bool denied = false;
-	char buf[4096];
-
-	if (strchr(name, '/')) {
-		if (try_exec(name, argv, envp, probe) == 0)
-			return 0;
-		*errnum = errno;
-		return (errno == ENOENT || errno == ENOTDIR) ? CORDON_EXIT_NOT_FOUND
-							     : CORDON_EXIT_CANNOT_EXEC;
-	}
-	*errnum = ENOENT;
-	for (const char *p = path; p && *p;) {
-		const char *end = strchrnul(p, ':');
-		size_t len = (size_t)(end - p);
-
-		if (len == 0) {
-			len = 1;
-			p = ".";
-		}
-		if (len + 1 + strlen(name) < sizeof(buf)) {
-			memcpy(buf, p, len);
-			buf[len] = '/';
-			strcpy(buf + len + 1, name);
-			if (try_exec(buf, argv, envp, probe) == 0)
-				return 0;
-			if (errno == EACCES || errno == EPERM || errno == ENOEXEC) {
-				denied = true;
-				*errnum = errno;
-			} else if (errno != ENOENT && errno != ENOTDIR && errno != ELOOP &&
-				   errno != ENAMETOOLONG) {
-				*errnum = errno;
-				return CORDON_EXIT_CANNOT_EXEC;
-			}
-		}
-		p = *end ? end + 1 : end;
-	}
-	return denied ? CORDON_EXIT_CANNOT_EXEC : CORDON_EXIT_NOT_FOUND;
-}
-
-int sandbox_exec_search(char *const argv[], char *const envp[], int *errnum)
-{
-	return exec_search(argv, envp, false, errnum);
-}
-
-int sandbox_exec_probe(char *const argv[], char *const envp[], int *errnum)
-{
-	const char *path = env_lookup(envp, "PATH");
-
-	/* Relative to the workload's cwd, which is not ours yet: execve will tell. */
-	if (argv[0][0] != '/' && strchr(argv[0], '/'))
-		return 0;
-	if (!strchr(argv[0], '/'))
-		for (const char *p = path; p && *p; p = strchrnul(p, ':'), p += *p == ':')
-			if (*p != '/')
-				return 0;
-	return exec_search(argv, envp, true, errnum);
-}
-
-static const char *env_lookup(char *const envp[], const char *key)
-{
-	if (!envp)
-		return NULL;
-	size_t klen = strlen(key);
-
-	for (; *envp; envp++)
-		if (strncmp(*envp, key, klen) == 0 && (*envp)[klen] == '=')
-			return *envp + klen + 1;
-	return NULL;
-}
-
 static _Noreturn void workload_fail(int report_fd, int exit_code, enum cordon_code code,
 				    int errnum, const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 
@@ -350,30 +252,6 @@ static _Noreturn void workload_main(const struct child_ctx *ctx, int ready_fd, i
 
 static _Noreturn void report_workload_failure(const struct child_ctx *ctx, pid_t workload,
 					      struct exec_report *rep);
-
-int sandbox_set_ids(const struct cordon_spec *spec, bool deny_setgroups, struct cordon_error *err)
-{
-	const struct cordon_oci *oci = spec->oci;
-	size_t n = oci && !deny_setgroups ? oci->n_additional_gids : 0;
-
-	/* linux.personality: LINUX32 makes uname(2) say i686 (inherited by exec, as runc). */
-	if (oci && oci->has_personality && personality(oci->personality) < 0)
-		return cordon_error_set(err, CORDON_E_SECURITY, errno, "linux.personality");
-
-	if (!deny_setgroups && setgroups(n, n ? oci->additional_gids : NULL) < 0)
-		return cordon_error_set(err, CORDON_E_USERNS, errno,
-					n ? "process.user.additionalGids: setting %zu groups (each "
-					    "must be mapped)"
-					  : "clearing supplementary groups",
-					n);
-	if (setresgid(spec->gid, spec->gid, spec->gid) < 0)
-		return cordon_error_set(err, CORDON_E_USERNS, errno, "setting gid %u", spec->gid);
-	if (setresuid(spec->uid, spec->uid, spec->uid) < 0)
-		return cordon_error_set(err, CORDON_E_USERNS, errno, "setting uid %u", spec->uid);
-	if (oci && oci->has_umask)
-		umask((mode_t)oci->umask);
-	return 0;
-}
 
 /*
  * Started before the filesystem is built (it needs the host's /proc once,
@@ -587,29 +465,6 @@ static bool wait_for_start(const struct child_ctx *ctx, pid_t workload, pid_t wo
 	}
 }
 
-/*
- * process.terminal: a pty of the container's devpts (we are inside its
- * root now), the slave owned by the workload's user, the master sent to
- * the console socket and closed here. The slave stays with us until the
- * release hands it to the workload.
- */
-static int terminal_create(const struct child_ctx *ctx, int *slave, struct cordon_error *err)
-{
-	int master, r;
-
-	if (sandbox_pty_open(ctx->spec, &master, slave, err) < 0)
-		return -1;
-	if (fchown(*slave, ctx->spec->uid, (gid_t)-1) < 0) {
-		close(master);
-		return cordon_error_set(err, CORDON_E_INTERNAL, errno,
-					"terminal: giving the pty to uid %u", ctx->spec->uid);
-	}
-	r = sandbox_pty_send(ctx->console_fd, master, err);
-	close(master);
-	close(ctx->console_fd);
-	return r;
-}
-
 _Noreturn void sandbox_child(const struct child_ctx *ctx)
 {
 	struct cordon_fs_options fs_opts = { .in_userns = ctx->userns };
@@ -786,7 +641,7 @@ _Noreturn void sandbox_child(const struct child_ctx *ctx)
 	 * The terminal exists when "created" is announced, as runc's does:
 	 * the console socket's reader has the master before start.
 	 */
-	if (ctx->console_fd >= 0 && terminal_create(ctx, &tty_slave, &err) < 0) {
+	if (ctx->console_fd >= 0 && sandbox_terminal_create(ctx, &tty_slave, &err) < 0) {
 		kill(workload, SIGKILL);
 		setup_failed(ctx, &err);
 	}

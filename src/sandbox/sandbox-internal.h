@@ -138,6 +138,24 @@ struct monitor_reply {
 	char msg[768];
 };
 
+/*
+ * prepare.c. The id plan of the sandbox's user namespace: the config's
+ * maps, the identity map (host root, a writable root that cannot be
+ * idmapped), or cordon's own (cordon_userns_plan).
+ */
+int sandbox_id_plan(const struct cordon_spec *spec, struct cordon_idplan *plan,
+		    struct cordon_error *err);
+
+/* What the supervisor enters for the init's clone to inherit, and leaves after it. */
+struct sandbox_around {
+	int own_ns[3];	     /* our network, IPC, UTS namespaces to return to, or -1 */
+	int joined;	     /* CLONE_NEW* of the namespaces the config joins */
+	char oom_saved[16]; /* our oom_score_adj before the config's, or "" */
+};
+int sandbox_clone_enter(const struct cordon_spec *spec, struct sandbox_around *a,
+			struct cordon_error *err);
+void sandbox_clone_leave(struct sandbox_around *a);
+
 /* SYNC_CREATED: record it in the state, tell `cordon create`, start unless asked to wait. */
 int lifecycle_created(struct supervisor *sv, pid_t workload, struct cordon_error *err);
 /* SYNC_RUNNING: record it, answer `cordon start`. */
@@ -193,6 +211,12 @@ int sandbox_pty_open(const struct cordon_spec *spec, int *master, int *slave,
 		     struct cordon_error *err);
 /* The master to the --console-socket, as runc sends it. */
 int sandbox_pty_send(int console_fd, int master, struct cordon_error *err);
+/*
+ * The init's side with process.terminal: a pty in the container, the
+ * slave given to the process's uid (for its release), the master sent
+ * to the --console-socket (then closed, as the socket).
+ */
+int sandbox_terminal_create(const struct child_ctx *ctx, int *slave, struct cordon_error *err);
 /* setsid, the slave as controlling terminal and as fds 0-2 (then closed). */
 int sandbox_pty_attach(int slave, struct cordon_error *err);
 

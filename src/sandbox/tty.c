@@ -140,3 +140,26 @@ int cordon_console_connect(const char *path, struct cordon_error *err)
 		return cordon_error_set(err, CORDON_E_PATH, errno, "--console-socket %s", path);
 	return TAKE_FD(fd);
 }
+
+/*
+ * process.terminal: a pty of the container's devpts (we are inside its
+ * root now), the slave owned by the workload's user, the master sent to
+ * the console socket and closed here. The slave stays with us until the
+ * release hands it to the workload.
+ */
+int sandbox_terminal_create(const struct child_ctx *ctx, int *slave, struct cordon_error *err)
+{
+	int master, r;
+
+	if (sandbox_pty_open(ctx->spec, &master, slave, err) < 0)
+		return -1;
+	if (fchown(*slave, ctx->spec->uid, (gid_t)-1) < 0) {
+		close(master);
+		return cordon_error_set(err, CORDON_E_INTERNAL, errno,
+					"terminal: giving the pty to uid %u", ctx->spec->uid);
+	}
+	r = sandbox_pty_send(ctx->console_fd, master, err);
+	close(master);
+	close(ctx->console_fd);
+	return r;
+}
