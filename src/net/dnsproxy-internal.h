@@ -52,6 +52,13 @@ struct tcp_client {
 	uint64_t deadline_ms;
 	unsigned pending; /* queries of this client in flight */
 	bool closed;
+	/*
+	 * Set while tcp_client_io runs on the client: a close that comes up
+	 * through query() or a flush marks it dead instead of freeing it, and
+	 * tcp_client_io frees it on its way out.
+	 */
+	bool dispatching;
+	bool dead;
 };
 
 struct udp_socket {

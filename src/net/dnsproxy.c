@@ -53,6 +53,10 @@ void dp_tcp_client_close(struct cordon_dnsproxy *p, struct tcp_client *c)
 		c->closed = true;
 		return;
 	}
+	if (c->dispatching) {
+		c->dead = true; /* tcp_client_io still uses it: freed when it returns */
+		return;
+	}
 	for (size_t i = 0; i < MAX_TCP_CLIENTS; i++)
 		if (p->clients[i] == c)
 			p->clients[i] = NULL;
@@ -253,13 +257,10 @@ static void tcp_accept(struct cordon_dnsproxy *p)
 	}
 }
 
-static void tcp_client_io(struct cordon_dnsproxy *p, struct tcp_client *c, uint32_t events)
+/* Read and answer what the client sent; stops once the client is dead or closing. */
+static void tcp_client_read(struct cordon_dnsproxy *p, struct tcp_client *c)
 {
-	if (events & EPOLLOUT)
-		tcp_client_flush(p, c);
-	if (!(events & (EPOLLIN | EPOLLHUP | EPOLLERR)))
-		return;
-	for (;;) {
+	while (!c->dead && !c->closed) {
 		ssize_t n = recv(c->fd, c->in + c->in_len, sizeof(c->in) - c->in_len, MSG_DONTWAIT);
 		size_t want;
 
@@ -274,7 +275,8 @@ static void tcp_client_io(struct cordon_dnsproxy *p, struct tcp_client *c, uint3
 		}
 		c->in_len += (size_t)n;
 		c->deadline_ms = dp_now_ms() + TCP_CLIENT_IDLE_MS;
-		while (c->in_len >= 2) {
+		/* query() may answer at once, and a failed send closes the client. */
+		while (!c->dead && !c->closed && c->in_len >= 2) {
 			want = (size_t)(c->in[0] << 8 | c->in[1]);
 			if (c->in_len < 2 + want)
 				break;
@@ -283,6 +285,23 @@ static void tcp_client_io(struct cordon_dnsproxy *p, struct tcp_client *c, uint3
 			c->in_len -= 2 + want;
 		}
 	}
+}
+
+/*
+ * One epoll event of a client. Whatever closes the client on the way (a
+ * failed send in a flush, a reset, the end of the stream) only marks it;
+ * the one place that frees it is here, after the last use.
+ */
+static void tcp_client_io(struct cordon_dnsproxy *p, struct tcp_client *c, uint32_t events)
+{
+	c->dispatching = true;
+	if (events & EPOLLOUT)
+		tcp_client_flush(p, c);
+	if (events & (EPOLLIN | EPOLLHUP | EPOLLERR))
+		tcp_client_read(p, c);
+	c->dispatching = false;
+	if (c->dead)
+		dp_tcp_client_close(p, c);
 }
 
 /* --- the public face ---------------------------------------------------------- */

@@ -565,6 +565,79 @@ START_TEST(insert_failure_is_servfail)
 }
 END_TEST
 
+/*
+ * A TCP client that sends a query for a denied name and resets before the
+ * proxy reads it: the proxy answers at once, the send fails on the reset
+ * socket and closes the client while the read loop still holds it (it
+ * then moved the rest of the input inside the freed client). Every
+ * connection is reset before the proxy runs, so each one takes that path.
+ */
+static int tcp_query_then_reset(const char *name)
+{
+	struct sockaddr_in px = { .sin_family = AF_INET, .sin_port = htons(5353) };
+	struct linger lg = { .l_onoff = 1, .l_linger = 0 };
+	struct msgbuf q;
+	uint8_t buf[sizeof(q.b) + 2];
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	ck_assert_int_ge(fd, 0);
+	inet_pton(AF_INET, "127.0.0.2", &px.sin_addr);
+	ck_assert_int_eq(connect(fd, (struct sockaddr *)&px, sizeof(px)), 0);
+	query_msg(&q, 0x4242, name, CORDON_DNS_TYPE_A);
+	buf[0] = (uint8_t)(q.n >> 8);
+	buf[1] = (uint8_t)q.n;
+	memcpy(buf + 2, q.b, q.n);
+	/* The query twice: the second is what the loop went on to parse. */
+	ck_assert_int_eq(send(fd, buf, q.n + 2, 0), (ssize_t)(q.n + 2));
+	ck_assert_int_eq(send(fd, buf, q.n + 2, 0), (ssize_t)(q.n + 2));
+	ck_assert_int_eq(setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg)), 0);
+	return close(fd);
+}
+
+/* Run the proxy's events until it has counted DENIED denials (or 3 s). */
+static void drive_until_denied(struct harness *h, uint64_t denied)
+{
+	uint64_t deadline = cordon_now_mono_us() / 1000 + 3000;
+	struct cordon_dnsproxy_stats st;
+
+	for (;;) {
+		struct epoll_event evs[8];
+		int n;
+
+		cordon_dnsproxy_stats(h->proxy, &st);
+		if (st.denied >= denied || cordon_now_mono_us() / 1000 >= deadline)
+			break;
+		n = epoll_wait(h->epfd, evs, 8, 50);
+		for (int i = 0; i < n; i++)
+			if (evs[i].data.ptr != &h->stub.udp && evs[i].data.ptr != &h->stub.tcp)
+				cordon_dnsproxy_handle(h->proxy, evs[i].data.ptr, evs[i].events);
+		cordon_dnsproxy_tick(h->proxy);
+	}
+	ck_assert_uint_ge(st.denied, denied);
+}
+
+START_TEST(tcp_client_reset_after_denied_query)
+{
+	struct harness h;
+	struct cordon_dns_msg *m = reply_msg();
+	struct cordon_dnsproxy_stats st;
+
+	harness_up(&h, 0, true);
+	for (uint64_t i = 1; i <= 40; i++) {
+		ck_assert_int_eq(tcp_query_then_reset("denied.test"), 0);
+		/* One denial per connection: the second query is never answered. */
+		drive_until_denied(&h, i);
+	}
+	cordon_dnsproxy_stats(h.proxy, &st);
+	ck_assert_uint_eq(st.denied, 40);
+	/* The proxy still serves, and no client slot is held by the dead ones. */
+	ck_assert_int_gt(ask(&h, "allowed.test", CORDON_DNS_TYPE_A, m), 0);
+	ck_assert_int_eq(rcode(m), CORDON_DNS_RCODE_NOERROR);
+	harness_down(&h);
+	free(m);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("dnsproxy");
@@ -580,6 +653,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, cname_chain_only);
 	tcase_add_test(tc, rate_limited);
 	tcase_add_test(tc, insert_failure_is_servfail);
+	tcase_add_test(tc, tcp_client_reset_after_denied_query);
 	suite_add_tcase(s, tc);
 	return s;
 }
