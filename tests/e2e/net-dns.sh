@@ -7,7 +7,8 @@
 # strips answers that point at metadata or loopback, metadata stays closed
 # unless listed exactly, no resolver but the proxy is reachable, the proxy
 # answers over TCP too, --dns none closes port 53, and an address learnt
-# from a 1-second TTL outlives it (the 30 s floor).
+# from a 1-second TTL outlives it (the 30 s floor); TCP clients that reset
+# after a denied query leave the proxy (and the supervisor) running.
 . "$(dirname "$0")/../lab/lab.sh"
 lab_isolate "$@" || { echo "1..0 # SKIP needs root for the network lab"; exit 0; }
 . "$(dirname "$0")/net-lib.sh"
@@ -114,6 +115,27 @@ t_ttl_expiry() {
 	expect_line '^OLD OK$' "expected the connection opened before the expiry to keep working"
 }
 
+# TCP clients of the proxy that send a query for a denied name and reset
+# (SO_LINGER {1, 0}) before reading the answer: the answer's send fails
+# and closes the client while the proxy's read loop still held it (a
+# use after free in the supervisor: it crashed). 200 of them, then an
+# allowed lookup still works and the exit status is the workload's.
+t_tcp_reset() {
+	local q0
+	net_probe_missing && return
+	ROOTFS=$NET_PROBE_ROOTFS
+	q0=$(lab_dns_queries denied.test)
+	crun_net --net-allow allowed.test -- \
+		'sec-probe dns-reset:10.254.254.1:53:denied.test:200; look allowed.test; tcpdns allowed.test; exit 7'
+	expect_rc 7
+	expect_line '^dns-reset:10\.254\.254\.1:53:denied\.test:200=ok 200$' "expected 200 connections made and reset"
+	expect_line '^LOOK allowed.test OK .*198\.18\.1\.10' "expected allowed.test to resolve after the resets"
+	expect_line '^TCPDNS allowed.test rcode=0 an=[1-9][0-9]* addrs=198\.18\.1\.10$' "expected the proxy to still answer over TCP"
+	[ "$(lab_dns_queries denied.test)" = "$q0" ] || fail "denied.test reached the lab's resolver"
+	expect_json '[.names[] | select(.name == "denied.test" and (.allowed | not))] | length >= 1' \
+		"expected the denied queries in the result"
+}
+
 each_mode "net: rebind.allowed.test: loopback and metadata answers stripped, never opened" net_case t_rebind
 each_mode "net: metadata stays closed under a covering range" net_case t_metadata_cover
 each_mode "net: 169.254.169.254 listed exactly is reachable" net_case t_metadata_exact
@@ -122,4 +144,5 @@ each_mode "net: the proxy answers over TCP and its answers open addresses" net_c
 each_mode "net: --dns none: no nameserver, port 53 closed, literals work" net_case t_dns_none
 each_mode "net: an address from a 1 s TTL stays open past it (30 s floor)" net_case t_ttl_floor
 each_mode "net: after the TTL (floor 2 s) new connections fail, established ones live" net_case t_ttl_expiry
+each_mode "net: 200 TCP clients that reset after a denied query; the proxy lives on" net_case t_tcp_reset
 done_testing

@@ -256,6 +256,34 @@ tcpdns() {
 PROBES
 chmod 644 "$NET_PROBES"
 
+# --- sec-probe in the sandbox -----------------------------------------------------
+#
+# What busybox cannot do (a TCP reset, say) sec-probe does
+# (tests/security/probe.c, static; meson sets SEC_PROBE, which sanitizer
+# builds do not build). NET_PROBE_ROOTFS is a copy of the rootfs with it
+# in /bin, made once per script (the built rootfs is never modified), or
+# empty when there is no probe: a case that needs it sets
+# ROOTFS=$NET_PROBE_ROOTFS, or skips with net_probe_missing's reason.
+
+SEC_PROBE=${SEC_PROBE:-build/tests/security/sec-probe}
+case $SEC_PROBE in /*) ;; *) SEC_PROBE=$PWD/$SEC_PROBE ;; esac
+NET_PROBE_ROOTFS=
+if [ -x "$SEC_PROBE" ]; then
+	NET_PROBE_ROOTFS=$E2E_TMP/rootfs-probe
+	if ! cp -a "$CORDON_ROOTFS" "$NET_PROBE_ROOTFS" ||
+		! install -m 0755 "$SEC_PROBE" "$NET_PROBE_ROOTFS/bin/sec-probe" ||
+		! chmod 0755 "$NET_PROBE_ROOTFS"; then
+		echo "Bail out! cannot copy $CORDON_ROOTFS with sec-probe to $NET_PROBE_ROOTFS"
+		_done=1
+		exit 1
+	fi
+fi
+# net_probe_missing: true (and skip_case) when there is no probe.
+net_probe_missing() {
+	[ -z "$NET_PROBE_ROOTFS" ] || return 1
+	skip_case "no sec-probe at $SEC_PROBE (a sanitizer build does not link it statically)"
+}
+
 # --- the lab host's state, before and after each case -------------------------------
 
 _lh_addrs() { ip -n "$LAB_LH" -o addr show | awk '{ print $2, $4 }' | sort; }

@@ -21,7 +21,8 @@
  * open_by_handle_at kexec_load init_module finit_module delete_module
  * chroot[:DIR] chroot-escape:PATH open-write:PATH open-read:PATH
  * mkdir:PATH mknod:PATH chown:PATH:UID setuid:UID ids fds abstract:NAME
- * tcp:PORT bind:PORT int80[:NR] x32[:NR]; NS is none, newuser, newns,
+ * tcp:PORT bind:PORT int80[:NR] x32[:NR] dns-reset:HOST:PORT:NAME:COUNT;
+ * NS is none, newuser, newns,
  * newnet, newpid, newuts, newipc, newcgroup or newtime. Numbers may be
  * hex and use all 64 bits (passed to the kernel through syscall()).
  *
@@ -34,6 +35,7 @@
 #include <linux/keyctl.h>
 #include <linux/netlink.h>
 #include <linux/perf_event.h>
+#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sched.h>
 #include <stdbool.h>
@@ -422,6 +424,65 @@ static void do_bind(int port)
 	close(fd);
 }
 
+/*
+ * COUNT TCP connections to the resolver at HOST:PORT, each sending one
+ * length-prefixed A query for NAME and then resetting (SO_LINGER {1, 0}
+ * and close: an RST, not a FIN) without reading the answer. Prints
+ * "ok N" (N connections made and reset) or the errno of the first
+ * connection that failed.
+ */
+static void do_dns_reset(const char *host, int port, const char *name, long count)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+	struct linger lg = { .l_onoff = 1, .l_linger = 0 };
+	uint8_t q[2 + 12 + 256 + 4] = { 0 };
+	size_t n = 2;
+	long done = 0;
+
+	if (!host || inet_pton(AF_INET, host, &sa.sin_addr) != 1 || !name || !*name ||
+	    strlen(name) > 253) {
+		fprintf(stderr, "sec-probe: %s: want HOST:PORT:NAME:COUNT\n", cur);
+		exit(2);
+	}
+	/* id 0x1234, RD, one question */
+	memcpy(q + n, "\x12\x34\x01\x00\x00\x01\x00\x00\x00\x00\x00\x00", 12);
+	n += 12;
+	for (const char *l = name; *l;) {
+		size_t len = strcspn(l, ".");
+
+		if (len == 0 || len > 63) {
+			fprintf(stderr, "sec-probe: %s: bad name '%s'\n", cur, name);
+			exit(2);
+		}
+		q[n++] = (uint8_t)len;
+		memcpy(q + n, l, len);
+		n += len;
+		l += len;
+		if (*l == '.')
+			l++;
+	}
+	memcpy(q + n, "\x00\x00\x01\x00\x01", 5); /* root, type A, class IN */
+	n += 5;
+	q[0] = (uint8_t)((n - 2) >> 8);
+	q[1] = (uint8_t)(n - 2);
+	for (; done < count; done++) {
+		int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+		if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+		    send(fd, q, n, MSG_NOSIGNAL) != (ssize_t)n ||
+		    setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg)) < 0) {
+			int e = errno;
+
+			if (fd >= 0)
+				close(fd);
+			result_errno(e);
+			return;
+		}
+		close(fd);
+	}
+	printf("%s=ok %ld\n", cur, done);
+}
+
 static void do_ids(void)
 {
 	uid_t r, e, s;
@@ -464,19 +525,19 @@ static void do_x32(long nr)
 
 static void run(char *spec)
 {
-	char *a1 = NULL, *a2 = NULL, *p;
+	char *arg[4] = { NULL }, *p;
+	char *a1, *a2;
 
 	cur = spec;
-	/* Split a copy of "name:arg1:arg2"; cur keeps the full spec for output. */
+	/* Split a copy of "name:arg1:...:arg4"; cur keeps the full spec for output. */
 	spec = strdup(spec);
-	if ((p = strchr(spec, ':'))) {
-		*p = '\0';
-		a1 = p + 1;
-		if ((p = strchr(a1, ':'))) {
-			*p = '\0';
-			a2 = p + 1;
-		}
+	p = spec;
+	for (size_t i = 0; i < 4 && (p = strchr(p, ':')); i++) {
+		*p++ = '\0';
+		arg[i] = p;
 	}
+	a1 = arg[0];
+	a2 = arg[1];
 #define IS(n) (strcmp(spec, n) == 0)
 	if (IS("keyctl"))
 		report_value(syscall(SYS_keyctl, KEYCTL_GET_KEYRING_ID, KEY_SPEC_SESSION_KEYRING, 1));
@@ -576,6 +637,8 @@ static void run(char *spec)
 		do_int80(num(a1, 20 /* i386 getpid */));
 	else if (IS("x32"))
 		do_x32(num(a1, 39 /* getpid */));
+	else if (IS("dns-reset"))
+		do_dns_reset(a1, (int)num(a2, 53), arg[2], num(arg[3], 1));
 	else {
 		fprintf(stderr, "sec-probe: unknown action '%s'\n", spec);
 		exit(2);
