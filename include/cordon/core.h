@@ -222,4 +222,11 @@ int cordon_fsmount(int fd, unsigned int flags, unsigned int attr_flags);
 #define CORDON_FD_PATH_MAX 32
 const char *cordon_fd_path(int fd, char buf[CORDON_FD_PATH_MAX]);
 
+/* --- a cordon process that stays inside a sandbox (proc.c) ------------- */
+
+/* Close every fd >= first except the (at most 16) in keep. Returns 0 or -errno. */
+int cordon_close_fds_except(int first, const int *keep, size_t n);
+/* Show TITLE as our cmdline and nothing as our environ. Returns 0 or -errno. */
+int cordon_proc_title_hide(const char *title);
+
 #endif

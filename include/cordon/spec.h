@@ -141,6 +141,11 @@ bool cordon_hostname_valid(const char *name);
  * components and relative paths. Returns a malloc'd string or NULL.
  */
 char *cordon_path_normalize(const char *path);
+/*
+ * Whether a normalised cwd lies in /proc: nothing a process should start
+ * in, and the way through /proc/self/fd/N to whatever an fd points at.
+ */
+bool cordon_cwd_in_proc(const char *norm);
 
 /*
  * Validate against the host: rootfs, workspace and bind sources exist and

@@ -28,6 +28,9 @@
 #include "cordon/security.h"
 #include "sandbox-internal.h"
 
+/* The init's command line, all the workload sees of it in /proc/1/cmdline. */
+#define INIT_TITLE "cordon-init"
+
 /* What the workload sends its init when it cannot reach execve. */
 struct exec_report {
 	int32_t host_pid; /* the first report: the workload's pid in the host's /proc */
@@ -142,6 +145,18 @@ static _Noreturn void workload_main(const struct child_ctx *ctx, int ready_fd, i
 	int errnum, code;
 
 	/*
+	 * The init's fds (host paths it opened to build the root, the sync
+	 * socket) are not the workload's: gone before any path is walked.
+	 */
+	{
+		int keep[] = { ready_fd, report_fd };
+
+		if (cordon_close_fds_except(3 + spec->preserve_fds, keep, ARRAY_SIZE(keep)) < 0)
+			workload_fail(report_fd, CORDON_EXIT_FAILURE, CORDON_E_INTERNAL, errno,
+				      "closing the init's fds");
+	}
+
+	/*
 	 * Our own network namespace, owned by our user namespace so that
 	 * granted network capabilities apply to it; what confines the network
 	 * (a bounding set without NET_ADMIN, and the gateway namespace behind
@@ -240,9 +255,8 @@ static _Noreturn void workload_main(const struct child_ctx *ctx, int ready_fd, i
 	if (cordon_security_after_ids(&spec->security, spec->uid == 0, &err) < 0)
 		workload_fail(report_fd, CORDON_EXIT_FAILURE, err.code, err.errnum, "%s", err.msg);
 	/* The cwd is entered only now, inside the new root and as the workload's user. */
-	if (chdir(spec->cwd) < 0)
-		workload_fail(report_fd, CORDON_EXIT_FAILURE, CORDON_E_PATH, errno, "--cwd %s",
-			      spec->cwd);
+	if (sandbox_enter_cwd(spec->cwd, &err) < 0)
+		workload_fail(report_fd, CORDON_EXIT_FAILURE, err.code, err.errnum, "%s", err.msg);
 
 	if (cordon_security_seccomp(&spec->security, &err) < 0)
 		workload_fail(report_fd, CORDON_EXIT_FAILURE, err.code, err.errnum, "%s", err.msg);
@@ -480,9 +494,26 @@ _Noreturn void sandbox_child(const struct child_ctx *ctx)
 	pid_t workload, workload_host_pid;
 	ssize_t r;
 
-	for (size_t i = 0; i < ARRAY_SIZE(ctx->close_fds); i++)
-		if (ctx->close_fds[i] >= 0)
-			close(ctx->close_fds[i]);
+	/*
+	 * The init never execs, so close-on-exec protects nothing: every fd
+	 * of the supervisor's (its state directory, its namespaces, files
+	 * it validated) goes now, before anything of the sandbox exists.
+	 */
+	{
+		int keep[] = { ctx->sync_fd, ctx->console_fd, ctx->stdout_fd, ctx->stderr_fd };
+
+		r = cordon_close_fds_except(3 + ctx->spec->preserve_fds, keep, ARRAY_SIZE(keep));
+		if (r < 0) {
+			cordon_error_set(&err, CORDON_E_INTERNAL, (int)-r, "closing the supervisor's fds");
+			setup_failed(ctx, &err);
+		}
+	}
+	/* /proc/1/cmdline would show the supervisor's: --env values, host paths. */
+	r = cordon_proc_title_hide(INIT_TITLE);
+	if (r < 0) {
+		cordon_error_set(&err, CORDON_E_SECURITY, (int)-r, "hiding the supervisor's command line");
+		setup_failed(ctx, &err);
+	}
 
 	/* The supervisor's idmapped mounts come first, one a message, then GO. */
 	cordon_fs_host_init(&host);

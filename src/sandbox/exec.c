@@ -24,7 +24,7 @@
  *                                          --tty: pty of the container's devpts,
  *                                            master to --console-socket
  *                                          capabilities, no_new_privs
- *                                          chdir(cwd) (inside, as the user)
+ *                                          cwd, resolved in the root (as the user)
  *                                          close-on-exec all fds but 0-2 and
  *                                            --preserve-fds
  *                                          seccomp, execve
@@ -51,6 +51,9 @@
 #include <sys/wait.h>
 
 #include "sandbox-internal.h"
+
+/* What the container sees of the joiner and the process before its execve. */
+#define EXEC_TITLE "cordon-exec"
 
 #define JOIN_NS \
 	(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWCGROUP | CLONE_NEWNET)
@@ -93,27 +96,6 @@ static _Noreturn void exec_fail(int report_fd, int exit_code, enum cordon_code c
 static _Noreturn void exec_fail_err(int report_fd, const struct cordon_error *err)
 {
 	exec_fail(report_fd, CORDON_EXIT_FAILURE, err->code, err->errnum, "%s", err->msg);
-}
-
-static int cmp_int(const void *a, const void *b)
-{
-	return *(const int *)a - *(const int *)b;
-}
-
-/* Close every fd from `first` up, but those in keep (-1 entries ignored). */
-static void close_all_but(int first, int *keep, size_t n)
-{
-	unsigned lo = (unsigned)first;
-
-	qsort(keep, n, sizeof(*keep), cmp_int);
-	for (size_t i = 0; i < n; i++) {
-		if (keep[i] < first || (unsigned)keep[i] < lo)
-			continue;
-		if ((unsigned)keep[i] > lo)
-			close_range(lo, (unsigned)keep[i] - 1, 0);
-		lo = (unsigned)keep[i] + 1;
-	}
-	close_range(lo, ~0U, 0);
 }
 
 static int join_cgroups(char **dirs, struct cordon_error *err)
@@ -170,9 +152,8 @@ static _Noreturn void exec_process(const struct exec_ctx *x)
 	if (cordon_security_after_ids(&spec->security, spec->uid == 0, &err) < 0)
 		exec_fail_err(x->report_fd, &err);
 	/* Resolved in the container's root, as its user: never a host path. */
-	if (chdir(spec->cwd) < 0)
-		exec_fail(x->report_fd, CORDON_EXIT_FAILURE, CORDON_E_PATH, errno, "cwd %s",
-			  spec->cwd);
+	if (sandbox_enter_cwd(spec->cwd, &err) < 0)
+		exec_fail_err(x->report_fd, &err);
 
 	/* Only 0-2 and what --preserve-fds passes survive execve. */
 	for (unsigned fd = 3; fd < 3 + opts->preserve_fds; fd++)
@@ -234,6 +215,7 @@ static _Noreturn void exec_join(struct exec_ctx *x)
 	struct cordon_error err = { 0 };
 	struct exec_report rep = { .code = CORDON_OK };
 	pid_t pid;
+	int r;
 
 	/*
 	 * Nothing in the container may read or trace us while we hold what
@@ -243,7 +225,15 @@ static _Noreturn void exec_join(struct exec_ctx *x)
 	prctl(PR_SET_DUMPABLE, 0);
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	/* The caller's fds (but --preserve-fds) and ours never enter the container. */
-	close_all_but(3 + (int)x->opts->preserve_fds, keep, ARRAY_SIZE(keep));
+	r = cordon_close_fds_except(3 + (int)x->opts->preserve_fds, keep, ARRAY_SIZE(keep));
+	if (r < 0)
+		exec_fail(x->report_fd, CORDON_EXIT_FAILURE, CORDON_E_INTERNAL, -r,
+			  "closing cordon exec's fds");
+	/* What the container sees of us and the process in /proc/PID/cmdline. */
+	r = cordon_proc_title_hide(EXEC_TITLE);
+	if (r < 0)
+		exec_fail(x->report_fd, CORDON_EXIT_FAILURE, CORDON_E_SECURITY, -r,
+			  "hiding cordon exec's command line");
 
 	if (join_cgroups(x->cgroups, &err) < 0)
 		exec_fail_err(x->report_fd, &err);
@@ -317,6 +307,9 @@ static int exec_spec(const struct cordon_state *state, const struct cordon_exec_
 						opts->cwd);
 		free(spec->cwd);
 		spec->cwd = cwd;
+		if (cordon_cwd_in_proc(cwd))
+			return cordon_error_set(err, CORDON_E_USAGE, 0,
+						"--cwd %s: must not be inside /proc", cwd);
 	}
 	if (opts->has_user) {
 		spec->uid = opts->uid;

@@ -42,6 +42,9 @@ struct hook_report {
 };
 
 /* One hook to run. */
+/* What the container sees of a hook's helper, and of the hook before its execve. */
+#define HOOK_TITLE "cordon-hook"
+
 struct hook_job {
 	const struct cordon_spec *spec;
 	enum cordon_oci_hook_kind kind;
@@ -166,12 +169,23 @@ static _Noreturn void container_helper(const struct hook_job *j)
 	struct clone_args args = { .flags = CLONE_PARENT };
 	struct hook_report rep = { 0 };
 	struct cordon_error err = { 0 };
-	int exec_fd = -1;
+	int keep[] = { j->report_fd, j->stdin_fd, j->pidfd, j->outer_userns };
+	int exec_fd = -1, r;
 	pid_t pid;
 
 	/* Nothing in the container may read or trace us while we hold what we hold. */
 	prctl(PR_SET_DUMPABLE, 0);
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	/*
+	 * The supervisor's fds never enter the container: a path the hook's
+	 * execve walks there could lead through /proc/self/fd back out.
+	 */
+	r = cordon_close_fds_except(3, keep, ARRAY_SIZE(keep));
+	if (r < 0)
+		report_fail(j->report_fd, -r, "closing the supervisor's fds");
+	r = cordon_proc_title_hide(HOOK_TITLE);
+	if (r < 0)
+		report_fail(j->report_fd, -r, "hiding the supervisor's command line");
 	/* createContainer's path names a host file: opened before we leave the host's root. */
 	if (j->kind == CORDON_OCI_HOOK_CREATE_CONTAINER) {
 		exec_fd = open(j->hook->path, O_PATH);

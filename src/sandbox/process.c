@@ -2,10 +2,15 @@
 /*
  * The last steps of a container's process, shared by the workload
  * (child.c) and exec'd processes (exec.c): finding its program on the
- * PATH of its own environment, and its ids, groups, umask and personality.
+ * PATH of its own environment, its cwd, and its ids, groups, umask and
+ * personality.
  */
+#include <fcntl.h>
 #include <grp.h>
+#include <limits.h>
+#include <linux/openat2.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/personality.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -131,5 +136,43 @@ int sandbox_set_ids(const struct cordon_spec *spec, bool deny_setgroups, struct 
 		return cordon_error_set(err, CORDON_E_USERNS, errno, "setting uid %u", spec->uid);
 	if (oci && oci->has_umask)
 		umask((mode_t)oci->umask);
+	return 0;
+}
+
+int sandbox_enter_cwd(const char *cwd, struct cordon_error *err)
+{
+	/*
+	 * Resolved inside our root whatever the path holds: ".." and absolute
+	 * symlinks stay below "/", and a magic link (/proc/self/fd/N, /proc/1/cwd)
+	 * is refused rather than followed to wherever its fd points.
+	 */
+	struct open_how how = {
+		.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+	};
+	char buf[PATH_MAX];
+	long n;
+	int root, dir;
+
+	root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (root < 0)
+		return cordon_error_set(err, CORDON_E_PATH, errno, "opening / for the cwd");
+	dir = cordon_openat2(root, cwd, &how, sizeof(how));
+	close(root);
+	if (dir < 0)
+		return cordon_error_set(err, CORDON_E_PATH, errno, "cwd %s", cwd);
+	if (fchdir(dir) < 0) {
+		close(dir);
+		return cordon_error_set(err, CORDON_E_PATH, errno, "cwd %s", cwd);
+	}
+	close(dir);
+	/*
+	 * The kernel's own answer (glibc's getcwd would try to make one up):
+	 * a directory outside our root reads "(unreachable)/...".
+	 */
+	n = syscall(SYS_getcwd, buf, sizeof(buf));
+	if (n <= 0 || buf[0] != '/')
+		return cordon_error_set(err, CORDON_E_SECURITY, n < 0 ? errno : EXDEV,
+					"cwd %s lies outside the sandbox's root", cwd);
 	return 0;
 }

@@ -465,7 +465,6 @@ static int run(struct supervisor *sv, struct cordon_error *err)
 		/* Root of a user namespace may map ids other than its own too: it becomes U1's root. */
 		.rootful = cordon_host_root() || cordon_userns_root(),
 		.fostered = sv->opts->foster_init,
-		.close_fds = { sv->notify_fd, sv->state->dir_fd, -1, -1, -1 },
 	};
 	/* Only a terminal uses it: a caller that left it 0 never sends its stdin away. */
 	bool terminal = spec->oci && spec->oci->terminal && sv->opts->console_fd >= 0;
@@ -503,9 +502,6 @@ static int run(struct supervisor *sv, struct cordon_error *err)
 		cordon_closep(&wr[1]);
 		return -1;
 	}
-	/* Our own namespaces' fds stay ours (the init never execs: close-on-exec is not enough). */
-	for (size_t i = 0; i < ARRAY_SIZE(around.own_ns); i++)
-		ctx.close_fds[2 + i] = around.own_ns[i];
 	args.flags = (NS_FLAGS & ~(uint64_t)around.joined) | CLONE_PIDFD |
 		     (userns ? CLONE_NEWUSER : 0) |
 		     (sv->opts->foster_init ? CLONE_PARENT : 0);

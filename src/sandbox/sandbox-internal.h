@@ -50,7 +50,6 @@ struct child_ctx {
 	int sync_fd;
 	int stdout_fd; /* pipe write ends when output is counted, else -1 */
 	int stderr_fd;
-	int close_fds[5]; /* the supervisor's own fds the init must not keep, or -1 */
 	int console_fd;   /* process.terminal: the connected --console-socket, else -1 */
 };
 
@@ -231,6 +230,12 @@ int sandbox_pty_attach(int slave, struct cordon_error *err);
  * is denied: a rootless single-id map), gid, uid, and its umask.
  */
 int sandbox_set_ids(const struct cordon_spec *spec, bool deny_setgroups, struct cordon_error *err);
+
+/*
+ * Enter CWD, resolved inside the current root: never through a magic link,
+ * and never to a directory outside the root.
+ */
+int sandbox_enter_cwd(const char *cwd, struct cordon_error *err);
 
 int sandbox_exec_search(char *const argv[], char *const envp[], int *errnum);
 /*

@@ -450,6 +450,9 @@ int cordon_spec_finalize(struct cordon_spec *spec, struct cordon_error *err)
 						spec->cwd);
 		free(spec->cwd);
 		spec->cwd = norm;
+		if (cordon_cwd_in_proc(norm))
+			return cordon_error_set(err, CORDON_E_USAGE, 0,
+						"--cwd '%s': must not be inside /proc", norm);
 	} else {
 		spec->cwd = cordon_xstrdup(spec->workspace ? "/workspace" : "/");
 	}

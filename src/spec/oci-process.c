@@ -355,8 +355,12 @@ int oci_parse_process(struct oci_parse *p, yajl_val process)
 	v = oci_get(process, "cwd");
 	if (!v)
 		return oci_error(p->err, "process.cwd: required");
-	if (oci_container_path(v, "process.cwd", &p->spec->cwd, p->err) < 0 ||
-	    parse_user(p, oci_get(process, "user")) < 0 || parse_console(p, process) < 0 ||
+	if (oci_container_path(v, "process.cwd", &p->spec->cwd, p->err) < 0)
+		return -1;
+	if (cordon_cwd_in_proc(p->spec->cwd))
+		return oci_error(p->err, "process.cwd: must not be inside /proc, got '%s'",
+				 p->spec->cwd);
+	if (parse_user(p, oci_get(process, "user")) < 0 || parse_console(p, process) < 0 ||
 	    parse_caps(p, oci_get(process, "capabilities")) < 0 ||
 	    parse_rlimits(p, oci_get(process, "rlimits")) < 0)
 		return -1;

@@ -92,6 +92,11 @@ bool cordon_hostname_valid(const char *name)
 	return label > 0 && name[n - 1] != '-';
 }
 
+bool cordon_cwd_in_proc(const char *norm)
+{
+	return strncmp(norm, "/proc", 5) == 0 && (norm[5] == '\0' || norm[5] == '/');
+}
+
 char *cordon_path_normalize(const char *path)
 {
 	char *out, *o;

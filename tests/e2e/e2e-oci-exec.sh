@@ -143,6 +143,9 @@ t_exec_options() {
 	expect_cordon_error USAGE --cwd
 	oc exec --cwd /no/such/dir "$id" true
 	expect_cordon_error PATH /no/such/dir
+	# /proc/self/fd/N would lead wherever an fd of cordon exec's pointed.
+	oc exec --cwd /proc/self/fd/3 "$id" true
+	expect_cordon_error USAGE /proc
 	oc exec --user 70000 "$id" true
 	expect_cordon_error USERNS 70000
 	# --preserve-fds: fd 3 passes, fd 4 does not.
@@ -177,6 +180,9 @@ EOF
 	expect_out_eq "1000 /dev from-process-json"
 	echo '{"args": ["true"], "cwd": "rel"}' >"$CASE_DIR/bad.json"
 	chmod 644 "$CASE_DIR/bad.json"
+	oc exec -p "$CASE_DIR/bad.json" "$id"
+	expect_cordon_error SPEC process.cwd
+	echo '{"args": ["true"], "cwd": "/proc/self/fd/5"}' >"$CASE_DIR/bad.json"
 	oc exec -p "$CASE_DIR/bad.json" "$id"
 	expect_cordon_error SPEC process.cwd
 	oc exec -p "$CASE_DIR/process.json" "$id" extra

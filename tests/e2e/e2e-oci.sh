@@ -166,6 +166,15 @@ json.dump(c, open(sys.argv[1], "w"))
 EOF
 	oc create -b "$BUNDLE" "$id"
 	expect_cordon_error USAGE process.terminal
+	# A cwd through /proc/self/fd/N: refused before anything exists.
+	"$PYTHON" - "$BUNDLE/config.json" <<'EOF'
+import json, sys
+c = json.load(open(sys.argv[1])); c["process"]["terminal"] = False
+c["process"]["cwd"] = "/proc/self/fd/5"
+json.dump(c, open(sys.argv[1], "w"))
+EOF
+	oc create -b "$BUNDLE" "$id"
+	expect_cordon_error SPEC process.cwd
 	end_case
 }
 

@@ -38,6 +38,18 @@ if is_root && [ -n "${TEST_UID:-}" ]; then
 	chmod 6755 "$SEC_ROOTFS/bin/suid-user"
 fi
 
+# Links to the fds a cordon process might still hold at the workload's
+# chdir or execve (the CVE-2024-21626 pattern), a marker and a probe in
+# the rootfs copy's own /tmp (hidden inside by the sandbox's tmpfs: only
+# a host-side view of the directory shows them), and a plain symlinked
+# directory as the positive control.
+for n in $(seq 3 40); do
+	ln -s "/proc/self/fd/$n" "$SEC_ROOTFS/fdlink$n"
+done
+echo "host-view-marker" >"$SEC_ROOTFS/tmp/.cordon-host-marker"
+install -m 0755 "$SEC_PROBE" "$SEC_ROOTFS/tmp/.cordon-host-probe"
+ln -s /usr "$SEC_ROOTFS/applink"
+
 # A second copy whose /proc, /dev, /tmp become symlinks to a host dir.
 EVILROOT=$E2E_TMP/evilroot
 sec_copy_rootfs "$EVILROOT" || { echo "Bail out! cannot copy the rootfs"; _done=1; exit 1; }
@@ -254,6 +266,60 @@ t_caps_vs_host_files() {
 	expect_host_unchanged "$before" "$OWNED"
 }
 
+# --cwd through /proc/self/fd/N for every fd a cordon process could hold:
+# the workload must never start in a host directory (the rootfs seen from
+# the host, the state directory, the host's root).
+t_cwd_through_fd_links() {
+	local n ws escaped=
+	crun --no-workspace --cwd /applink -- pwd
+	expect_rc 0
+	expect_out_eq /usr "expected the positive control to start in /usr"
+	for ws in --no-workspace ""; do
+		for n in $(seq 3 40); do
+			# shellcheck disable=SC2086 # ws is one flag or none
+			crun $ws --env "PFX=$CASE_ID" --cwd "/fdlink$n" -- sh -c '
+				cat tmp/.cordon-host-marker 2>/dev/null
+				ls -a . .. 2>/dev/null | grep -q "^$PFX" && echo "state directory"
+				ls -a ../.. 2>/dev/null | grep -qx boot && echo "host root"
+				true'
+			[ -n "$OUT" ] && escaped="$escaped fd $n${ws:+ $ws}: $OUT;"
+		done
+	done
+	[ -z "$escaped" ] || {
+		fail "the workload started in a host directory:$escaped"
+		return
+	}
+	# A magic link as the cwd is refused with the path's name.
+	crun --no-workspace --cwd /fdlink4 -- true
+	expect_cordon_error PATH fdlink4
+}
+
+# execve of a path through /proc/self/fd/N: by the time the workload's
+# program is looked up, no fd of cordon's is left to walk through.
+t_exec_through_fd_links() {
+	local n ran=
+	for n in $(seq 3 40); do
+		crun --no-workspace --cwd / -- "./fdlink$n/tmp/.cordon-host-probe" ids
+		[ "$RC" -eq 0 ] && ran="$ran $n"
+	done
+	[ -z "$ran" ] || {
+		fail "a program was run from the host's view of the rootfs through fd(s)$ran"
+		return
+	}
+}
+
+# The init's and an exec'd process's visible command line and environment.
+t_proc1_cmdline() {
+	crun --no-workspace --env CORDON_SECRET=hunter2-marker -- sh -c '
+		tr "\0" " " </proc/1/cmdline; echo
+		cat /proc/1/comm
+		cat /proc/1/environ 2>/dev/null | tr "\0" "\n" | grep -c hunter2'
+	expect_rc_not 0
+	expect_out_has "cordon-init" "expected pid 1 to show a fixed name"
+	expect_out_lacks "hunter2" "expected no --env value in /proc/1"
+	expect_out_lacks "$ROOTFS" "expected no host path in /proc/1/cmdline"
+}
+
 sec_each "rootfs symlinks to host files are not followed out" t_rootfs_symlinks
 sec_each "rootfs symlinks with --overlay write inside only" t_rootfs_symlinks_overlay
 sec_each "workspace symlinks to host files are not followed out" t_workspace_symlinks
@@ -263,6 +329,9 @@ sec_each "rootfs /proc, /dev, /tmp as symlinks are refused" t_api_mountpoint_sym
 sec_each "setuid-root binary in the rootfs does not raise privilege" t_setuid_binary
 sec_each "root ro,nosuid,nodev; /dev nosuid,noexec; /tmp, /dev/shm noexec" t_mount_flags
 sec_each "/dev has only the documented devices; no mknod" t_dev_contents
+sec_each "--cwd through /proc/self/fd/N never starts in a host directory" t_cwd_through_fd_links
+sec_each "execve through /proc/self/fd/N finds no fd of cordon's" t_exec_through_fd_links
+sec_each "/proc/1 shows a fixed name, no --env value, no host path" t_proc1_cmdline
 sec_each "--cap-add SYS_CHROOT: a chroot escape ends at the sandbox root" t_chroot_escape
 sec_each "--cap-add DAC_OVERRIDE,CHOWN,FOWNER: host-owned files in a :rw bind untouched" t_caps_vs_host_files
 done_testing
