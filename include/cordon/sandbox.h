@@ -174,8 +174,11 @@ int cordon_container_list(const char *root, bool json, bool quiet, struct cordon
  */
 int cordon_sandbox_print_profile(const struct cordon_spec *spec, struct cordon_error *err);
 
-/* Write --result-json (atomically: temp file, then rename). */
-int cordon_result_write(const char *path, const char *id, const struct cordon_result *result,
+/*
+ * Write --result-json: a new file in spec->result_dir_fd (the directory
+ * opened when the flag was read), renamed onto spec->result_name.
+ */
+int cordon_result_write(const struct cordon_spec *spec, const struct cordon_result *result,
 			struct cordon_error *err);
 
 #endif

@@ -98,7 +98,9 @@ struct cordon_spec {
 	uint64_t kill_after_ms; /* grace between SIGTERM and SIGKILL */
 	bool output_capped;
 	uint64_t output_max; /* bytes of stdout+stderr forwarded */
-	char *result_json;   /* path, or NULL */
+	char *result_json;   /* path, or NULL; for messages only */
+	char *result_name;   /* its last component, written relative to: */
+	int result_dir_fd;   /* its directory, opened (O_PATH) when the flag was read; -1 */
 
 	cordon_capset cap_add;  /* --cap-add (only from the safe set) */
 	cordon_capset cap_drop; /* --cap-drop */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /* `cordon run`: flags → struct cordon_spec → cordon_sandbox_run. */
-#include <libgen.h>
+#include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -156,18 +156,51 @@ static int parse_seconds(const char *flag, const char *value, uint64_t *ms,
 	return 0;
 }
 
-static int result_path_check(const char *path, struct cordon_error *err)
+/*
+ * --result-json is written at the end by the supervisor, host root when
+ * rootful, often into the workspace the workload shares (the README's
+ * `run.json` in the default one). Its directory is opened now, before the
+ * sandbox exists, and the file is made relative to that fd: a directory the
+ * workload renames or replaces by a symlink meanwhile changes nothing
+ * (src/sandbox/result.c). A name that already is a symlink or anything but
+ * a regular file is refused: it may have been planted by an earlier run.
+ */
+static int result_target_open(struct cordon_spec *spec, const char *path, struct cordon_error *err)
 {
-	_cleanup_free_ char *copy = cordon_xstrdup(path);
+	const char *slash = strrchr(path, '/');
+	const char *name = slash ? slash + 1 : path;
+	_cleanup_free_ char *dir = NULL;
+	_cleanup_close_ int dir_fd = -1;
 	struct stat st;
-	const char *dir = dirname(copy);
 
 	if (!*path)
 		return cordon_error_set(err, CORDON_E_USAGE, 0, "--result-json: empty path");
-	if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode))
-		return cordon_error_set(err, CORDON_E_USAGE, errno ? errno : ENOTDIR,
+	if (!*name || strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+		return cordon_error_set(err, CORDON_E_USAGE, 0,
+					"--result-json %s: does not end in a file name", path);
+	if (!slash)
+		dir = cordon_xstrdup(".");
+	else
+		dir = cordon_xasprintf("%.*s", slash == path ? 1 : (int)(slash - path), path);
+	dir_fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dir_fd < 0)
+		return cordon_error_set(err, CORDON_E_USAGE, errno,
 					"--result-json %s: directory %s", path, dir);
-	return 0;
+	if (fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		if (!S_ISREG(st.st_mode))
+			return cordon_error_set(
+				err, CORDON_E_PATH, 0,
+				"--result-json %s: is %s, not a regular file (refused)", path,
+				S_ISLNK(st.st_mode) ? "a symbolic link" :
+				S_ISDIR(st.st_mode) ? "a directory" :
+						      "a special file");
+	} else if (errno != ENOENT) {
+		return cordon_error_set(err, CORDON_E_PATH, errno, "--result-json %s", path);
+	}
+	cordon_closep(&spec->result_dir_fd);
+	spec->result_dir_fd = TAKE_FD(dir_fd);
+	set_string(&spec->result_name, name);
+	return set_string(&spec->result_json, path);
 }
 
 /* NAME[,NAME...] into a capability mask. */
@@ -351,9 +384,7 @@ static int apply_flag(struct cordon_spec *spec, int id, const char *value,
 		spec->net.allow_host_loopback = true;
 		return 0;
 	case F_RESULT_JSON:
-		if (result_path_check(value, err) < 0)
-			return -1;
-		return set_string(&spec->result_json, value);
+		return result_target_open(spec, value, err);
 	}
 	return cordon_error_set(err, CORDON_E_INTERNAL, 0, "unhandled flag");
 }
@@ -454,7 +485,7 @@ int cli_run(int argc, char **argv)
 			result.failed = true;
 			result.exit_code = CORDON_EXIT_FAILURE;
 			result.error = err;
-			cordon_result_write(spec.result_json, spec.id, &result, &err);
+			cordon_result_write(&spec, &result, &err);
 		}
 		cordon_spec_free(&spec);
 		return CORDON_EXIT_FAILURE;
@@ -483,7 +514,7 @@ int cli_run(int argc, char **argv)
 		&result);
 	if (result.failed)
 		cordon_error_print(&result.error);
-	if (spec.result_json && cordon_result_write(spec.result_json, spec.id, &result, &err) < 0) {
+	if (spec.result_json && cordon_result_write(&spec, &result, &err) < 0) {
 		cordon_error_print(&err);
 		code = CORDON_EXIT_FAILURE;
 	}

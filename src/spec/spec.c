@@ -18,6 +18,7 @@ void cordon_spec_init(struct cordon_spec *spec)
 	spec->userns = CORDON_USERNS_AUTO;
 	cordon_rlimits_default(&spec->security.rlimits);
 	spec->security.seccomp = CORDON_SECCOMP_DEFAULT;
+	spec->result_dir_fd = -1;
 }
 
 void cordon_spec_free(struct cordon_spec *spec)
@@ -37,6 +38,8 @@ void cordon_spec_free(struct cordon_spec *spec)
 	free(spec->user);
 	free(spec->home);
 	free(spec->result_json);
+	free(spec->result_name);
+	cordon_closep(&spec->result_dir_fd);
 	free(spec->seccomp_profile);
 	free(spec->cgroup_parent);
 	cordon_seccomp_profile_free(&spec->security);
@@ -49,6 +52,7 @@ void cordon_spec_free(struct cordon_spec *spec)
 	free(spec->net.pasta_path);
 	cordon_oci_free(spec->oci);
 	memset(spec, 0, sizeof(*spec));
+	spec->result_dir_fd = -1; /* a second free closes nothing */
 }
 
 bool cordon_id_valid(const char *id)

@@ -347,7 +347,7 @@ procs_matching() {
 
 # argv[0] of PID.
 _argv0_of() {
-	local a
+	local a=
 	{ IFS= read -r -d '' a <"/proc/$1/cmdline"; } 2>/dev/null
 	printf '%s' "$a"
 }
