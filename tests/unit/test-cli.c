@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /* `cordon run` argument parsing: the forms, the flag spellings, the errors. */
 #include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "unit.h"
@@ -130,6 +132,63 @@ START_TEST(print_profile_needs_no_command)
 	ck_assert(s.print_profile);
 	ck_assert_ptr_null(s.argv);
 	cordon_spec_free(&s);
+}
+END_TEST
+
+/* --result-json: its directory opened and its name split off when the flag is read. */
+START_TEST(result_json_target)
+{
+	char dir[] = "/tmp/cordon-unit-result.XXXXXX";
+	_cleanup_free_ char *path = NULL, *link = NULL, *slash = NULL;
+	struct cordon_spec s;
+	struct cordon_error err;
+	struct stat a, b;
+	bool help;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	path = cordon_xasprintf("%s/run.json", dir);
+	link = cordon_xasprintf("%s/link.json", dir);
+	slash = cordon_xasprintf("%s/", dir);
+	ck_assert_int_eq(symlink("/nonexistent", link), 0);
+
+	ck_assert_int_eq(parse(&s, &help, &err, "--result-json", path, "/r", "true", NULL), 0);
+	ck_assert_str_eq(s.result_json, path);
+	ck_assert_str_eq(s.result_name, "run.json");
+	ck_assert_int_ge(s.result_dir_fd, 0);
+	ck_assert_int_eq(fstat(s.result_dir_fd, &a), 0);
+	ck_assert_int_eq(stat(dir, &b), 0);
+	ck_assert(a.st_dev == b.st_dev && a.st_ino == b.st_ino);
+	cordon_spec_free(&s);
+	ck_assert_int_eq(s.result_dir_fd, -1);
+
+	/* Given twice: the second wins (its directory, the cwd, is the one held). */
+	ck_assert_int_eq(parse(&s, &help, &err, "--result-json", path, "--result-json", "x.json",
+			       "/r", "true", NULL),
+			 0);
+	ck_assert_str_eq(s.result_name, "x.json");
+	ck_assert_int_eq(fstat(s.result_dir_fd, &a), 0);
+	ck_assert_int_eq(stat(".", &b), 0);
+	ck_assert(a.st_dev == b.st_dev && a.st_ino == b.st_ino);
+	cordon_spec_free(&s);
+
+	ck_assert_int_lt(parse(&s, &help, &err, "--result-json", link, "/r", "true", NULL), 0);
+	ck_assert_int_eq(err.code, CORDON_E_PATH);
+	ck_assert_msg(strstr(err.msg, "link.json") && strstr(err.msg, "symbolic link"), "%s",
+		      err.msg);
+	ck_assert_ptr_null(s.result_json);
+	cordon_spec_free(&s);
+
+	ck_assert_int_lt(parse(&s, &help, &err, "--result-json", dir, "/r", "true", NULL), 0);
+	ck_assert_int_eq(err.code, CORDON_E_PATH);
+	cordon_spec_free(&s);
+
+	ck_assert_int_lt(parse(&s, &help, &err, "--result-json", slash, "/r", "true", NULL), 0);
+	ck_assert_int_eq(err.code, CORDON_E_USAGE);
+	ck_assert_msg(strstr(err.msg, "file name"), "%s", err.msg);
+	cordon_spec_free(&s);
+
+	unlink(link);
+	rmdir(dir);
 }
 END_TEST
 
@@ -285,6 +344,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, help_stops_parsing);
 	tcase_add_test(tc, errors_name_the_flag);
 	tcase_add_test(tc, print_profile_needs_no_command);
+	tcase_add_test(tc, result_json_target);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("spec");
