@@ -185,6 +185,59 @@ int cordon_write_file_at(int dirfd, const char *path, const char *data, size_t l
 /* Read a small file into a NUL-terminated malloc'd buffer. */
 int cordon_read_file_at(int dirfd, const char *path, char **out, size_t *out_len);
 
+/* --- files a caller or an image hands cordon (src/core/input.c) ---- */
+
+/*
+ * Caps on what cordon reads from such a file (docs/errors.md): a JSON
+ * document (config.json, exec --process, update --resources,
+ * --seccomp-profile) and a line-based text (--net-allow-file, the
+ * rootfs's /etc/passwd and /etc/group).
+ */
+#define CORDON_INPUT_JSON_MAX (8u << 20)
+#define CORDON_INPUT_TEXT_MAX (4u << 20)
+/*
+ * Nesting a JSON input may have. The deepest the OCI schema goes is 7
+ * levels (an object in linux.seccomp.syscalls[].args[]); yajl_tree_free
+ * recurses once per level, so a document 800k deep ends cordon on SIGSEGV.
+ */
+#define CORDON_JSON_DEPTH_MAX 64
+
+/*
+ * Read a whole input file into a NUL-terminated malloc'd buffer. The open
+ * is O_NONBLOCK | O_NOCTTY (a fifo's open does not wait for a writer, a
+ * tty does not become the controlling one), the file must be a regular
+ * file ("WHAT: not a regular file": not a fifo, a device such as /dev/zero
+ * or a socket), and at most max bytes ("WHAT: larger than MAX bytes"),
+ * counted as read, so that a file growing while it is read is refused
+ * too. Every message starts with `what` and carries `code`.
+ */
+int cordon_input_read(int dirfd, const char *path, size_t max, enum cordon_code code,
+		      const char *what, char **out, size_t *out_len, struct cordon_error *err);
+/* The same for an fd the caller opened (with O_NONBLOCK); the fd stays open. */
+int cordon_input_read_fd(int fd, size_t max, enum cordon_code code, const char *what, char **out,
+			 size_t *out_len, struct cordon_error *err);
+
+/*
+ * The deepest nesting of arrays and objects in a JSON text, into *depth:
+ * brackets in strings (escapes included) are not counted, and the scan
+ * stops at the first level beyond stop (*depth = stop + 1). -EINVAL for a
+ * '/' outside a string: yajl_tree_parse would take it for a comment,
+ * whose text this scan must not misread (a quote in a comment would hide
+ * the brackets after it), and JSON has no comments. Malformed text is
+ * otherwise left to the parser.
+ */
+int cordon_json_depth(const char *text, size_t len, size_t stop, size_t *depth);
+
+/*
+ * Parse a JSON input with yajl_tree: no NUL byte, no comment, nesting at
+ * most CORDON_JSON_DEPTH_MAX (measured before any tree is built), yajl's
+ * message cut to its first line. The messages name no file: callers wrap
+ * them with theirs.
+ */
+struct yajl_val_s;
+int cordon_json_parse(const char *text, size_t len, enum cordon_code code, struct yajl_val_s **out,
+		      struct cordon_error *err);
+
 /*
  * Host root: euid 0 in the initial user namespace (its uid_map maps every
  * id to itself). Root of a user namespace (rootless podman runs its

@@ -178,7 +178,7 @@ char *cordon_id_generate(void);
 /* --- OCI runtime-spec config.json (docs/oci.md) ---------------------------- */
 
 #define CORDON_OCI_VERSION "1.2.0"    /* what `cordon spec` writes */
-#define CORDON_OCI_CONFIG_MAX (8u << 20) /* a bigger config.json is refused */
+#define CORDON_OCI_CONFIG_MAX CORDON_INPUT_JSON_MAX /* a bigger config.json is refused */
 
 enum cordon_oci_ns {
 	CORDON_OCI_NS_PID,

@@ -203,10 +203,11 @@ static int exec(struct exec_args *a, struct cordon_error *err)
 			err, CORDON_E_USAGE, 0,
 			"container id '%s': an id is [A-Za-z0-9][A-Za-z0-9_.-]{0,63}", a->opts.id);
 	if (a->process_file) {
-		r = cordon_read_file_at(AT_FDCWD, a->process_file, &process, &len);
-		if (r < 0)
-			return cordon_error_set(err, CORDON_E_PATH, -r, "--process %s",
-						a->process_file);
+		_cleanup_free_ char *what = cordon_xasprintf("--process %s", a->process_file);
+
+		if (cordon_input_read(AT_FDCWD, a->process_file, CORDON_INPUT_JSON_MAX,
+				      CORDON_E_PATH, what, &process, &len, err) < 0)
+			return -1;
 		a->opts.process_json = process;
 		a->opts.process_len = len;
 	}

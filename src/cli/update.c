@@ -161,7 +161,6 @@ static int read_resources(const char *path, struct cordon_resources *res, struct
 {
 	_cleanup_free_ char *text = NULL;
 	size_t len = 0;
-	int r;
 
 	if (strcmp(path, "-") == 0) {
 		size_t cap = 0;
@@ -179,8 +178,12 @@ static int read_resources(const char *path, struct cordon_resources *res, struct
 		} while (n > 0 || (n < 0 && errno == EINTR));
 		if (n < 0)
 			return cordon_error_set(err, CORDON_E_USAGE, errno, "--resources -");
-	} else if ((r = cordon_read_file_at(AT_FDCWD, path, &text, &len)) < 0) {
-		return cordon_error_set(err, CORDON_E_PATH, -r, "--resources %s", path);
+	} else {
+		_cleanup_free_ char *what = cordon_xasprintf("--resources %s", path);
+
+		if (cordon_input_read(AT_FDCWD, path, CORDON_INPUT_JSON_MAX, CORDON_E_PATH, what,
+				      &text, &len, err) < 0)
+			return -1;
 	}
 	if (cordon_oci_resources_parse(text ? text : "", len, res, err) < 0)
 		return cordon_error_wrap(err, "--resources %s", path);

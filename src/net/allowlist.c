@@ -20,6 +20,7 @@
  *   - Each call (one value, one file) is all or nothing: if any entry is
  *     bad, nothing of that call is added.
  */
+#include <fcntl.h>
 #include <string.h>
 
 #include "cordon/net.h"
@@ -677,18 +678,19 @@ int cordon_allowlist_add(struct cordon_allowlist *al, const char *value, bool al
 int cordon_allowlist_add_file(struct cordon_allowlist *al, const char *path, bool allow_any,
 			      struct cordon_error *err)
 {
-	_cleanup_fclose_ FILE *f = fopen(path, "re");
-	_cleanup_free_ char *line = NULL;
+	_cleanup_free_ char *text = NULL, *what = cordon_xasprintf("allowlist file %s", path);
 	struct pending p = { 0 };
-	size_t cap = 0, lineno = 0;
-	ssize_t n;
+	size_t size = 0, lineno = 0;
 
-	if (!f)
-		return cordon_error_set(err, CORDON_E_NET_POLICY, errno, "allowlist file %s", path);
-	while ((n = getline(&line, &cap, f)) >= 0) {
-		size_t len = (size_t)n;
-		char *hash;
-		size_t i = 0;
+	/* A fifo would block the reader and /dev/zero never ends: a bounded regular file. */
+	if (cordon_input_read(AT_FDCWD, path, CORDON_INPUT_TEXT_MAX, CORDON_E_NET_POLICY, what,
+			      &text, &size, err) < 0)
+		return -1;
+	for (const char *line = text, *end = text + size; line < end;) {
+		const char *nl = memchr(line, '\n', (size_t)(end - line));
+		const char *next = nl ? nl + 1 : end;
+		size_t len = (size_t)(next - line), i = 0;
+		const char *hash;
 
 		lineno++;
 		if (memchr(line, '\0', len)) {
@@ -702,16 +704,11 @@ int cordon_allowlist_add_file(struct cordon_allowlist *al, const char *path, boo
 			len = (size_t)(hash - line);
 		while (i < len && is_blank(line[i]))
 			i++;
-		if (i == len)
-			continue;
-		if (parse_value(line + i, len - i, allow_any, &p, err) < 0) {
+		if (i < len && parse_value(line + i, len - i, allow_any, &p, err) < 0) {
 			pending_clear(&p);
 			return cordon_error_wrap(err, "%s:%zu", path, lineno);
 		}
-	}
-	if (ferror(f)) {
-		pending_clear(&p);
-		return cordon_error_set(err, CORDON_E_NET_POLICY, errno, "allowlist file %s", path);
+		line = next;
 	}
 	pending_commit(al, &p);
 	return 0;

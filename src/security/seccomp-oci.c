@@ -397,27 +397,25 @@ int cordon_seccomp_oci_compile(const struct yajl_val_s *profile, struct cordon_s
 int cordon_seccomp_profile_load(const char *path, struct cordon_security *sec,
 				struct cordon_error *err)
 {
-	_cleanup_free_ char *text = NULL;
-	char ebuf[256] = "";
-	yajl_val tree;
+	_cleanup_free_ char *text = NULL, *what = cordon_xasprintf("--seccomp-profile %s", path);
+	yajl_val tree = NULL;
+	size_t len;
 	int r;
 
-	r = cordon_read_file_at(AT_FDCWD, path, &text, NULL);
+	r = cordon_input_read(AT_FDCWD, path, CORDON_INPUT_JSON_MAX, CORDON_E_SPEC, what, &text,
+			      &len, err);
 	if (r < 0)
-		return cordon_error_set(err, CORDON_E_SPEC, -r, "--seccomp-profile %s", path);
+		return -1;
 	if (libseccomp_load(err) < 0)
-		return cordon_error_wrap(err, "--seccomp-profile %s", path);
-	tree = yajl_tree_parse(text, ebuf, sizeof(ebuf));
-	if (!tree || !YAJL_IS_OBJECT(tree)) {
-		ebuf[strcspn(ebuf, "\n")] = '\0';
-		yajl_tree_free(tree);
-		return cordon_error_set(err, CORDON_E_SPEC, 0, "--seccomp-profile %s: %s", path,
-					*ebuf ? ebuf : "expected a JSON object");
-	}
-	r = cordon_seccomp_oci_compile(tree, sec, err);
+		return cordon_error_wrap(err, "%s", what);
+	r = cordon_json_parse(text, len, CORDON_E_SPEC, &tree, err);
+	if (r == 0 && !YAJL_IS_OBJECT(tree))
+		r = cordon_error_set(err, CORDON_E_SPEC, 0, "expected a JSON object");
+	if (r == 0)
+		r = cordon_seccomp_oci_compile(tree, sec, err);
 	/* Every message names the file, whichever step refused it. */
 	if (r < 0)
-		cordon_error_wrap(err, "--seccomp-profile %s", path);
+		cordon_error_wrap(err, "%s", what);
 	yajl_tree_free(tree);
 	return r;
 }

@@ -60,8 +60,9 @@ static int resolve_dir(const char *flag, const char *path, enum cordon_code code
 /* Open a file of the rootfs without ever leaving it (symlinks stay inside). */
 static int rootfs_open(const char *rootfs, const char *path)
 {
+	/* O_NONBLOCK: a fifo the image put there must not block the open. */
 	struct open_how how = {
-		.flags = O_RDONLY | O_CLOEXEC | O_NOCTTY,
+		.flags = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK,
 		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
 	};
 	_cleanup_close_ int root = open(rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -74,33 +75,33 @@ static int rootfs_open(const char *rootfs, const char *path)
 /*
  * Look NAME (or a number) up in a passwd/group style file of the rootfs.
  * Returns 1 when found (id and, for passwd, gid and home filled), 0 when
- * not, negative errno when the file cannot be read.
+ * not, -1 with *err filled when the file cannot be read. The image is not
+ * trusted: the file is a bounded regular file or it is refused.
  */
 static int rootfs_lookup(const char *rootfs, const char *file, const char *name, bool by_id,
 			 unsigned long id_wanted, unsigned long *id, unsigned long *gid,
-			 char **home)
+			 char **home, struct cordon_error *err)
 {
 	_cleanup_close_ int fd = rootfs_open(rootfs, file);
-	_cleanup_fclose_ FILE *f = NULL;
-	_cleanup_free_ char *line = NULL;
-	size_t cap = 0;
+	_cleanup_free_ char *text = NULL, *what = cordon_xasprintf("%s%s", rootfs, file);
+	char *next = NULL;
 
 	if (fd < 0)
-		return -errno;
-	f = fdopen(fd, "r");
-	if (!f)
-		return -errno;
-	fd = -1;
-	while (getline(&line, &cap, f) > 0) {
-		char *fields[7] = { 0 }, *save = NULL, *p = line;
+		return cordon_error_set(err, CORDON_E_USAGE, errno, "%s", what);
+	if (cordon_input_read_fd(fd, CORDON_INPUT_TEXT_MAX, CORDON_E_USAGE, what, &text, NULL,
+				 err) < 0)
+		return -1;
+	for (char *line = text; line; line = next) {
+		char *fields[7] = { 0 }, *p = line;
 		size_t n = 0;
 		unsigned long lid;
 
-		line[strcspn(line, "\n")] = '\0';
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
 		/* strsep keeps empty fields (e.g. an empty password). */
 		while (n < ARRAY_SIZE(fields) && (fields[n] = strsep(&p, ":")))
 			n++;
-		(void)save;
 		if (n < 3)
 			continue;
 		lid = strtoul(fields[2], NULL, 10);
@@ -131,6 +132,7 @@ static int resolve_user(struct cordon_spec *spec, struct cordon_error *err)
 	_cleanup_free_ char *user = NULL, *home = NULL;
 	char *group;
 	unsigned long uid = 0, gid = 0, id;
+	struct cordon_error ignored;
 	bool gid_known = false;
 	uint64_t v;
 	int r;
@@ -152,15 +154,19 @@ static int resolve_user(struct cordon_spec *spec, struct cordon_error *err)
 			return cordon_error_set(err, CORDON_E_USAGE, 0,
 						"--user: uid %s out of range", user);
 		uid = (unsigned long)v;
-		r = rootfs_lookup(spec->rootfs, "/etc/passwd", NULL, true, uid, &id, &gid,
-				  &home);
+		/* The name is not needed: an unreadable passwd only leaves gid = uid. */
+		r = rootfs_lookup(spec->rootfs, "/etc/passwd", NULL, true, uid, &id, &gid, &home,
+				  &ignored);
 		gid_known = r == 1;
 		if (!gid_known)
 			gid = uid;
 	} else {
-		r = rootfs_lookup(spec->rootfs, "/etc/passwd", user, false, 0, &uid, &gid, &home);
-		if (r <= 0)
-			return cordon_error_set(err, CORDON_E_USAGE, r < 0 ? -r : 0,
+		r = rootfs_lookup(spec->rootfs, "/etc/passwd", user, false, 0, &uid, &gid, &home,
+				  err);
+		if (r < 0)
+			return cordon_error_wrap(err, "--user: no user '%s'", user);
+		if (r == 0)
+			return cordon_error_set(err, CORDON_E_USAGE, 0,
 						"--user: no user '%s' in %s/etc/passwd", user,
 						spec->rootfs);
 	}
@@ -172,9 +178,11 @@ static int resolve_user(struct cordon_spec *spec, struct cordon_error *err)
 			gid = (unsigned long)v;
 		} else {
 			r = rootfs_lookup(spec->rootfs, "/etc/group", group, false, 0, &gid, NULL,
-					  NULL);
-			if (r <= 0)
-				return cordon_error_set(err, CORDON_E_USAGE, r < 0 ? -r : 0,
+					  NULL, err);
+			if (r < 0)
+				return cordon_error_wrap(err, "--user: no group '%s'", group);
+			if (r == 0)
+				return cordon_error_set(err, CORDON_E_USAGE, 0,
 							"--user: no group '%s' in %s/etc/group",
 							group, spec->rootfs);
 		}
@@ -269,6 +277,7 @@ static int resolve_security(struct cordon_spec *spec, struct cordon_error *err)
 static void oci_default_home(struct cordon_spec *spec)
 {
 	_cleanup_free_ char *home = NULL, *kv = NULL;
+	struct cordon_error ignored;
 	unsigned long id, gid;
 
 	for (size_t i = 0; i < spec->n_env; i++) {
@@ -278,8 +287,8 @@ static void oci_default_home(struct cordon_spec *spec)
 			return;
 		}
 	}
-	if (rootfs_lookup(spec->rootfs, "/etc/passwd", NULL, true, spec->uid, &id, &gid, &home) !=
-		    1 ||
+	if (rootfs_lookup(spec->rootfs, "/etc/passwd", NULL, true, spec->uid, &id, &gid, &home,
+			  &ignored) != 1 ||
 	    !home)
 		home = cordon_xstrdup("/");
 	kv = cordon_xasprintf("HOME=%s", home);

@@ -299,25 +299,16 @@ void cordon_resources_free(struct cordon_resources *res)
 int cordon_oci_resources_parse(const char *json, size_t len, struct cordon_resources *res,
 			       struct cordon_error *err)
 {
-	_cleanup_free_ char *text = cordon_xmalloc(len + 1);
 	struct cordon_spec spec;
 	struct cordon_oci oci = { 0 };
 	struct oci_parse p = { .spec = &spec, .oci = &oci, .bundle = "", .err = err };
-	char ebuf[256] = "";
 	yajl_val tree, pids;
 	int64_t n;
 	int r;
 
 	memset(res, 0, sizeof(*res));
-	if (memchr(json, '\0', len))
-		return oci_error(err, "resources: contains a NUL byte");
-	memcpy(text, json, len);
-	text[len] = '\0';
-	tree = yajl_tree_parse(text, ebuf, sizeof(ebuf));
-	if (!tree) {
-		ebuf[strcspn(ebuf, "\n")] = '\0';
-		return oci_error(err, "resources: %s", *ebuf ? ebuf : "not valid JSON");
-	}
+	if (cordon_json_parse(json, len, CORDON_E_SPEC, &tree, err) < 0)
+		return cordon_error_wrap(err, "resources");
 	memset(&spec, 0, sizeof(spec));
 	r = oci_parse_resources(&p, tree);
 	/* In a config.json -1 is the same as unset; for an update it lifts the limit. */

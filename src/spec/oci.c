@@ -266,35 +266,27 @@ static void reset_config_fields(struct cordon_spec *spec)
 }
 
 /*
- * A JSON document that must be one object: bounded, without NUL bytes,
- * parsed by yajl. `what` prefixes every message ("config.json: ", or ""
- * for a process document, whose caller names the file).
+ * A JSON document that must be one object: bounded in size and depth,
+ * without NUL bytes, parsed by yajl. `what` names it in every message
+ * ("config.json"), or is NULL for a process document, whose caller names
+ * the file.
  */
 static int parse_object(const char *json, size_t len, const char *what, yajl_val *out,
 			struct cordon_error *err)
 {
-	_cleanup_free_ char *text = NULL;
-	char ebuf[256] = "";
-	yajl_val tree;
+	yajl_val tree = NULL;
+	int r;
 
 	if (len > CORDON_OCI_CONFIG_MAX)
-		return oci_error(err, "%slarger than %u bytes", what, CORDON_OCI_CONFIG_MAX);
-	if (memchr(json, '\0', len))
-		return oci_error(err, "%scontains a NUL byte", what);
-	/* yajl_tree_parse wants a C string. */
-	text = cordon_xmalloc(len + 1);
-	memcpy(text, json, len);
-	text[len] = '\0';
-	tree = yajl_tree_parse(text, ebuf, sizeof(ebuf));
-	if (!tree) {
-		/* yajl's message spans lines (the text and a caret): keep the first. */
-		ebuf[strcspn(ebuf, "\n")] = '\0';
-		return oci_error(err, "%s%s", what, *ebuf ? ebuf : "not valid JSON");
+		r = oci_error(err, "larger than %u bytes", CORDON_OCI_CONFIG_MAX);
+	else
+		r = cordon_json_parse(json, len, CORDON_E_SPEC, &tree, err);
+	if (r == 0 && !YAJL_IS_OBJECT(tree)) {
+		yajl_tree_free(TAKE_PTR(tree));
+		r = oci_error(err, "expected object");
 	}
-	if (!YAJL_IS_OBJECT(tree)) {
-		yajl_tree_free(tree);
-		return oci_error(err, "%sexpected object", what);
-	}
+	if (r < 0)
+		return what ? cordon_error_wrap(err, "%s", what) : -1;
 	*out = tree;
 	return 0;
 }
@@ -308,7 +300,7 @@ int cordon_spec_from_oci(struct cordon_spec *spec, const char *bundle_dir, const
 
 	if (!bundle_dir || !*bundle_dir)
 		return oci_error(err, "bundle: empty path");
-	if (parse_object(json, len, "config.json: ", &tree, err) < 0)
+	if (parse_object(json, len, "config.json", &tree, err) < 0)
 		return -1;
 	reset_config_fields(spec);
 	spec->oci = p.oci = cordon_xcalloc(1, sizeof(*p.oci));
@@ -387,7 +379,7 @@ int cordon_spec_process_from_json(struct cordon_spec *spec, const char *json, si
 	if (!spec->oci)
 		return oci_error(err, "process: no container config to apply it to");
 	p.bundle = spec->oci->bundle;
-	if (parse_object(json, len, "", &tree, err) < 0)
+	if (parse_object(json, len, NULL, &tree, err) < 0)
 		return -1;
 	reset_process_fields(spec);
 	r = oci_parse_process(&p, tree);
@@ -398,43 +390,18 @@ int cordon_spec_process_from_json(struct cordon_spec *spec, const char *json, si
 int cordon_spec_from_bundle(struct cordon_spec *spec, const char *bundle_dir,
 			    struct cordon_error *err)
 {
-	_cleanup_close_ int dir = -1, fd = -1;
-	_cleanup_free_ char *text = NULL;
-	struct stat st;
+	_cleanup_close_ int dir = -1;
+	_cleanup_free_ char *text = NULL, *what = NULL;
 	size_t len = 0;
-	ssize_t n;
 
 	dir = open(bundle_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (dir < 0)
 		return cordon_error_set(err, CORDON_E_SPEC, errno, "bundle %s", bundle_dir);
-	fd = openat(dir, "config.json", O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd < 0)
-		return cordon_error_set(err, CORDON_E_SPEC, errno, "bundle %s: config.json",
-					bundle_dir);
-	if (fstat(fd, &st) < 0)
-		return cordon_error_set(err, CORDON_E_SPEC, errno, "bundle %s: config.json",
-					bundle_dir);
 	/* Not a fifo or a device: a reader must never block on config.json. */
-	if (!S_ISREG(st.st_mode))
-		return cordon_error_set(err, CORDON_E_SPEC, 0,
-					"bundle %s: config.json is not a regular file", bundle_dir);
-	if ((uint64_t)st.st_size > CORDON_OCI_CONFIG_MAX)
-		return cordon_error_set(err, CORDON_E_SPEC, 0,
-					"bundle %s: config.json is larger than %u bytes",
-					bundle_dir, CORDON_OCI_CONFIG_MAX);
-	text = cordon_xmalloc((size_t)st.st_size + 1);
-	/* Read to EOF, never past the size seen: a growing file is cut, not overrun. */
-	while (len < (size_t)st.st_size) {
-		n = read(fd, text + len, (size_t)st.st_size - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return cordon_error_set(err, CORDON_E_SPEC, errno,
-						"bundle %s: reading config.json", bundle_dir);
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
+	what = cordon_xasprintf("bundle %s: config.json", bundle_dir);
+	if (cordon_input_read(dir, "config.json", CORDON_OCI_CONFIG_MAX, CORDON_E_SPEC, what, &text,
+			      &len, err) < 0)
+		return -1;
 	if (cordon_spec_from_oci(spec, bundle_dir, text, len, err) < 0)
 		return cordon_error_wrap(err, "bundle %s", bundle_dir);
 	return 0;

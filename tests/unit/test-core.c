@@ -1,9 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
-/* Unit tests of src/core: the error type, strict parsers, strv, file helpers. */
+/*
+ * Unit tests of src/core: the error type, strict parsers, strv, file
+ * helpers, the bounded input reader and the JSON depth scan.
+ */
 #include <fcntl.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <yajl/yajl_tree.h>
 
 #include "cordon/core.h"
 #include "unit.h"
@@ -509,6 +514,252 @@ START_TEST(write_all_regular_file_and_bad_fd)
 }
 END_TEST
 
+/* --- input files ------------------------------------------------------ */
+
+START_TEST(input_read_regular)
+{
+	_cleanup_free_ char *path = unit_write(tmp, "in", "{\"a\": 1}\n");
+	_cleanup_free_ char *data = NULL;
+	struct cordon_error err = { 0 };
+	size_t len = 0;
+
+	ck_assert_int_eq(cordon_input_read(tmpfd, "in", 64, CORDON_E_SPEC, "in", &data, &len, &err),
+			 0);
+	ck_assert_uint_eq(len, 9);
+	ck_assert_str_eq(data, "{\"a\": 1}\n");
+	free(TAKE_PTR(data));
+	/* Exactly the cap is still accepted. */
+	ck_assert_int_eq(
+		cordon_input_read(AT_FDCWD, path, 9, CORDON_E_SPEC, "in", &data, NULL, &err), 0);
+	ck_assert_str_eq(data, "{\"a\": 1}\n");
+}
+END_TEST
+
+START_TEST(input_read_fifo_refused_at_once)
+{
+	_cleanup_free_ char *fifo = cordon_xasprintf("%s/fifo", tmp);
+	_cleanup_free_ char *data = NULL;
+	struct cordon_error err = { 0 };
+
+	/* No writer ever comes: a blocking open would hang past the test's timeout. */
+	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+	ck_assert_int_lt(cordon_input_read(AT_FDCWD, fifo, 1024, CORDON_E_NET_POLICY, "--x fifo",
+					   &data, NULL, &err),
+			 0);
+	ck_assert_ptr_null(data);
+	ck_assert_int_eq(err.code, CORDON_E_NET_POLICY);
+	ck_assert_int_eq(err.errnum, 0);
+	ck_assert_str_eq(err.msg, "--x fifo: not a regular file");
+}
+END_TEST
+
+START_TEST(input_read_devices_and_dirs_refused)
+{
+	static const char *const paths[] = { "/dev/zero", "/dev/null", "/dev/urandom", "/" };
+	struct cordon_error err = { 0 };
+
+	for (size_t i = 0; i < ARRAY_SIZE(paths); i++) {
+		_cleanup_free_ char *data = NULL;
+
+		ck_assert_int_lt(cordon_input_read(AT_FDCWD, paths[i], 1024, CORDON_E_SPEC,
+						   paths[i], &data, NULL, &err),
+				 0);
+		ck_assert_ptr_null(data);
+		ck_assert_msg(strstr(err.msg, "not a regular file") && strstr(err.msg, paths[i]),
+			      "%s", err.msg);
+	}
+}
+END_TEST
+
+START_TEST(input_read_oversize_refused)
+{
+	_cleanup_free_ char *path = unit_write(tmp, "big", "0123456789");
+	_cleanup_free_ char *data = NULL;
+	struct cordon_error err = { 0 };
+
+	ck_assert_int_lt(
+		cordon_input_read(tmpfd, "big", 9, CORDON_E_SPEC, "big", &data, NULL, &err), 0);
+	ck_assert_ptr_null(data);
+	ck_assert_str_eq(err.msg, "big: larger than 9 bytes");
+}
+END_TEST
+
+START_TEST(input_read_counts_what_it_reads)
+{
+	_cleanup_free_ char *data = NULL;
+	struct cordon_error err = { 0 };
+	size_t len = 0;
+
+	/*
+	 * A procfs file is regular and says size 0, as a file that grows
+	 * after the fstat would: the cap holds on the bytes read.
+	 */
+	ck_assert_int_lt(cordon_input_read(AT_FDCWD, "/proc/self/status", 16, CORDON_E_SPEC,
+					   "status", &data, NULL, &err),
+			 0);
+	ck_assert_str_eq(err.msg, "status: larger than 16 bytes");
+	ck_assert_int_eq(cordon_input_read(AT_FDCWD, "/proc/self/status", 1 << 20, CORDON_E_SPEC,
+					   "status", &data, &len, &err),
+			 0);
+	ck_assert_uint_gt(len, 16);
+	ck_assert_ptr_nonnull(strstr(data, "Pid:"));
+}
+END_TEST
+
+START_TEST(input_read_missing_and_fd)
+{
+	_cleanup_free_ char *path = unit_write(tmp, "f", "abc");
+	_cleanup_free_ char *data = NULL;
+	_cleanup_close_ int fd = -1;
+	struct cordon_error err = { 0 };
+
+	ck_assert_int_lt(
+		cordon_input_read(tmpfd, "nope", 9, CORDON_E_PATH, "--x nope", &data, NULL, &err),
+		0);
+	ck_assert_int_eq(err.code, CORDON_E_PATH);
+	ck_assert_int_eq(err.errnum, ENOENT);
+	ck_assert_str_eq(err.msg, "--x nope");
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(cordon_input_read_fd(fd, 9, CORDON_E_PATH, "f", &data, NULL, &err), 0);
+	ck_assert_str_eq(data, "abc");
+	/* The fd stays the caller's. */
+	ck_assert_int_eq(fcntl(fd, F_GETFD), FD_CLOEXEC);
+}
+END_TEST
+
+/* --- JSON depth --------------------------------------------------------- */
+
+static size_t depth_of(const char *text, size_t stop)
+{
+	size_t depth = 12345;
+
+	ck_assert_int_eq(cordon_json_depth(text, strlen(text), stop, &depth), 0);
+	return depth;
+}
+
+/* "[[...]]" n deep, with `inner` in the middle. */
+static char *nested(size_t n, const char *inner)
+{
+	size_t m = strlen(inner);
+	char *s = cordon_xmalloc(2 * n + m + 1);
+
+	memset(s, '[', n);
+	memcpy(s + n, inner, m);
+	memset(s + n + m, ']', n);
+	s[2 * n + m] = '\0';
+	return s;
+}
+
+START_TEST(json_depth_counts_containers)
+{
+	ck_assert_uint_eq(depth_of("", 64), 0);
+	ck_assert_uint_eq(depth_of("7", 64), 0);
+	ck_assert_uint_eq(depth_of("\"x\"", 64), 0);
+	ck_assert_uint_eq(depth_of("{}", 64), 1);
+	ck_assert_uint_eq(depth_of("[]", 64), 1);
+	ck_assert_uint_eq(depth_of("{\"a\": [1, {\"b\": []}], \"c\": {}}", 64), 4);
+	/* Siblings do not add up: the deepest path counts. */
+	ck_assert_uint_eq(depth_of("[[1], [2], [[3]]]", 64), 3);
+}
+END_TEST
+
+START_TEST(json_depth_skips_strings)
+{
+	ck_assert_uint_eq(depth_of("{\"[[[{{{\": \"]]]}}}[[[\"}", 64), 1);
+	/* An escaped quote does not end the string; an escaped backslash does not escape it. */
+	ck_assert_uint_eq(depth_of("[\"\\\"[[[\"]", 64), 1);
+	ck_assert_uint_eq(depth_of("[\"\\\\\", [[]]]", 64), 3);
+	ck_assert_uint_eq(depth_of("[\"\\u005b\\n[\"]", 64), 1);
+	/* A string left open hides the rest: the parser will refuse it. */
+	ck_assert_uint_eq(depth_of("[\"[[[[", 64), 1);
+}
+END_TEST
+
+START_TEST(json_depth_refuses_comments)
+{
+	/* yajl_tree_parse skips comments: a quote in one must not hide what follows. */
+	static const char *const bad[] = {
+		"{/* \" */ \"a\": [[[]]] /* \" */}",
+		"[// \"\n[[]]]",
+		"/",
+		"[1]/",
+	};
+	size_t depth;
+
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++)
+		ck_assert_msg(cordon_json_depth(bad[i], strlen(bad[i]), 64, &depth) == -EINVAL, "%s",
+			      bad[i]);
+	/* In a string a slash is only a character. */
+	ck_assert_uint_eq(depth_of("{\"path\": \"/a/*b*/\", \"u\": \"\\/\"}", 64), 1);
+}
+END_TEST
+
+START_TEST(json_depth_limit)
+{
+	_cleanup_free_ char *at = nested(64, "{\"k\": \"[\"}");
+	_cleanup_free_ char *over = nested(65, "1");
+	_cleanup_free_ char *mixed = NULL;
+
+	ck_assert_uint_eq(depth_of(at, 65), 65);
+	ck_assert_uint_eq(depth_of(at, 64), 65); /* stop + 1: beyond the limit */
+	ck_assert_uint_eq(depth_of(over, 64), 65);
+	ck_assert_uint_eq(depth_of(over, 65), 65);
+	free(TAKE_PTR(at));
+	at = nested(64, "");
+	ck_assert_uint_eq(depth_of(at, 64), 64);
+	/* Closers first never go below zero nor hide later depth. */
+	ck_assert_uint_eq(depth_of("]]]]}}[[", 64), 2);
+	mixed = cordon_xasprintf("{\"a\": %s}", at);
+	ck_assert_uint_eq(depth_of(mixed, 64), 65);
+}
+END_TEST
+
+START_TEST(json_depth_stops_early)
+{
+	const size_t n = 2000000;
+	_cleanup_free_ char *deep = nested(n, "");
+
+	size_t depth = 0;
+
+	ck_assert_int_eq(cordon_json_depth(deep, 2 * n, 64, &depth), 0);
+	ck_assert_uint_eq(depth, 65);
+	ck_assert_int_eq(cordon_json_depth(deep, 2 * n, SIZE_MAX - 1, &depth), 0);
+	ck_assert_uint_eq(depth, n);
+}
+END_TEST
+
+START_TEST(json_parse_bounds)
+{
+	_cleanup_free_ char *at = nested(CORDON_JSON_DEPTH_MAX, "");
+	_cleanup_free_ char *over = nested(CORDON_JSON_DEPTH_MAX + 1, "");
+	_cleanup_free_ char *huge = nested(1000000, "");
+	struct cordon_error err = { 0 };
+	yajl_val tree = NULL;
+
+	ck_assert_int_eq(cordon_json_parse(at, strlen(at), CORDON_E_SPEC, &tree, &err), 0);
+	ck_assert(YAJL_IS_ARRAY(tree));
+	yajl_tree_free(TAKE_PTR(tree));
+	ck_assert_int_lt(cordon_json_parse(over, strlen(over), CORDON_E_SPEC, &tree, &err), 0);
+	ck_assert_int_eq(err.code, CORDON_E_SPEC);
+	ck_assert_str_eq(err.msg, "nested deeper than 64 levels");
+	ck_assert_int_lt(cordon_json_parse(huge, strlen(huge), CORDON_E_SPEC, &tree, &err), 0);
+	ck_assert_str_eq(err.msg, "nested deeper than 64 levels");
+	ck_assert_int_lt(cordon_json_parse("{\"a\":\0}", 7, CORDON_E_USAGE, &tree, &err), 0);
+	ck_assert_int_eq(err.code, CORDON_E_USAGE);
+	ck_assert_str_eq(err.msg, "contains a NUL byte");
+	ck_assert_int_lt(cordon_json_parse("{} // x", 7, CORDON_E_SPEC, &tree, &err), 0);
+	ck_assert_str_eq(err.msg, "a '/' outside a string (JSON has no comments)");
+	ck_assert_int_lt(cordon_json_parse("{\"a\" 1}", 7, CORDON_E_SPEC, &tree, &err), 0);
+	ck_assert_ptr_null(strchr(err.msg, '\n'));
+	ck_assert_ptr_null(tree);
+	/* The text need not be NUL-terminated. */
+	ck_assert_int_eq(cordon_json_parse("{\"a\": 1}xyz", 8, CORDON_E_SPEC, &tree, &err), 0);
+	ck_assert(YAJL_IS_OBJECT(tree));
+	yajl_tree_free(tree);
+}
+END_TEST
+
 static Suite *core_suite(void)
 {
 	Suite *s = suite_create("core");
@@ -553,6 +804,25 @@ static Suite *core_suite(void)
 	tcase_add_test(tc, read_file_at_large);
 	tcase_add_test(tc, read_file_at_proc);
 	tcase_add_test(tc, write_all_regular_file_and_bad_fd);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("input");
+	tcase_add_checked_fixture(tc, files_setup, files_teardown);
+	tcase_add_test(tc, input_read_regular);
+	tcase_add_test(tc, input_read_fifo_refused_at_once);
+	tcase_add_test(tc, input_read_devices_and_dirs_refused);
+	tcase_add_test(tc, input_read_oversize_refused);
+	tcase_add_test(tc, input_read_counts_what_it_reads);
+	tcase_add_test(tc, input_read_missing_and_fd);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("json");
+	tcase_add_test(tc, json_depth_counts_containers);
+	tcase_add_test(tc, json_depth_skips_strings);
+	tcase_add_test(tc, json_depth_refuses_comments);
+	tcase_add_test(tc, json_depth_limit);
+	tcase_add_test(tc, json_depth_stops_early);
+	tcase_add_test(tc, json_parse_bounds);
 	suite_add_tcase(s, tc);
 	return s;
 }

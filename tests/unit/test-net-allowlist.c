@@ -7,6 +7,7 @@
  */
 #include <arpa/inet.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cordon/net.h"
 #include "unit.h"
@@ -643,13 +644,53 @@ START_TEST(file_unreadable)
 	struct cordon_error err = { 0 };
 	char *dir = unit_tmpdir();
 	_cleanup_free_ char *missing = cordon_xasprintf("%s/missing.txt", dir);
+	_cleanup_free_ char *fifo = cordon_xasprintf("%s/fifo", dir);
 
 	ck_assert_int_lt(cordon_allowlist_add_file(al, missing, false, &err), 0);
 	ck_assert_int_eq(err.code, CORDON_E_NET_POLICY);
 	ck_assert_int_eq(err.errnum, ENOENT);
 	ck_assert_ptr_nonnull(strstr(err.msg, missing));
+	/* A directory, a fifo (no writer: a blocking reader would hang) and an endless device. */
 	ck_assert_int_lt(cordon_allowlist_add_file(al, dir, false, &err), 0);
-	ck_assert_int_eq(err.errnum, EISDIR);
+	ck_assert_msg(strstr(err.msg, "not a regular file"), "%s", err.msg);
+	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+	ck_assert_int_lt(cordon_allowlist_add_file(al, fifo, false, &err), 0);
+	ck_assert_int_eq(err.code, CORDON_E_NET_POLICY);
+	ck_assert_msg(strstr(err.msg, fifo) && strstr(err.msg, "not a regular file"), "%s",
+		      err.msg);
+	ck_assert_int_lt(cordon_allowlist_add_file(al, "/dev/zero", false, &err), 0);
+	ck_assert_msg(strstr(err.msg, "/dev/zero: not a regular file"), "%s", err.msg);
+	ck_assert_uint_eq(cordon_allowlist_count(al), 0);
+	unit_rm_rf(dir);
+	free(dir);
+}
+END_TEST
+
+START_TEST(file_size_cap)
+{
+	_cleanup_(allowlist_freep) struct cordon_allowlist *al = cordon_allowlist_new();
+	struct cordon_error err = { 0 };
+	char *dir = unit_tmpdir();
+	_cleanup_free_ char *text = cordon_xmalloc(CORDON_INPUT_TEXT_MAX + 2);
+	_cleanup_free_ char *at = NULL, *over = NULL;
+
+	/* Comment lines up to exactly the cap, one entry at the end. */
+	memset(text, '#', CORDON_INPUT_TEXT_MAX);
+	for (size_t i = 1023; i < CORDON_INPUT_TEXT_MAX; i += 1024)
+		text[i] = '\n';
+	memcpy(text + CORDON_INPUT_TEXT_MAX - 6, "\na.b\n", 5);
+	text[CORDON_INPUT_TEXT_MAX - 1] = '\n';
+	text[CORDON_INPUT_TEXT_MAX] = '\0';
+	at = unit_write(dir, "at.txt", text);
+	ck_assert_int_eq(cordon_allowlist_add_file(al, at, false, &err), 0);
+	ck_assert_uint_eq(cordon_allowlist_count(al), 1);
+	text[CORDON_INPUT_TEXT_MAX] = 'x';
+	text[CORDON_INPUT_TEXT_MAX + 1] = '\0';
+	over = unit_write(dir, "over.txt", text);
+	ck_assert_int_lt(cordon_allowlist_add_file(al, over, false, &err), 0);
+	ck_assert_msg(strstr(err.msg, over) && strstr(err.msg, "larger than 4194304 bytes"), "%s",
+		      err.msg);
+	ck_assert_uint_eq(cordon_allowlist_count(al), 1);
 	unit_rm_rf(dir);
 	free(dir);
 }
@@ -769,6 +810,7 @@ static Suite *net_allowlist_suite(void)
 	tcase_add_test(tc, file_empty_entry_in_a_line);
 	tcase_add_test(tc, file_empty_and_comment_only);
 	tcase_add_test(tc, file_unreadable);
+	tcase_add_test(tc, file_size_cap);
 	tcase_add_test(tc, file_nul_byte);
 	suite_add_tcase(s, tc);
 

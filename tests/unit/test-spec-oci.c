@@ -745,6 +745,51 @@ START_TEST(nul_byte_refused)
 }
 END_TEST
 
+/*
+ * Nesting is bounded before yajl builds a tree (yajl_tree_free recursed
+ * once per level: a config a million deep was a SIGSEGV), for the config,
+ * an exec process document and an update's resources alike.
+ */
+START_TEST(deep_nesting_refused)
+{
+	const size_t n = 1000000;
+	_cleanup_free_ char *deep = cordon_xmalloc(2 * n + 512);
+	struct cordon_resources res;
+	struct cordon_error err = { 0 };
+	struct cordon_spec spec;
+	size_t len;
+
+	len = (size_t)sprintf(deep, "{\"x\": ");
+	memset(deep + len, '[', n);
+	memset(deep + len + n, ']', n);
+	len += 2 * n;
+	deep[len++] = '}';
+	cordon_spec_init(&spec);
+	ck_assert_int_lt(cordon_spec_from_oci(&spec, "/b", deep, len, &err), 0);
+	ck_assert_int_eq(err.code, CORDON_E_SPEC);
+	ck_assert_str_eq(err.msg, "config.json: nested deeper than 64 levels");
+	ck_assert_int_lt(cordon_oci_resources_parse(deep, len, &res, &err), 0);
+	ck_assert_str_eq(err.msg, "resources: nested deeper than 64 levels");
+	cordon_spec_free(&spec);
+
+	/* 64 levels: the config object, "x" and 62 more arrays, accepted as an unknown field. */
+	cordon_spec_init(&spec);
+	len = (size_t)sprintf(deep, "{\"ociVersion\": " D_VERSION ", \"process\": " D_PROCESS
+				    ", \"root\": " D_ROOT ", \"linux\": " D_LINUX ", \"x\": ");
+	memset(deep + len, '[', 63);
+	memset(deep + len + 63, ']', 63);
+	len += 126;
+	deep[len++] = '}';
+	ck_assert_msg(cordon_spec_from_oci(&spec, "/b", deep, len, &err) == 0, "%s", err.msg);
+	/* An exec --process document one level over. */
+	memset(deep, '[', 65);
+	memset(deep + 65, ']', 65);
+	ck_assert_int_lt(cordon_spec_process_from_json(&spec, deep, 130, &err), 0);
+	ck_assert_str_eq(err.msg, "nested deeper than 64 levels");
+	cordon_spec_free(&spec);
+}
+END_TEST
+
 /* --- what is accepted --------------------------------------------------- */
 
 START_TEST(unknown_fields_and_null_ignored)
@@ -1315,6 +1360,7 @@ static Suite *spec_oci_suite(void)
 	tcase_add_loop_test(tc, refusal, 0, (int)ARRAY_SIZE(refusals));
 	tcase_add_test(tc, not_json);
 	tcase_add_test(tc, nul_byte_refused);
+	tcase_add_test(tc, deep_nesting_refused);
 	tcase_add_test(tc, truncated_configs);
 	suite_add_tcase(s, tc);
 
