@@ -233,10 +233,20 @@ int cordon_cgroup_create(const struct cordon_cgroup_layout *layout,
 /* Move pid into every cgroup of the sandbox. */
 int cordon_cgroup_attach(const struct cordon_cgroup *cg, pid_t pid, struct cordon_error *err);
 void cordon_cgroup_stats(const struct cordon_cgroup *cg, struct cordon_cgroup_stats *st);
-/* Remove the directories (bounded retry on EBUSY). Idempotent. */
+/* Remove the directories and every cgroup below them (see cordon_cgroup_remove_tree, with
+ * kill). Idempotent. */
 void cordon_cgroup_destroy(struct cordon_cgroup *cg);
-/* Remove one directory left by a dead sandbox (used by the sweep). */
-int cordon_cgroup_remove_dir(const char *dir);
+/*
+ * Remove dir, a sandbox's cgroup, and every cgroup below it (the workload
+ * may have made some), depth-first, by fd: no symlink is followed and
+ * nothing outside dir's cgroup filesystem is touched. With kill, the
+ * processes still in the tree are killed (cgroup.kill on v2, SIGKILL to
+ * each member on v1) and the removal retried, boundedly; without (a sweep
+ * of a dead sandbox's directories, which may be in use by someone else
+ * by now), a tree that holds a process is left alone: -EBUSY. -EINVAL
+ * when dir is not a cgroup or is a hierarchy's root. 0 when it is gone.
+ */
+int cordon_cgroup_remove_tree(const char *dir, bool kill);
 
 /*
  * A live sandbox's cgroups, from another process (cordon pause, resume,

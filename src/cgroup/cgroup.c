@@ -8,8 +8,6 @@
 
 #include "cgroup-internal.h"
 
-#define RMDIR_TRIES 50 /* × 2 ms: a memory cgroup can take a moment to go offline */
-
 int cordon_cpus_to_quota(const char *cpus, uint64_t *quota, uint64_t *period)
 {
 	uint64_t ms;
@@ -338,26 +336,14 @@ void cordon_cgroup_stats(const struct cordon_cgroup *cg, struct cordon_cgroup_st
 	}
 }
 
-int cordon_cgroup_remove_dir(const char *dir)
-{
-	struct timespec pause = { 0, 2 * 1000 * 1000 };
-
-	for (int i = 0; i < RMDIR_TRIES; i++) {
-		if (rmdir(dir) == 0 || errno == ENOENT)
-			return 0;
-		if (errno != EBUSY)
-			return -errno;
-		nanosleep(&pause, NULL);
-	}
-	return -EBUSY;
-}
-
 void cordon_cgroup_destroy(struct cordon_cgroup *cg)
 {
 	for (size_t i = 0; i < cg->n; i++) {
-		int r = cordon_cgroup_remove_dir(cg->dir[i]);
+		int r = cordon_cgroup_remove_tree(cg->dir[i], true);
 
-		if (r < 0)
+		if (r == -ELOOP)
+			cordon_warn("could not remove cgroup %s: its tree is too deep", cg->dir[i]);
+		else if (r < 0)
 			cordon_warn("could not remove cgroup %s: %s", cg->dir[i], strerror(-r));
 		free(cg->dir[i]);
 		cg->dir[i] = NULL;

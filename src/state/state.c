@@ -8,6 +8,7 @@
 #include <yajl/yajl_gen.h>
 #include <yajl/yajl_tree.h>
 
+#include "cordon/cgroup.h"
 #include "cordon/state.h"
 
 #define STATE_FILE "state.json"
@@ -520,8 +521,9 @@ int cordon_state_read_config(const struct cordon_state *state, char **text, size
 
 /*
  * A dead sandbox's cgroups: the leaves it recorded (cordon-ID, or the
- * config's linux.cgroupsPath, whatever its name), never a parent; only
- * below /sys/fs/cgroup and without "..". rmdir removes none in use.
+ * config's linux.cgroupsPath, whatever its name) with the cgroups its
+ * workload made below them, never a parent; only below /sys/fs/cgroup and
+ * without "..". A tree that still holds a process is left alone.
  */
 static void remove_cgroups(int dir)
 {
@@ -536,8 +538,7 @@ static void remove_cgroups(int dir)
 		if (strncmp(p, "/sys/fs/cgroup/", 15) != 0 || strstr(p, "/../") ||
 		    strstr(p, "/./") || p[len - 1] == '/' || (len >= 3 && strcmp(p + len - 3, "/..") == 0))
 			continue;
-		for (int i = 0; i < 50 && rmdir(p) < 0 && errno == EBUSY; i++)
-			usleep(2000);
+		cordon_cgroup_remove_tree(p, false);
 	}
 }
 

@@ -7,7 +7,9 @@
 # after every kind of exit. Rootless (no delegation on v1/hybrid): requested
 # limits fail closed, --limits best-effort runs unenforced, a plain run is
 # unaffected. And a "pure v2 view": a private mount namespace with cgroup2
-# mounted on /sys/fs/cgroup.
+# mounted on /sys/fs/cgroup. And cgroups a workload makes below its own
+# (an OCI cgroup mount, host root mapped) removed with it, also after a
+# SIGKILL of the supervisor (the next run's sweep).
 . "$(dirname "$0")/lib.sh"
 
 CG=/sys/fs/cgroup
@@ -64,10 +66,10 @@ expect_fail_closed() {
 cg_case() {
 	local left
 	"$@"
-	left=$(find "$CG" -name "cordon-$CASE_ID-*" -type d 2>/dev/null)
+	left=$(find "$CG" -path "*/cordon-$CASE_ID-*" -type d 2>/dev/null)
 	[ -z "$left" ] || _fail_raw "leftover: cgroup directories remain:" "$(printf '%s\n' "$left" | _indent)"
-	# remove them, so that the next case starts clean
-	[ -z "$left" ] || printf '%s\n' "$left" | sort -r | while read -r d; do rmdir "$d" 2>/dev/null; done
+	# remove them (children first), so that the next case starts clean
+	[ -z "$left" ] || find "$CG" -depth -path "*/cordon-$CASE_ID-*" -type d -exec rmdir {} + 2>/dev/null
 }
 
 # --- memory ----------------------------------------------------------------
@@ -368,6 +370,108 @@ t_cleanup_sigkill_sweep() {
 	[ ! -e "/run/cordon/$DEAD" ] || fail "/run/cordon/$DEAD still there after cordon sweep"
 }
 
+# --- cgroups the workload makes -------------------------------------------------
+#
+# An OCI container with a writable cgroup mount (a new cgroup2 rooted at
+# its cgroup, docs/oci.md) under a config that maps host root (root inside
+# may then write the cgroup2 directories, which host root owns) makes
+# child cgroups below its own and moves processes into them. Its
+# supervisor removes that whole tree when it ends, in every hierarchy;
+# after a SIGKILL of the supervisor, the next run's sweep does.
+
+# Rootless: only a delegated cgroup2 tree is the user's to make children in.
+cg_tree_unavailable() {
+	[ "$MODE" = rootful ] || [ "$HOST_LAYOUT" = v2 ] && return 1
+	skip_case "no cgroup is delegated to $CORDON_TEST_USER on a $HOST_LAYOUT host (v1 cannot delegate; cordon makes no cgroup for it)"
+}
+
+# cg_bundle DIR SCRIPT: a bundle at DIR running sh -c SCRIPT with
+# /sys/fs/cgroup a writable cgroup mount and (rootful) host root mapped.
+cg_bundle() {
+	local dir=$1 spec_args=(spec -b "$1")
+	mk_dir "$dir"
+	[ "$MODE" = rootless ] && spec_args+=(--rootless)
+	cordon "${spec_args[@]}"
+	expect_rc 0 || return 1
+	"$PYTHON" - "$dir/config.json" "$ROOTFS" "$MODE" "$2" <<'PY' || { fail "editing config.json"; return 1; }
+import json, sys
+path, rootfs, mode, script = sys.argv[1:]
+c = json.load(open(path))
+c["root"] = {"path": rootfs, "readonly": True}
+c["process"]["terminal"] = False
+c["process"]["args"] = ["sh", "-c", script]
+c["mounts"] = [m for m in c["mounts"] if not m["destination"].startswith("/sys")]
+c["mounts"].append({"destination": "/sys/fs/cgroup", "type": "cgroup", "source": "cgroup",
+                    "options": ["rw", "nosuid", "nodev", "noexec"]})
+c.get("linux", {}).get("resources", {}).pop("devices", None)
+if mode == "rootful":
+    for k in ("uidMappings", "gidMappings"):
+        c["linux"][k] = [{"containerID": 0, "hostID": 0, "size": 65536}]
+json.dump(c, open(path, "w"))
+PY
+}
+
+# Every cgroup directory of run ID (cordon-ID and all below it), in any hierarchy.
+cg_tree_of() { find "$CG" \( -name "cordon-$1" -o -path "*/cordon-$1/*" \) -type d 2>/dev/null; }
+
+# mkdir -p a/b/c and d, the shell itself into c: a sleep it leaves there
+# is what the pid namespace's end kills while the supervisor removes.
+CG_TREE_SCRIPT='cd /sys/fs/cgroup && mkdir -p a/b/c a/e d || exit 1
+echo $$ >a/b/c/cgroup.procs || exit 1
+sleep 1000 &
+echo "IN $(grep "^0::" /proc/self/cgroup)"'
+
+t_workload_cgroups_removed() {
+	local R=$CASE_DIR/oroot
+	cg_tree_unavailable && return
+	mk_dir "$R"
+	cg_bundle "$CASE_DIR/bundle" "$CG_TREE_SCRIPT
+exit 5" || return
+	next_id
+	cordon --root "$R" run --bundle "$CASE_DIR/bundle" "$ID"
+	if [ "$MODE" = rootless ] && [ "$RC" = 1 ] && [[ $ERR == *"Permission denied"* ]]; then
+		skip_case "the test user's cgroup2 tree is not delegated here"
+		return
+	fi
+	expect_rc 5 "expected the workload's exit status" || return
+	expect_out_eq "IN 0::/a/b/c" "expected the workload in its child cgroup a/b/c"
+	expect_err_lacks "could not remove cgroup"
+	[ -z "$(cg_tree_of "$ID")" ] || fail "the sandbox's cgroups remain after it ended:
+$(cg_tree_of "$ID")"
+}
+
+t_workload_cgroups_sigkill_next_run() {
+	local R=$CASE_DIR/oroot sup dead
+	cg_tree_unavailable && return
+	mk_dir "$R"
+	new_mark
+	cg_bundle "$CASE_DIR/bundle" "$CG_TREE_SCRIPT
+exec sleep $MARK" || return
+	next_id
+	dead=$ID
+	cordon_bg --root "$R" run --bundle "$CASE_DIR/bundle" "$ID"
+	if ! wait_until 10 sleep_running; then
+		fail "the workload never started"
+		return
+	fi
+	[ -n "$(find "$CG" -path "*/cordon-$dead/a/b/c" -type d)" ] ||
+		fail "expected cordon-$dead/a/b/c while it runs: $(cg_tree_of "$dead")"
+	sup=$("$PYTHON" -c 'import json, sys; print(json.load(open(sys.argv[1]))["owner_pid"])' "$R/$dead/state.json")
+	kill -9 "$sup"
+	wait_bg_for 5 || return
+	wait_until 3 no_procs_matching "$MARK" || { fail "the workload outlived its supervisor"; return; }
+	[ -n "$(cg_tree_of "$dead")" ] ||
+		_case_notes+=("note: the cgroups were gone before any sweep (nothing to test the sweep with)")
+	# The next run in the same state root sweeps the dead one's entry.
+	cg_bundle "$CASE_DIR/bundle2" "true" || return
+	next_id
+	cordon --root "$R" run --bundle "$CASE_DIR/bundle2" "$ID"
+	expect_rc 0
+	[ -z "$(cg_tree_of "$dead")" ] || fail "after SIGKILL of the supervisor and a new run, cgroups remain:
+$(cg_tree_of "$dead")"
+	[ ! -e "$R/$dead" ] || fail "$R/$dead still there after the next run"
+}
+
 # --- rootless ------------------------------------------------------------------
 
 t_best_effort() {
@@ -483,6 +587,8 @@ rootful_only "cgroups removed after a normal exit" cg_case t_cleanup_normal_exit
 rootful_only "cgroups removed after --timeout" cg_case t_cleanup_timeout
 rootful_only "cgroups of a SIGKILLed supervisor removed by the next run" cg_case t_cleanup_sigkill_next_run
 rootful_only "cgroups of a SIGKILLed supervisor removed by cordon sweep" cg_case t_cleanup_sigkill_sweep
+each_mode "a workload's own child cgroups (a/b/c, busy) go with the sandbox's, in every hierarchy" cg_case t_workload_cgroups_removed
+each_mode "a workload's own child cgroups: after SIGKILL of the supervisor, the next run's sweep removes them" cg_case t_workload_cgroups_sigkill_next_run
 each_mode "--memory 32 --limits best-effort runs; rootless reports limits_enforced false" cg_case t_best_effort
 each_mode "a plain run succeeds (rootless: default pids limit silently absent)" cg_case t_plain_run
 if [ "$HOST_LAYOUT" = hybrid ]; then

@@ -277,15 +277,21 @@ crun() {
 # crun_bg: like crun, in the background; sets BG_PID (the pid of the
 # command started, which for rootless is runuser's) and ID.
 crun_bg() {
-	local opts=() _argv
+	local opts=()
 	while [ $# -gt 0 ] && [ "$1" != -- ]; do
 		opts+=("$1")
 		shift
 	done
 	[ $# -gt 0 ] && shift
 	next_id
-	_cordon_argv run --name "$ID" "${opts[@]}" "$ROOTFS" -- "$@"
-	_show run --name "$ID" "${opts[@]}" "$ROOTFS" -- "$@"
+	cordon_bg run --name "$ID" "${opts[@]}" "$ROOTFS" -- "$@"
+}
+
+# cordon_bg ARGS...: like cordon, in the background; sets BG_PID.
+cordon_bg() {
+	local _argv
+	_cordon_argv "$@"
+	_show "$@"
 	LAST_CMD="(cd $WS && $MODE: cordon $SHOWN) &"
 	pushd "$WS" >/dev/null || return 1
 	# In a subshell (no exec), so bash prints no job notice when the test

@@ -1515,6 +1515,124 @@ START_TEST(apply_resources_v1_files)
 }
 END_TEST
 
+/* --- removing a tree ----------------------------------------------------- */
+
+/* A member that stays until killed. */
+static void stay_forever(int out)
+{
+	(void)out;
+	for (;;)
+		pause();
+}
+
+static void mkdirs_below(const char *dir, const char *const *rels, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		char path[PATH_MAX];
+
+		snprintf(path, sizeof(path), "%s/%s", dir, rels[i]);
+		ck_assert_msg(mkdir(path, 0755) == 0, "mkdir %s: %s", path, strerror(errno));
+	}
+}
+
+static void put_in(const char *dir, pid_t pid)
+{
+	char v[32];
+
+	snprintf(v, sizeof(v), "%d", (int)pid);
+	ck_assert_int_eq(cordon_write_file_at(AT_FDCWD, dir, v, strlen(v)), 0);
+}
+
+/*
+ * What a workload with a writable cgroup mount leaves: child cgroups
+ * a/b/c and a/e and d below the sandbox's, in every hierarchy, a process
+ * in a/b/c. A sweep (no kill) leaves such a tree alone, the supervisor's
+ * destroy kills the process and removes everything, children first.
+ */
+START_TEST(remove_tree_nested_busy)
+{
+	static const char *const rels[] = { "a", "a/b", "a/b/c", "a/e", "d" };
+	struct cordon_cgroup_layout layout;
+	struct cordon_limits none = { 0 };
+	struct cordon_cgroup cg;
+	struct cordon_error err = { 0 };
+	char *dirs[CORDON_CGROUP_MAX_HIER] = { 0 };
+	struct child c;
+	size_t n;
+	int status;
+
+	NEED_ROOT();
+	ck_assert_int_eq(cordon_cgroup_detect(&layout, &err), 0);
+	if (layout.kind == CORDON_CGROUP_NONE)
+		SKIP_CASE("no cgroups mounted at /sys/fs/cgroup");
+	/* an OCI container's set: every hierarchy, unified among them */
+	ck_assert_msg(cordon_cgroup_create(&layout, PLACE(new_id()), &none, CORDON_CGROUP_WANT_OCI,
+					   &cg, &err) == 0,
+		      "create: %s (errno %d)", err.msg, err.errnum);
+	ck_assert_uint_ge(cg.n, 1);
+	n = cg.n;
+	child_start(&c, stay_forever);
+	for (size_t i = 0; i < n; i++) {
+		char leaf[PATH_MAX];
+
+		dirs[i] = strdup(cg.dir[i]);
+		mkdirs_below(cg.dir[i], rels, ARRAY_SIZE(rels));
+		snprintf(leaf, sizeof(leaf), "%s/a/b/c/cgroup.procs", cg.dir[i]);
+		put_in(leaf, c.pid);
+	}
+	/* in use: a sweep touches nothing */
+	for (size_t i = 0; i < n; i++) {
+		char leaf[PATH_MAX];
+
+		ck_assert_int_eq(cordon_cgroup_remove_tree(dirs[i], false), -EBUSY);
+		snprintf(leaf, sizeof(leaf), "%s/a/b/c", dirs[i]);
+		ck_assert_msg(dir_exists(leaf), "%s removed by a sweep while in use", leaf);
+	}
+	ck_assert_int_eq(kill(c.pid, 0), 0);
+	cordon_cgroup_destroy(&cg);
+	for (size_t i = 0; i < n; i++) {
+		ck_assert_msg(!dir_exists(dirs[i]), "%s still there after destroy", dirs[i]);
+		free(dirs[i]);
+	}
+	ck_assert_int_eq(waitpid(c.pid, &status, 0), c.pid);
+	ck_assert_msg(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL, "member status 0x%x",
+		      status);
+	close(c.go);
+	close(c.results);
+	cordon_cgroup_layout_free(&layout);
+}
+END_TEST
+
+/* Never anything but a cgroup below a hierarchy's root, never through a symlink. */
+START_TEST(remove_tree_refuses_what_is_not_a_sandbox_cgroup)
+{
+	char *tmp = unit_tmpdir(), path[PATH_MAX], link[PATH_MAX];
+	struct statfs sfs;
+
+	snprintf(path, sizeof(path), "%s/x/y", tmp);
+	unit_mkdirs(tmp, "x/y");
+	snprintf(path, sizeof(path), "%s/x", tmp);
+	ck_assert_int_eq(cordon_cgroup_remove_tree(path, true), -EINVAL);
+	ck_assert(dir_exists(path));
+	snprintf(link, sizeof(link), "%s/l", tmp);
+	ck_assert_int_eq(symlink(path, link), 0);
+	ck_assert_int_eq(cordon_cgroup_remove_tree(link, true), -ENOTDIR); /* O_NOFOLLOW */
+	ck_assert(dir_exists(path));
+	snprintf(path, sizeof(path), "%s/gone", tmp);
+	ck_assert_int_eq(cordon_cgroup_remove_tree(path, true), 0);
+	unit_rm_rf(tmp);
+	free(tmp);
+	/* a hierarchy's root (without kill: the check comes first either way) */
+	if (statfs("/sys/fs/cgroup/pids", &sfs) == 0 && sfs.f_type == CGROUP_SUPER_MAGIC)
+		ck_assert_int_eq(cordon_cgroup_remove_tree("/sys/fs/cgroup/pids", false), -EINVAL);
+	if (statfs("/sys/fs/cgroup", &sfs) == 0 && sfs.f_type == CGROUP2_SUPER_MAGIC)
+		ck_assert_int_eq(cordon_cgroup_remove_tree("/sys/fs/cgroup", false), -EINVAL);
+	if (statfs("/sys/fs/cgroup/unified", &sfs) == 0 && sfs.f_type == CGROUP2_SUPER_MAGIC)
+		ck_assert_int_eq(cordon_cgroup_remove_tree("/sys/fs/cgroup/unified", false),
+				 -EINVAL);
+}
+END_TEST
+
 static Suite *cgroup_suite(void)
 {
 	Suite *s = suite_create("cgroup");
@@ -1548,6 +1666,7 @@ static Suite *cgroup_suite(void)
 	tcase_add_test(tc, place_default_and_parent);
 	tcase_add_test(tc, place_cgroups_path);
 	tcase_add_test(tc, device_rules_container_defaults);
+	tcase_add_test(tc, remove_tree_refuses_what_is_not_a_sandbox_cgroup);
 	suite_add_tcase(s, tc);
 
 	/* On this host's real hierarchies; each case skips itself unless root. */
@@ -1557,6 +1676,7 @@ static Suite *cgroup_suite(void)
 	tcase_add_test(tc, create_attach_limits_destroy);
 	tcase_add_test(tc, create_default_pids_and_stats);
 	tcase_add_test(tc, create_cgroups_path_nested);
+	tcase_add_test(tc, remove_tree_nested_busy);
 	tcase_add_test(tc, devices_v1_enforced);
 	tcase_add_test(tc, devices_v2_bpf_enforced);
 	tcase_add_loop_test(tc, devices_v1_rule_sets, 0, ARRAY_SIZE(dev_cases));
