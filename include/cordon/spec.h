@@ -15,6 +15,7 @@
 #include "cordon/core.h"
 #include "cordon/net.h"
 #include "cordon/security.h"
+#include "cordon/userns.h"
 
 #define CORDON_TMPFS_DEFAULT_MB 256
 #define CORDON_TMPFS_MIN_MB 64
@@ -110,6 +111,7 @@ struct cordon_spec {
 	bool print_profile;     /* --print-profile: report, do not run */
 
 	struct cordon_limits limits; /* --memory, --cpus, --pids, ... */
+	struct cordon_user_limits user_limits; /* --user-limit, linux.sysctl user.*; settled by finalize */
 	char *cgroup_parent;         /* --cgroup-parent, or NULL: the caller's cgroup */
 
 	struct cordon_net_spec net;

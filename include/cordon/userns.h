@@ -90,4 +90,65 @@ int cordon_userns_write_direct(pid_t pid, const struct cordon_idmap *uid,
 int cordon_userns_open(const struct cordon_idmap *uid, const struct cordon_idmap *gid,
 		       struct cordon_error *err);
 
+/* --- the sandbox's namespace limits (/proc/sys/user) ---------------------- */
+
+/*
+ * The kernel's per-user-namespace counts ("ucounts"): a count charged in
+ * a namespace is charged as well, up to the initial namespace, to each
+ * ancestor's entry for the uid that owns the child. Everything the
+ * sandbox creates is therefore charged to its owner on the host (host
+ * root, or the caller), whose own limit (128 inotify instances by
+ * default) the sandbox could exhaust. A limit written in the sandbox's
+ * own namespace bounds what all of it together may hold (docs/security.md).
+ * max_user_namespaces is not among them: the workload's is 0, always.
+ */
+enum cordon_user_limit {
+	CORDON_USER_LIMIT_INOTIFY_INSTANCES,
+	CORDON_USER_LIMIT_INOTIFY_WATCHES,
+	CORDON_USER_LIMIT_FANOTIFY_GROUPS,
+	CORDON_USER_LIMIT_FANOTIFY_MARKS,
+	CORDON_USER_LIMIT_IPC_NAMESPACES,
+	CORDON_USER_LIMIT_MNT_NAMESPACES,
+	CORDON_USER_LIMIT_NET_NAMESPACES,
+	CORDON_USER_LIMIT_PID_NAMESPACES,
+	CORDON_USER_LIMIT_UTS_NAMESPACES,
+	CORDON_USER_LIMIT_CGROUP_NAMESPACES,
+	CORDON_USER_LIMIT_TIME_NAMESPACES,
+	CORDON_USER_LIMIT_COUNT
+};
+
+struct cordon_user_limits {
+	int64_t value[CORDON_USER_LIMIT_COUNT]; /* written; -1: not (no such limit here) */
+	int64_t host[CORDON_USER_LIMIT_COUNT];	/* the caller's namespace's, -1 when absent */
+	uint32_t given; /* bit i: value[i] was asked for (--user-limit, linux.sysctl) */
+};
+
+/* The sysctl's name in /proc/sys/user ("max_inotify_instances"). */
+const char *cordon_user_limit_name(enum cordon_user_limit limit);
+/* The limit called name, or -1 when cordon does not set one of that name. */
+int cordon_user_limit_from_name(const char *name);
+void cordon_user_limits_init(struct cordon_user_limits *limits);
+/*
+ * Ask for value (a decimal integer, 0..INT_MAX) of limit name; a limit
+ * asked for twice is refused. Errors are CORDON_E_USAGE and name both.
+ */
+int cordon_user_limit_set(struct cordon_user_limits *limits, const char *name, const char *value,
+			  struct cordon_error *err);
+/* --user-limit NAME=N. */
+int cordon_user_limit_parse(const char *arg, struct cordon_user_limits *limits,
+			    struct cordon_error *err);
+/*
+ * Read the caller's own limits and settle every value: a given one must
+ * exist on this kernel and not exceed the caller's (error code `code`);
+ * the rest get cordon's default, the smaller of a fixed cap and an eighth
+ * of the caller's.
+ */
+int cordon_user_limits_resolve(struct cordon_user_limits *limits, enum cordon_code code,
+			       struct cordon_error *err);
+/*
+ * Write the settled values into the calling process's own user namespace
+ * (the /proc/sys/user that any procfs shows it); needs CAP_SYS_RESOURCE there.
+ */
+int cordon_user_limits_write(const struct cordon_user_limits *limits, struct cordon_error *err);
+
 #endif

@@ -33,6 +33,8 @@ static const char run_usage[] =
 	"  --cap-add CAP[,CAP]       grant a capability from the safe set\n"
 	"  --cap-drop CAP[,CAP]      remove one (ALL for every one)\n"
 	"  --rlimit NAME=SOFT[:HARD] set a resource limit (core, nofile, nproc, ...)\n"
+	"  --user-limit NAME=N       a limit of the sandbox's user namespace\n"
+	"                            (max_inotify_instances, max_inotify_watches, ...)\n"
 	"  --seccomp default|unconfined\n"
 	"  --seccomp-profile FILE    an OCI seccomp profile instead of the default\n"
 	"  --print-profile           print the effective confinement as JSON, run nothing\n"
@@ -78,6 +80,7 @@ enum run_flag {
 	F_CAP_ADD,
 	F_CAP_DROP,
 	F_RLIMIT,
+	F_USER_LIMIT,
 	F_SECCOMP,
 	F_SECCOMP_PROFILE,
 	F_PRINT_PROFILE,
@@ -118,6 +121,7 @@ static const struct cli_flag run_flags[] = {
 	{ "cap-add", F_CAP_ADD, true },
 	{ "cap-drop", F_CAP_DROP, true },
 	{ "rlimit", F_RLIMIT, true },
+	{ "user-limit", F_USER_LIMIT, true },
 	{ "seccomp", F_SECCOMP, true },
 	{ "seccomp-profile", F_SECCOMP_PROFILE, true },
 	{ "print-profile", F_PRINT_PROFILE, false },
@@ -292,6 +296,8 @@ static int apply_flag(struct cordon_spec *spec, int id, const char *value,
 		return parse_caps("--cap-drop", value, &spec->cap_drop, err);
 	case F_RLIMIT:
 		return cordon_rlimit_parse(value, &spec->security.rlimits, err);
+	case F_USER_LIMIT:
+		return cordon_user_limit_parse(value, &spec->user_limits, err);
 	case F_SECCOMP:
 		if (spec->seccomp_profile)
 			return cordon_error_set(err, CORDON_E_USAGE, 0,

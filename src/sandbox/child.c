@@ -173,6 +173,13 @@ static _Noreturn void workload_main(const struct child_ctx *ctx, int ready_fd, i
 	if (limit_user_namespaces(&err) < 0)
 		workload_fail(report_fd, CORDON_EXIT_FAILURE, err.code, err.errnum, "%s", err.msg);
 	/*
+	 * Without a sandbox namespace (--userns host) init's is the host's,
+	 * whose limits are not ours to change: ours bound each of our uids
+	 * instead (docs/security.md). Else init limits the sandbox's.
+	 */
+	if (!ctx->userns && cordon_user_limits_write(&spec->user_limits, &err) < 0)
+		workload_fail(report_fd, CORDON_EXIT_FAILURE, err.code, err.errnum, "%s", err.msg);
+	/*
 	 * Our network namespace's sysctls (a joined one is the supervisor's to
 	 * set): opened while the host's /proc is ours, written once our maps exist.
 	 */
@@ -614,6 +621,18 @@ _Noreturn void sandbox_child(const struct child_ctx *ctx)
 	cordon_fs_host_close(&host);
 	/* The pivot takes the host's /proc away: the workload must be done with it. */
 	workload_host_pid = wait_workload_ready(ctx, workload, report_fd);
+	/*
+	 * The sandbox's namespace limits, which bound everything below it
+	 * together (cordon_user_limits_write). Only now: cordon's own
+	 * namespaces exist (the workload's network namespace, said by its
+	 * report) and the mount API's anonymous trees are gone, so no limit,
+	 * however low, can refuse them. Before the pivot: the sandbox's
+	 * /proc/sys is read-only, the host's /proc shows ours all the same.
+	 */
+	if (ctx->userns && cordon_user_limits_write(&ctx->spec->user_limits, &err) < 0) {
+		kill(workload, SIGKILL);
+		setup_failed(ctx, &err);
+	}
 	/* Its report also says its network namespace exists: link it to ours. */
 	if (net && cordon_gateway_link(workload, &err) < 0) {
 		kill(workload, SIGKILL);

@@ -71,6 +71,39 @@ static void limit(yajl_gen g, const char *k, uint64_t v)
 		yajl_gen_null(g);
 }
 
+/*
+ * The namespace limits: each one's value, the caller's own and whether it
+ * was asked for; null for a limit this kernel lacks. Written in the
+ * sandbox's namespace, or the workload's under --userns host.
+ */
+static void user_limits(yajl_gen g, const struct cordon_spec *spec)
+{
+	const struct cordon_user_limits *l = &spec->user_limits;
+
+	key(g, "user_limits");
+	yajl_gen_map_open(g);
+	key(g, "namespace");
+	str(g, spec->userns == CORDON_USERNS_HOST ? "workload" : "sandbox");
+	for (int i = 0; i < CORDON_USER_LIMIT_COUNT; i++) {
+		key(g, cordon_user_limit_name(i));
+		yajl_gen_map_open(g);
+		key(g, "limit");
+		if (l->value[i] >= 0)
+			yajl_gen_integer(g, l->value[i]);
+		else
+			yajl_gen_null(g);
+		key(g, "caller");
+		if (l->host[i] >= 0)
+			yajl_gen_integer(g, l->host[i]);
+		else
+			yajl_gen_null(g);
+		key(g, "given");
+		yajl_gen_bool(g, (l->given >> i) & 1);
+		yajl_gen_map_close(g);
+	}
+	yajl_gen_map_close(g);
+}
+
 static int cgroup_layout(yajl_gen g, const struct cordon_spec *spec, struct cordon_error *err)
 {
 	struct cordon_cgroup_layout layout;
@@ -205,6 +238,8 @@ int cordon_sandbox_print_profile(const struct cordon_spec *spec, struct cordon_e
 		yajl_gen_array_close(g);
 	}
 	yajl_gen_map_close(g);
+
+	user_limits(g, spec);
 
 	key(g, "proc");
 	yajl_gen_map_open(g);

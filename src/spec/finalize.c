@@ -390,6 +390,8 @@ static int finalize_oci(struct cordon_spec *spec, struct cordon_error *err)
 	r = resolve_limits(spec, err);
 	if (r < 0)
 		return r;
+	if (cordon_user_limits_resolve(&spec->user_limits, CORDON_E_SPEC, err) < 0)
+		return err->code == CORDON_E_SPEC ? cordon_error_wrap(err, "linux.sysctl") : -1;
 	/* The annotations' network policy (oci-net.c): the backend, the default upstreams. */
 	if (spec->net.n_allow && cordon_spec_finalize_net(spec, err) < 0)
 		return cordon_error_wrap(err, "annotations.run.cordon.net.allow");
@@ -487,6 +489,8 @@ int cordon_spec_finalize(struct cordon_spec *spec, struct cordon_error *err)
 	r = resolve_limits(spec, err);
 	if (r < 0)
 		return r;
+	if (cordon_user_limits_resolve(&spec->user_limits, CORDON_E_USAGE, err) < 0)
+		return err->code == CORDON_E_USAGE ? cordon_error_wrap(err, "--user-limit") : -1;
 	r = cordon_spec_finalize_net(spec, err);
 	if (r < 0)
 		return r;

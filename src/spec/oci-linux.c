@@ -282,6 +282,19 @@ static int parse_sysctl(struct oci_parse *p, yajl_val map)
 			    strlen(key) ||
 		    key[0] == '.' || strstr(key, "..") || key[strlen(key) - 1] == '.')
 			return oci_error(p->err, "linux.sysctl.%s: not a sysctl name", given);
+		/*
+		 * The limits of the sandbox's own user namespace (a container
+		 * always has one): cordon's defaults, overridden, written by the
+		 * init (cordon_user_limits_write), not by the path below.
+		 */
+		if (strncmp(key, "user.", 5) == 0) {
+			if (cordon_user_limit_set(&p->spec->user_limits, key + 5,
+						  oci->sysctl[2 * i + 1], p->err) < 0) {
+				p->err->code = CORDON_E_SPEC;
+				return cordon_error_wrap(p->err, "linux.sysctl.%s", key);
+			}
+			continue;
+		}
 		ns = cordon_oci_sysctl_namespace(key);
 		if (ns < 0)
 			return oci_error(

@@ -256,6 +256,7 @@ static void reset_config_fields(struct cordon_spec *spec)
 	cordon_seccomp_profile_free(&spec->security);
 	spec->security.seccomp = CORDON_SECCOMP_DEFAULT;
 	memset(&spec->limits, 0, sizeof(spec->limits));
+	cordon_user_limits_init(&spec->user_limits);
 	/* The network annotations' share of spec->net. */
 	cordon_strv_free(TAKE_PTR(spec->net.allow));
 	spec->net.n_allow = 0;

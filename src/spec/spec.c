@@ -19,6 +19,7 @@ void cordon_spec_init(struct cordon_spec *spec)
 	cordon_rlimits_default(&spec->security.rlimits);
 	spec->security.seccomp = CORDON_SECCOMP_DEFAULT;
 	spec->result_dir_fd = -1;
+	cordon_user_limits_init(&spec->user_limits);
 }
 
 void cordon_spec_free(struct cordon_spec *spec)

@@ -639,3 +639,23 @@ if [ ! -x "$CORDON_ROOTFS/bin/sh" ] && [ ! -L "$CORDON_ROOTFS/bin/sh" ]; then
 	_done=1
 	exit 1
 fi
+
+# parent_userns_sysctls PID: "NAME VALUE" lines of /proc/sys/user as the
+# parent of PID's user namespace sees them (a sandbox's outer namespace,
+# from its workload's pid), read by this mode's user after setns into it.
+parent_userns_sysctls() {
+	local _argv=("$PYTHON" -c '
+import ctypes, fcntl, os, sys
+fd = os.open("/proc/%s/ns/user" % sys.argv[1], os.O_RDONLY)
+parent = fcntl.ioctl(fd, 0xb702)  # NS_GET_PARENT
+if ctypes.CDLL(None, use_errno=True).setns(parent, 0x10000000) != 0:  # CLONE_NEWUSER
+    sys.exit("setns: " + os.strerror(ctypes.get_errno()))
+for n in sorted(os.listdir("/proc/sys/user")):
+    print(n, open("/proc/sys/user/" + n).read().strip())
+' "$1")
+	if [ "$MODE" = rootless ] && is_root; then
+		as_user "${_argv[@]}"
+	else
+		"${_argv[@]}"
+	fi
+}

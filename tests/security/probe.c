@@ -21,10 +21,17 @@
  * open_by_handle_at kexec_load init_module finit_module delete_module
  * chroot[:DIR] chroot-escape:PATH open-write:PATH open-read:PATH
  * mkdir:PATH mknod:PATH chown:PATH:UID setuid:UID ids fds abstract:NAME
- * tcp:PORT bind:PORT int80[:NR] x32[:NR] dns-reset:HOST:PORT:NAME:COUNT;
+ * tcp:PORT bind:PORT int80[:NR] x32[:NR] dns-reset:HOST:PORT:NAME:COUNT
+ * inotify-init inotify-count[:WAIT] inotify-watches;
  * NS is none, newuser, newns,
  * newnet, newpid, newuts, newipc, newcgroup or newtime. Numbers may be
  * hex and use all 64 bits (passed to the kernel through syscall()).
+ *
+ * inotify-count opens inotify instances until one fails and prints the
+ * errno and how many it got ("EMFILE 16"); with WAIT it then holds them
+ * until the file WAIT exists (a test's synchronisation, no timing).
+ * inotify-watches adds watches to one instance, each on a new file in
+ * /tmp, until one fails ("ENOSPC 5").
  *
  * Linked statically so it runs in the busybox rootfs.
  */
@@ -45,6 +52,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/personality.h>
@@ -523,6 +531,54 @@ static void do_x32(long nr)
 		printf("%s=returned %ld\n", cur, ret);
 }
 
+static void do_inotify_count(const char *wait_path)
+{
+	long n = 0;
+	int e;
+
+	while (inotify_init1(IN_CLOEXEC) >= 0)
+		n++;
+	e = errno;
+	printf("%s=%s %ld\n", cur, strerrorname_np(e), n);
+	fflush(stdout);
+	/* Held (the fds stay open) until the caller says so. */
+	while (wait_path && access(wait_path, F_OK) < 0)
+		usleep(10000);
+}
+
+static void do_inotify_watches(void)
+{
+	int fd = inotify_init1(IN_CLOEXEC);
+	long n = 0;
+	char path[64];
+
+	if (fd < 0) {
+		result_errno(errno);
+		return;
+	}
+	for (;;) {
+		int f;
+
+		snprintf(path, sizeof(path), "/tmp/sec-probe-watch-%ld", n);
+		f = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+		if (f < 0) {
+			printf("%s=open-%s %ld\n", cur, strerrorname_np(errno), n);
+			break;
+		}
+		close(f);
+		if (inotify_add_watch(fd, path, IN_MODIFY) < 0) {
+			printf("%s=%s %ld\n", cur, strerrorname_np(errno), n);
+			break;
+		}
+		n++;
+	}
+	for (long i = 0; i <= n; i++) {
+		snprintf(path, sizeof(path), "/tmp/sec-probe-watch-%ld", i);
+		unlink(path);
+	}
+	close(fd);
+}
+
 static void run(char *spec)
 {
 	char *arg[4] = { NULL }, *p;
@@ -639,6 +695,12 @@ static void run(char *spec)
 		do_x32(num(a1, 39 /* getpid */));
 	else if (IS("dns-reset"))
 		do_dns_reset(a1, (int)num(a2, 53), arg[2], num(arg[3], 1));
+	else if (IS("inotify-init"))
+		report_fd(inotify_init1(IN_CLOEXEC));
+	else if (IS("inotify-count"))
+		do_inotify_count(a1);
+	else if (IS("inotify-watches"))
+		do_inotify_watches();
 	else {
 		fprintf(stderr, "sec-probe: unknown action '%s'\n", spec);
 		exit(2);

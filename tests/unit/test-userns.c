@@ -402,6 +402,69 @@ START_TEST(subid_unreadable_file)
 }
 END_TEST
 
+/* --user-limit NAME=N: known names, decimal 0..INT_MAX, once each. */
+START_TEST(user_limit_parse)
+{
+	struct cordon_user_limits l;
+	struct cordon_error err = { 0 };
+	static const char *const bad[] = { "max_nothing=1", "max_user_namespaces=0", "=1",
+					   "max_inotify_instances", "max_inotify_instances=",
+					   "max_inotify_instances=-1", "max_inotify_instances=0x10",
+					   "max_inotify_instances=2147483648", "max_inotify_instances= 1" };
+
+	cordon_user_limits_init(&l);
+	ck_assert_int_eq(cordon_user_limit_parse("max_inotify_instances=7", &l, &err), 0);
+	ck_assert_int_eq(cordon_user_limit_parse("max_time_namespaces=0", &l, &err), 0);
+	ck_assert_int_eq(l.value[CORDON_USER_LIMIT_INOTIFY_INSTANCES], 7);
+	ck_assert_int_eq(l.value[CORDON_USER_LIMIT_TIME_NAMESPACES], 0);
+	ck_assert_uint_eq(l.given, (1u << CORDON_USER_LIMIT_INOTIFY_INSTANCES) |
+					   (1u << CORDON_USER_LIMIT_TIME_NAMESPACES));
+	ck_assert_int_eq(cordon_user_limit_parse("max_inotify_instances=8", &l, &err), -1);
+	ck_assert_ptr_nonnull(strstr(err.msg, "given twice"));
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		cordon_user_limits_init(&l);
+		ck_assert_int_eq(cordon_user_limit_parse(bad[i], &l, &err), -1);
+		ck_assert_int_eq(err.code, CORDON_E_USAGE);
+		ck_assert_ptr_nonnull(strstr(err.msg, "--user-limit"));
+		ck_assert_uint_eq(l.given, 0);
+	}
+	for (int i = 0; i < CORDON_USER_LIMIT_COUNT; i++)
+		ck_assert_int_eq(cordon_user_limit_from_name(cordon_user_limit_name(i)), i);
+	ck_assert_int_eq(cordon_user_limit_from_name("max_user_namespaces"), -1);
+}
+END_TEST
+
+/* Defaults from the caller's own limits: below them; a given one above them is refused. */
+START_TEST(user_limit_resolve)
+{
+	struct cordon_user_limits l;
+	struct cordon_error err = { 0 };
+	int64_t own;
+
+	cordon_user_limits_init(&l);
+	ck_assert_int_eq(cordon_user_limits_resolve(&l, CORDON_E_USAGE, &err), 0);
+	for (int i = 0; i < CORDON_USER_LIMIT_COUNT; i++) {
+		if (l.host[i] < 0) {
+			ck_assert_int_eq(l.value[i], -1);
+			continue;
+		}
+		ck_assert_int_le(l.value[i], l.host[i] / 8);
+		ck_assert_int_le(l.value[i], 65536);
+	}
+	own = l.host[CORDON_USER_LIMIT_INOTIFY_INSTANCES];
+	if (own >= 0 && own < 2147483647) {
+		char arg[64];
+
+		cordon_user_limits_init(&l);
+		snprintf(arg, sizeof(arg), "max_inotify_instances=%lld", (long long)own + 1);
+		ck_assert_int_eq(cordon_user_limit_parse(arg, &l, &err), 0);
+		ck_assert_int_eq(cordon_user_limits_resolve(&l, CORDON_E_SPEC, &err), -1);
+		ck_assert_int_eq(err.code, CORDON_E_SPEC);
+		ck_assert_ptr_nonnull(strstr(err.msg, "user.max_inotify_instances"));
+	}
+}
+END_TEST
+
 static Suite *userns_suite(void)
 {
 	Suite *s = suite_create("userns");
@@ -419,6 +482,8 @@ static Suite *userns_suite(void)
 	tcase_add_test(tc, to_outside_unmapped);
 	tcase_add_test(tc, format_map);
 	tcase_add_test(tc, format_empty_and_short_buffer);
+	tcase_add_test(tc, user_limit_parse);
+	tcase_add_test(tc, user_limit_resolve);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("subid");

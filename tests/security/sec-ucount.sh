@@ -1,0 +1,199 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# shellcheck disable=SC2317 # cases are called through sec_each
+# security: the kernel's per-user limits (ucounts) that a sandbox would
+# otherwise share with its owner on the host. Every inotify instance or
+# watch, fanotify group or mark and namespace made inside is charged to
+# the owner of the sandbox's user namespace as well (host root rootful,
+# the caller rootless): without a limit of its own, one sandbox holding
+# 128 inotify instances made inotify_init1 fail with EMFILE for its owner.
+# The sandbox's namespace gets limits below the owner's (docs/security.md),
+# --user-limit changes them, bad ones are refused before anything exists.
+. "$(dirname "$0")/seclib.sh"
+
+LIMIT_NAMES=(max_inotify_instances max_inotify_watches max_fanotify_groups max_fanotify_marks
+	max_ipc_namespaces max_mnt_namespaces max_net_namespaces max_pid_namespaces
+	max_uts_namespaces max_cgroup_namespaces max_time_namespaces)
+
+# cordon's default for limit NAME: the smaller of its cap and an eighth of
+# the caller's own (the test user's is the host's, as root's).
+udefault() {
+	local name=$1 cap own v
+	case $name in
+	max_inotify_instances | max_fanotify_groups) cap=128 ;;
+	max_inotify_watches | max_fanotify_marks) cap=65536 ;;
+	*) cap=16 ;;
+	esac
+	own=$(<"/proc/sys/user/$name")
+	v=$((own / 8))
+	[ "$v" -lt "$cap" ] || v=$cap
+	echo "$v"
+}
+
+# The probe as this mode's user on the host.
+host_probe() {
+	if [ "$MODE" = rootless ]; then
+		local USER_PREFIX
+		_user_prefix
+		run "${USER_PREFIX[@]}" "$SEC_PROBE" "$@"
+	else
+		run "$SEC_PROBE" "$@"
+	fi
+}
+
+held() { grep -q '^inotify-count:' "$CASE_DIR/out" 2>/dev/null; }
+
+# A sandbox that opens inotify instances until the kernel refuses one and
+# holds them until $WS/go exists; OPTIONS are cordon's. Sets BG_PID, and
+# HELD to the count line once it is there.
+hold_inotify() {
+	rm -f "$WS/go"
+	crun_bg "$@" -- sec-probe inotify-count:/workspace/go
+	if ! wait_until 20 held; then
+		touch "$WS/go"
+		wait_bg_for 20
+		fail "the sandbox did not report its inotify count"
+		return 1
+	fi
+	HELD=$(grep '^inotify-count:' "$CASE_DIR/out")
+	HELD=${HELD#*=}
+}
+
+release_inotify() {
+	touch "$WS/go"
+	wait_bg_for 20 || return 1
+	expect_rc 0
+}
+
+# The workload's pid (the probe) of the sandbox hold_inotify started.
+held_workload() {
+	local line pid
+	while read -r line; do
+		pid=${line%%:*}
+		[ "$(_argv0_of "$pid")" = sec-probe ] && echo "$pid" && return 0
+	done < <(procs_matching "inotify-count:/workspace/go")
+	return 1
+}
+
+# Inside, instances stop at the sandbox's limit, whatever the owner has left.
+t_inotify_default() {
+	crun --no-workspace -- sec-probe inotify-count
+	expect_rc 0
+	probe_is inotify-count "EMFILE $(udefault max_inotify_instances)"
+}
+
+# Watches too (of all the sandbox's instances together).
+t_watches_default() {
+	crun --no-workspace -- sec-probe inotify-watches
+	expect_rc 0
+	probe_is inotify-watches "ENOSPC $(udefault max_inotify_watches)"
+}
+
+# The regression: while a sandbox holds every instance it can get, its
+# owner on the host (root, or the caller) can still make one.
+t_owner_keeps_inotify() {
+	hold_inotify || return
+	[ "$HELD" = "EMFILE $(udefault max_inotify_instances)" ] ||
+		fail "the sandbox got '$HELD' inotify instances"
+	host_probe inotify-init
+	probe_is inotify-init ok
+	release_inotify
+	host_probe inotify-init
+	probe_is inotify-init ok
+}
+
+# Two sandboxes at their limits at once: each has its own, the owner still has some.
+t_two_sandboxes() {
+	local first
+	hold_inotify || return
+	first=$BG_PID
+	crun --no-workspace -- sec-probe inotify-count
+	probe_is inotify-count "EMFILE $(udefault max_inotify_instances)"
+	host_probe inotify-init
+	probe_is inotify-init ok
+	BG_PID=$first
+	release_inotify
+}
+
+# --user-limit sets them, low or high (up to the caller's own).
+t_override() {
+	crun --no-workspace --user-limit max_inotify_instances=3 --user-limit max_inotify_watches=5 \
+		-- sh -c 'sec-probe inotify-count; sec-probe inotify-watches'
+	expect_rc 0
+	probe_is inotify-count "EMFILE 3"
+	probe_is inotify-watches "ENOSPC 5"
+	crun --no-workspace --user-limit max_inotify_instances=0 -- sec-probe inotify-count
+	probe_is inotify-count "EMFILE 0"
+	crun --no-workspace --user-limit "max_inotify_instances=$(($(</proc/sys/user/max_inotify_instances) + 1))" \
+		-- sec-probe inotify-count
+	expect_rc 125
+	expect_err_has "CORDON_E_USAGE: --user-limit: user.max_inotify_instances="
+	expect_err_has "above the caller's own"
+}
+
+# Every limit sits in the sandbox's outer namespace (U1), where the
+# workload can neither see nor change it; the workload's own (U2) is
+# unbounded but for max_user_namespaces, and it holds no CAP_SYS_RESOURCE.
+t_outer_namespace() {
+	local name want got pid
+	hold_inotify --user-limit max_pid_namespaces=2 || return
+	pid=$(held_workload) || { fail "no workload process found"; release_inotify; return; }
+	OUT=$(parent_userns_sysctls "$pid" 2>&1)
+	for name in "${LIMIT_NAMES[@]}"; do
+		want=$(udefault "$name")
+		[ "$name" = max_pid_namespaces ] && want=2
+		got=$(printf '%s\n' "$OUT" | awk -v n="$name" '$1 == n { print $2 }')
+		[ "$got" = "$want" ] || fail "outer namespace: $name is '$got', expected $want ($OUT)"
+	done
+	release_inotify
+	crun --no-workspace -- cat /proc/sys/user/max_inotify_instances
+	expect_out_eq 2147483647
+	crun --no-workspace --cap-add SYS_RESOURCE -- true
+	expect_rc 125
+}
+
+# Without a sandbox namespace the workload's own namespace gets them.
+t_userns_host() {
+	crun --no-workspace --userns host -- sec-probe inotify-count
+	expect_rc 0
+	probe_is inotify-count "EMFILE $(udefault max_inotify_instances)"
+	crun --no-workspace --userns host --print-profile
+	expect_rc 0
+	expect_out_has '"namespace": "workload"'
+}
+
+t_bad_limits() {
+	local arg
+	for arg in 'max_nothing=1' 'max_user_namespaces=5' 'user.max_inotify_instances=1' \
+		'max_inotify_instances' '=4' 'max_inotify_instances=' 'max_inotify_instances=x' \
+		'max_inotify_instances=-1' 'max_inotify_instances=2147483648' \
+		'max_inotify_instances=0x10'; do
+		crun --no-workspace --user-limit "$arg" -- true
+		expect_rc 125
+		expect_err_has "CORDON_E_USAGE: --user-limit"
+		expect_err_has "${arg%%=*}"
+	done
+	crun --no-workspace --user-limit max_net_namespaces=3 --user-limit max_net_namespaces=4 -- true
+	expect_rc 125
+	expect_err_has "max_net_namespaces: given twice"
+}
+
+t_print_profile() {
+	local pp='import json, sys; u = json.load(sys.stdin)["user_limits"]; print(u["namespace"], *(u[k]["limit"] for k in sys.argv[1:]), u["max_net_namespaces"]["given"])'
+	cordon run --print-profile --user-limit max_net_namespaces=4 "$ROOTFS"
+	expect_rc 0
+	OUT=$("$PYTHON" -c "$pp" "${LIMIT_NAMES[@]}" <<<"$OUT")
+	[ "$OUT" = "sandbox $(for n in "${LIMIT_NAMES[@]}"; do [ "$n" = max_net_namespaces ] && echo -n "4 " || echo -n "$(udefault "$n") "; done)True" ] ||
+		fail "unexpected user_limits in the profile: $OUT"
+}
+
+sec_each "inotify instances stop at the sandbox's limit" t_inotify_default
+sec_each "inotify watches stop at the sandbox's limit" t_watches_default
+sec_each "the owner can still inotify_init1 while a sandbox holds its maximum" t_owner_keeps_inotify
+sec_each "two sandboxes at their limits leave the owner instances" t_two_sandboxes
+sec_each "--user-limit sets the limits (up to the caller's own)" t_override
+sec_each "the limits sit in the outer namespace, out of the workload's reach" t_outer_namespace
+sec_rootful "--userns host: the workload's namespace gets the limits" t_userns_host
+sec_each "bad --user-limit values are refused with 125" t_bad_limits
+sec_each "--print-profile shows the limits" t_print_profile
+done_testing
