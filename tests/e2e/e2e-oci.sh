@@ -326,6 +326,40 @@ t_user_groups_umask() {
 
 # linux.sysctl: network (ids of the container's own), IPC and UTS values, in
 # the container's namespaces only.
+# linux.sysctl user.max_*: the limits of the container's outer user
+# namespace (cordon's defaults for the rest), not the host's; a key cordon
+# does not set, or a value that is not a number, is refused.
+t_sysctl_user() {
+	local id=$CASE_ID-u pid
+	setup_case
+	mk_bundle b sleep "$MARK" || return
+	cfg 'c["linux"]["sysctl"] = {"user.max_inotify_instances": "5", "user.max_net_namespaces": "3"}'
+	oc create -b "$BUNDLE" "$id"
+	expect_rc 0 || return
+	oc start "$id"
+	oc state "$id"
+	pid=$(user_process)
+	OUT=$(parent_userns_sysctls "$pid" 2>&1)
+	[[ $OUT == *$'max_inotify_instances 5\n'* && $OUT == *$'max_net_namespaces 3\n'* &&
+		$OUT == *$'max_ipc_namespaces 16\n'* ]] || fail "the outer namespace's limits: $OUT"
+	[ "$(cat /proc/sys/user/max_inotify_instances)" != 5 ] || fail "the host's limit changed"
+	oc delete --force "$id"
+	expect_rc 0
+	cfg 'c["linux"]["sysctl"] = {"user.max_user_namespaces": "5"}'
+	oc run -b "$BUNDLE" "$id"
+	expect_rc 125
+	expect_err_has "CORDON_E_SPEC: bundle $BUNDLE: linux.sysctl.user.max_user_namespaces: 'max_user_namespaces': not a limit"
+	cfg 'c["linux"]["sysctl"] = {"user.max_inotify_watches": "lots"}'
+	oc run -b "$BUNDLE" "$id"
+	expect_rc 125
+	expect_err_has "CORDON_E_SPEC: bundle $BUNDLE: linux.sysctl.user.max_inotify_watches: max_inotify_watches: expected a number"
+	cfg 'c["linux"]["sysctl"] = {"user.max_inotify_instances": "2147483647"}'
+	oc run -b "$BUNDLE" "$id"
+	expect_rc 125
+	expect_err_has "CORDON_E_SPEC: linux.sysctl: user.max_inotify_instances=2147483647: above the caller's own"
+	end_case
+}
+
 t_sysctl() {
 	local id=$CASE_ID-s
 	setup_case
@@ -929,6 +963,7 @@ each_mode "root.readonly false: the rootfs is writable" t_root_writable
 run_case rootful "root on an overlay, writable: the host's ids; read-only: cordon's range" t_root_overlay_host_ids
 each_mode "process.user: additionalGids and umask, for exec too; domainname; personality" t_user_groups_umask
 each_mode "linux.sysctl: network, IPC and UTS values in the container only" t_sysctl
+each_mode "linux.sysctl user.max_*: the outer user namespace's limits" t_sysctl_user
 each_mode "process.oomScoreAdj: raised by anyone, lowered with CAP_SYS_RESOURCE only" t_oom_score_adj
 each_mode "linux.devices: a host node bound, a FIFO made, a wrong number refused" t_devices
 each_mode "linux.uidMappings/gidMappings: the launcher's ids" t_config_id_maps
