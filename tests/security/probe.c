@@ -22,7 +22,7 @@
  * chroot[:DIR] chroot-escape:PATH open-write:PATH open-read:PATH
  * mkdir:PATH mknod:PATH chown:PATH:UID setuid:UID ids fds abstract:NAME
  * tcp:PORT bind:PORT int80[:NR] x32[:NR] dns-reset:HOST:PORT:NAME:COUNT
- * inotify-init inotify-count[:WAIT] inotify-watches;
+ * inotify-init inotify-count[:WAIT] inotify-watches forks:MAX;
  * NS is none, newuser, newns,
  * newnet, newpid, newuts, newipc, newcgroup or newtime. Numbers may be
  * hex and use all 64 bits (passed to the kernel through syscall()).
@@ -491,6 +491,110 @@ static void do_dns_reset(const char *host, int port, const char *name, long coun
 	printf("%s=ok %ld\n", cur, done);
 }
 
+/*
+ * The tasks already charged to this process's RLIMIT_NPROC: the kernel
+ * counts per real uid per user namespace (ucounts), so those of /proc's
+ * processes whose real uid is ours and whose user namespace is ours, each
+ * with all its threads; zombies too (the charge goes at reaping). A
+ * process whose namespace link we may not read (cordon's init: not
+ * dumpable, of the parent namespace, though its uid maps to ours) is not
+ * counted: a test that expects an exact count sees it if that was wrong.
+ * -1 when /proc cannot be read.
+ */
+static long nproc_charged(void)
+{
+	struct stat self_ns, ns;
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	long tasks = 0;
+
+	if (!d || stat("/proc/self/ns/user", &self_ns) < 0) {
+		if (d)
+			closedir(d);
+		return -1;
+	}
+	while ((e = readdir(d))) {
+		char path[300], line[256];
+		long ruid = -1, threads = 0;
+		FILE *f;
+
+		if (e->d_name[0] < '1' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/status", e->d_name);
+		f = fopen(path, "re");
+		if (!f)
+			continue; /* gone meanwhile */
+		while (fgets(line, sizeof(line), f)) {
+			if (strncmp(line, "Uid:", 4) == 0)
+				ruid = strtol(line + 4, NULL, 10);
+			else if (strncmp(line, "Threads:", 8) == 0)
+				threads = strtol(line + 8, NULL, 10);
+		}
+		fclose(f);
+		if (ruid != (long)getuid())
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/ns/user", e->d_name);
+		if (stat(path, &ns) == 0 && ns.st_dev == self_ns.st_dev && ns.st_ino == self_ns.st_ino)
+			tasks += threads;
+	}
+	closedir(d);
+	return tasks;
+}
+
+/*
+ * Fork children that stay (each blocks reading a pipe) until a fork
+ * fails or MAX of them run; then let them all go and reap them. Prints
+ * "N+K ERRNO": N children made, K tasks already charged to our RLIMIT_NPROC
+ * before the first fork (this one among them, see nproc_charged), and the
+ * errno of the fork that failed, or "none" when MAX children ran. Under a
+ * process limit L that holds, N+K is L and the errno EAGAIN, whatever the
+ * timing: the children never exit while the probe counts.
+ */
+static void do_forks(long max)
+{
+	long made = 0, before = nproc_charged();
+	int hold[2], err = 0;
+
+	if (max < 1) {
+		fprintf(stderr, "sec-probe: %s: want MAX >= 1\n", cur);
+		exit(2);
+	}
+	if (before < 0) {
+		printf("%s=unknown-charge\n", cur);
+		return;
+	}
+	if (pipe2(hold, O_CLOEXEC) < 0) {
+		result_errno(errno);
+		return;
+	}
+	fflush(stdout);
+	for (; made < max; made++) {
+		pid_t pid = fork();
+
+		if (pid < 0) {
+			err = errno;
+			break;
+		}
+		if (pid == 0) {
+			char c;
+
+			close(hold[1]);
+			/* EOF when the parent closes its end (or dies). */
+			while (read(hold[0], &c, 1) < 0 && errno == EINTR)
+				;
+			_exit(0);
+		}
+	}
+	close(hold[1]);
+	close(hold[0]);
+	while (wait(NULL) > 0 || errno == EINTR)
+		;
+	if (err)
+		printf("%s=%ld+%ld %s\n", cur, made, before, strerrorname_np(err));
+	else
+		printf("%s=%ld+%ld none\n", cur, made, before);
+}
+
 static void do_ids(void)
 {
 	uid_t r, e, s;
@@ -701,6 +805,8 @@ static void run(char *spec)
 		do_inotify_count(a1);
 	else if (IS("inotify-watches"))
 		do_inotify_watches();
+	else if (IS("forks"))
+		do_forks(num(a1, 0));
 	else {
 		fprintf(stderr, "sec-probe: unknown action '%s'\n", spec);
 		exit(2);
