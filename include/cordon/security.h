@@ -30,6 +30,8 @@ int cordon_cap_parse(const char *flag, const char *name, cordon_capset *out,
 		     struct cordon_error *err);
 /* The capabilities --cap-add accepts (see docs/security.md). */
 cordon_capset cordon_cap_safe_set(void);
+/* What a config.json (and `cordon exec --cap`) may grant: the safe set and SETFCAP. */
+cordon_capset cordon_cap_oci_set(void);
 /* Name of capability bit n without the CAP_ prefix, upper case. */
 const char *cordon_cap_name(int cap, char *buf, size_t len);
 
@@ -77,6 +79,13 @@ struct cordon_bpf {
 
 /* The default profile: one program, generated at build time (seccomp-gen.c). */
 size_t cordon_seccomp_default(const struct cordon_bpf **filters);
+/*
+ * The mode guard (seccomp-gen.c): only the default profile's setuid and
+ * setgid mode checks and openat2's ENOSYS, on every x86 ABI. Installed
+ * under --seccomp unconfined or a --seccomp-profile when the sandbox has a
+ * host-backed writable tree (docs/security.md).
+ */
+const struct cordon_bpf *cordon_seccomp_mode_guard(void);
 /* Hex SHA-256 over the concatenated programs: what was loaded, exactly. */
 void cordon_seccomp_digest(const struct cordon_bpf *filters, size_t n, char out[65]);
 
@@ -121,6 +130,11 @@ struct cordon_security {
 	const struct cordon_bpf *filters;
 	size_t n_filters;
 	void *owned; /* filters compiled from a profile (freed with the spec) */
+	/*
+	 * Install cordon_seccomp_mode_guard() before filters: the profile is
+	 * not the default and the sandbox writes a host-backed tree.
+	 */
+	bool mode_guard;
 };
 
 /*

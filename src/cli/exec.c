@@ -101,11 +101,12 @@ static int parse_cap(const char *value, cordon_capset *caps, struct cordon_error
 
 	if (cordon_cap_parse("--cap", value, &one, err) < 0)
 		return -1;
-	if (one & ~cordon_cap_safe_set())
-		return cordon_error_set(err, CORDON_E_USAGE, 0,
-					"--cap %s: refused (only the safe set of --cap-add, see "
-					"docs/security.md)",
-					value);
+	if (one & ~cordon_cap_oci_set())
+		return cordon_error_set(
+			err, CORDON_E_USAGE, 0,
+			"--cap %s: refused (only the safe set a config.json may grant, "
+			"see docs/security.md)",
+			value);
 	*caps |= one;
 	return 0;
 }

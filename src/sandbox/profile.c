@@ -222,6 +222,21 @@ int cordon_sandbox_print_profile(const struct cordon_spec *spec, struct cordon_e
 		key(g, "instructions");
 		yajl_gen_integer(g, (long long)insns);
 	}
+	/* Installed before the filters above (docs/security.md). */
+	key(g, "mode_guard");
+	if (sec->mode_guard) {
+		const struct cordon_bpf *guard = cordon_seccomp_mode_guard();
+
+		yajl_gen_map_open(g);
+		cordon_seccomp_digest(guard, 1, digest);
+		key(g, "sha256");
+		str(g, digest);
+		key(g, "instructions");
+		yajl_gen_integer(g, (long long)guard->len);
+		yajl_gen_map_close(g);
+	} else {
+		yajl_gen_bool(g, 0);
+	}
 	if (spec->seccomp_profile) {
 		key(g, "profile");
 		str(g, spec->seccomp_profile);

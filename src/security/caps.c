@@ -67,15 +67,18 @@ static const char *const cap_names[CAP_LAST_CAP + 1] = {
 
 /*
  * What --cap-add accepts: the set a container runtime traditionally grants
- * root in a container. Each is confined by the user namespace (it acts
- * only on objects the sandbox owns). Everything else -- SYS_ADMIN,
- * NET_ADMIN, SYS_PTRACE, SYS_MODULE, BPF, PERFMON, SYS_RAWIO, ... --
- * widens the kernel surface the workload reaches and is refused.
+ * root in a container, less SETFCAP. Each is confined by the user
+ * namespace (it acts only on objects the sandbox owns). Everything else --
+ * SYS_ADMIN, NET_ADMIN, SYS_PTRACE, SYS_MODULE, BPF, PERFMON, SYS_RAWIO,
+ * ... -- widens the kernel surface the workload reaches and is refused.
+ * SETFCAP is refused for what it leaves behind: a security.capability
+ * written through the idmapped workspace of a directory host root owns
+ * names host root as its owner, and the host honours it.
  */
 static const int safe_caps[] = {
-	CAP_CHOWN,  CAP_DAC_OVERRIDE, CAP_FOWNER,	    CAP_FSETID,	    CAP_KILL,
-	CAP_SETGID, CAP_SETUID,	      CAP_SETPCAP,	    CAP_NET_BIND_SERVICE, CAP_NET_RAW,
-	CAP_SYS_CHROOT, CAP_MKNOD,    CAP_AUDIT_WRITE,	    CAP_SETFCAP,
+	CAP_CHOWN,	CAP_DAC_OVERRIDE, CAP_FOWNER,	   CAP_FSETID,		 CAP_KILL,
+	CAP_SETGID,	CAP_SETUID,	  CAP_SETPCAP,	   CAP_NET_BIND_SERVICE, CAP_NET_RAW,
+	CAP_SYS_CHROOT, CAP_MKNOD,	  CAP_AUDIT_WRITE,
 };
 
 cordon_capset cordon_cap_safe_set(void)
@@ -85,6 +88,16 @@ cordon_capset cordon_cap_safe_set(void)
 	for (size_t i = 0; i < ARRAY_SIZE(safe_caps); i++)
 		set |= 1ULL << safe_caps[i];
 	return set;
+}
+
+/*
+ * A config.json may also grant SETFCAP (Docker's, containerd's and
+ * podman's default sets do; runc and crun apply it): the launcher chose
+ * it, with the root and volumes it set up (docs/security.md).
+ */
+cordon_capset cordon_cap_oci_set(void)
+{
+	return cordon_cap_safe_set() | 1ULL << CAP_SETFCAP;
 }
 
 static int last_cap(void)

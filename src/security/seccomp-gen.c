@@ -7,23 +7,36 @@
  * Usage: cordon-seccomp-gen OUTPUT.c
  *
  * The profile is two parts, built as two libseccomp filters:
- *   allowlist: default EPERM; clone without namespace flags; clone3
- *      ENOSYS (libc falls back to clone); personality(0) and the query
+ *   allowlist: default EPERM; clone without namespace flags; clone3 and
+ *      openat2 ENOSYS (their flags live in memory seccomp cannot read;
+ *      libc falls back to clone and openat); personality(0) and the query
  *      form only. Any architecture but x86_64 (i386 via int 0x80, x32)
- *      kills the process. ioctl and socket are handed to...
- *   argument checks: default allow; TIOCSTI/TIOCLINUX ioctls and netlink
- *      sockets other than NETLINK_ROUTE answer EPERM.
+ *      kills the process. The argument-checked syscalls are handed to...
+ *   argument checks: default allow; TIOCSTI/TIOCLINUX ioctls, netlink
+ *      sockets other than NETLINK_ROUTE, socket families outside the
+ *      allowed few (EAFNOSUPPORT), and every mode argument carrying
+ *      S_ISUID or S_ISGID (chmod, fchmod, fchmodat, fchmodat2, creat,
+ *      mknod, mknodat, and open/openat when they create) answer an error.
  * libseccomp cannot express "ioctl, except these commands" inside a
  * default-deny filter (an unconditional rule overrides the conditional
  * ones), so the second part exists. It used to be a second, stacked
  * program; every program costs the kernel an allocation, a JIT image and
  * an action-cache pass at each sandbox start, so the two are spliced into
- * one here: the allowlist's verdict for ioctl and socket is a marker
- * return, replaced by a jump to the argument checks appended after it.
- * The generator then checks, with a small cBPF interpreter, that the
- * spliced program answers exactly as the two stacked programs would.
+ * one here: the allowlist's verdict for the argument-checked syscalls is
+ * a marker return, replaced by a jump to the argument checks appended
+ * after it. The generator then checks, with a small cBPF interpreter,
+ * that the spliced program answers exactly as the two stacked programs
+ * would.
+ *
+ * A third program, the mode guard, holds only the mode-bit checks and
+ * openat2's ENOSYS, for all three x86 ABIs and allowing everything else:
+ * the runtime installs it under --seccomp unconfined or a
+ * --seccomp-profile when the sandbox has a host-backed writable tree, so
+ * that no profile choice lets the workload leave a setuid or setgid file
+ * on the host (docs/security.md, "Setuid files on the host").
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
@@ -37,55 +50,57 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
-/* Allowed outright (ioctl and socket: see argument_checked). */
+/* Allowed outright (the argument-checked ones: see argument_checked). */
 static const char *const allowed[] = {
 	"accept", "accept4", "access", "adjtimex", "alarm", "arch_prctl", "bind", "brk",
-	"cachestat", "capget", "capset", "chdir", "chmod", "chown", "chroot", "clock_getres",
+	"cachestat", "capget", "capset", "chdir", "chown", "chroot", "clock_getres",
 	"clock_gettime", "clock_nanosleep", "close", "close_range", "connect",
-	"copy_file_range", "creat", "dup", "dup2", "dup3", "epoll_create", "epoll_create1",
+	"copy_file_range", "dup", "dup2", "dup3", "epoll_create", "epoll_create1",
 	"epoll_ctl", "epoll_pwait", "epoll_pwait2", "epoll_wait", "eventfd", "eventfd2",
 	"execve", "execveat", "exit", "exit_group", "faccessat", "faccessat2", "fadvise64",
-	"fallocate", "fchdir", "fchmod", "fchmodat", "fchmodat2", "fchown", "fchownat", "fcntl",
-	"fdatasync", "fgetxattr", "flistxattr", "flock", "fork", "fremovexattr", "fsetxattr",
-	"fstat", "fstatfs", "fsync", "ftruncate", "futex", "futex_waitv", "get_mempolicy",
-	"get_robust_list", "get_thread_area", "getcpu", "getcwd", "getdents", "getdents64",
-	"getegid", "geteuid", "getgid", "getgroups", "getitimer", "getpeername", "getpgid",
-	"getpgrp", "getpid", "getppid", "getpriority", "getrandom", "getresgid", "getresuid",
+	"fallocate", "fchdir", "fchown", "fchownat", "fcntl", "fdatasync", "fgetxattr",
+	"flistxattr", "flock", "fork", "fremovexattr", "fsetxattr", "fstat", "fstatfs",
+	"fsync", "ftruncate", "futex", "futex_waitv", "get_mempolicy", "get_robust_list",
+	"get_thread_area", "getcpu", "getcwd", "getdents", "getdents64", "getegid",
+	"geteuid", "getgid", "getgroups", "getitimer", "getpeername", "getpgid", "getpgrp",
+	"getpid", "getppid", "getpriority", "getrandom", "getresgid", "getresuid",
 	"getrlimit", "getrusage", "getsid", "getsockname", "getsockopt", "gettid",
 	"gettimeofday", "getuid", "getxattr", "inotify_add_watch", "inotify_init",
 	"inotify_init1", "inotify_rm_watch", "io_cancel", "io_destroy", "io_getevents",
 	"io_pgetevents", "io_setup", "io_submit", "ioprio_get", "ioprio_set", "kill",
 	"landlock_add_rule", "landlock_create_ruleset", "landlock_restrict_self", "lchown",
 	"lgetxattr", "link", "linkat", "listen", "listxattr", "llistxattr", "lremovexattr",
-	"lseek", "lsetxattr", "lstat", "madvise", "map_shadow_stack", "mbind", "membarrier",
-	"memfd_create", "mincore", "mkdir", "mkdirat", "mknod", "mknodat", "mlock", "mlock2",
+	"lseek", "lsetxattr", "lstat", "madvise", "map_shadow_stack", "mbind",
+	"membarrier", "memfd_create", "mincore", "mkdir", "mkdirat", "mlock", "mlock2",
 	"mlockall", "mmap", "mprotect", "mq_getsetattr", "mq_notify", "mq_open",
-	"mq_timedreceive", "mq_timedsend", "mq_unlink", "mremap", "msgctl", "msgget", "msgrcv",
-	"msgsnd", "msync", "munlock", "munlockall", "munmap", "nanosleep", "newfstatat", "open",
-	"openat", "openat2", "pause", "pidfd_open", "pidfd_send_signal", "pipe", "pipe2",
+	"mq_timedreceive", "mq_timedsend", "mq_unlink", "mremap", "msgctl", "msgget",
+	"msgrcv", "msgsnd", "msync", "munlock", "munlockall", "munmap", "nanosleep",
+	"newfstatat", "pause", "pidfd_open", "pidfd_send_signal", "pipe", "pipe2",
 	"pkey_alloc", "pkey_free", "pkey_mprotect", "poll", "ppoll", "prctl", "pread64",
-	"preadv", "preadv2", "prlimit64", "pselect6", "pwrite64", "pwritev", "pwritev2", "read",
-	"readahead", "readlink", "readlinkat", "readv", "recvfrom", "recvmmsg", "recvmsg",
-	"remap_file_pages", "removexattr", "rename", "renameat", "renameat2", "restart_syscall",
-	"rmdir", "rseq", "rt_sigaction", "rt_sigpending", "rt_sigprocmask", "rt_sigqueueinfo",
-	"rt_sigreturn", "rt_sigsuspend", "rt_sigtimedwait", "rt_tgsigqueueinfo",
-	"sched_get_priority_max", "sched_get_priority_min", "sched_getaffinity",
-	"sched_getattr", "sched_getparam", "sched_getscheduler", "sched_rr_get_interval",
-	"sched_setaffinity", "sched_setattr", "sched_setparam", "sched_setscheduler",
-	"sched_yield", "seccomp", "select", "semctl", "semget", "semop", "semtimedop",
-	"sendfile", "sendmmsg", "sendmsg", "sendto", "set_mempolicy", "set_robust_list",
-	"set_thread_area", "set_tid_address", "setfsgid", "setfsuid", "setgid", "setgroups",
-	"setitimer", "setpgid", "setpriority", "setregid", "setresgid", "setresuid",
-	"setreuid", "setrlimit", "setsid", "setsockopt", "setuid", "setxattr", "shmat",
-	"shmctl", "shmdt", "shmget", "shutdown", "sigaltstack", "signalfd", "signalfd4",
-	"socketpair", "splice", "stat", "statfs", "statx", "symlink", "symlinkat",
-	"sync", "sync_file_range", "syncfs", "sysinfo", "tee", "tgkill", "time",
-	"timer_create", "timer_delete", "timer_getoverrun", "timer_gettime", "timer_settime",
-	"timerfd_create", "timerfd_gettime", "timerfd_settime", "times", "tkill", "truncate",
-	"umask", "uname", "unlink", "unlinkat", "utime", "utimensat", "utimes", "vfork",
-	"vmsplice", "wait4", "waitid", "write", "writev",
+	"preadv", "preadv2", "prlimit64", "pselect6", "pwrite64", "pwritev", "pwritev2",
+	"read", "readahead", "readlink", "readlinkat", "readv", "recvfrom", "recvmmsg",
+	"recvmsg", "remap_file_pages", "removexattr", "rename", "renameat", "renameat2",
+	"restart_syscall", "rmdir", "rseq", "rt_sigaction", "rt_sigpending",
+	"rt_sigprocmask", "rt_sigqueueinfo", "rt_sigreturn", "rt_sigsuspend",
+	"rt_sigtimedwait", "rt_tgsigqueueinfo", "sched_get_priority_max",
+	"sched_get_priority_min", "sched_getaffinity", "sched_getattr", "sched_getparam",
+	"sched_getscheduler", "sched_rr_get_interval", "sched_setaffinity",
+	"sched_setattr", "sched_setparam", "sched_setscheduler", "sched_yield", "seccomp",
+	"select", "semctl", "semget", "semop", "semtimedop", "sendfile", "sendmmsg",
+	"sendmsg", "sendto", "set_mempolicy", "set_robust_list", "set_thread_area",
+	"set_tid_address", "setfsgid", "setfsuid", "setgid", "setgroups", "setitimer",
+	"setpgid", "setpriority", "setregid", "setresgid", "setresuid", "setreuid",
+	"setrlimit", "setsid", "setsockopt", "setuid", "setxattr", "shmat", "shmctl",
+	"shmdt", "shmget", "shutdown", "sigaltstack", "signalfd", "signalfd4", "splice",
+	"stat", "statfs", "statx", "symlink", "symlinkat", "sync", "sync_file_range",
+	"syncfs", "sysinfo", "tee", "tgkill", "time", "timer_create", "timer_delete",
+	"timer_getoverrun", "timer_gettime", "timer_settime", "timerfd_create",
+	"timerfd_gettime", "timerfd_settime", "times", "tkill", "truncate", "umask",
+	"uname", "unlink", "unlinkat", "utime", "utimensat", "utimes", "vfork", "vmsplice",
+	"wait4", "waitid", "write", "writev",
 };
 
 /*
@@ -95,7 +110,40 @@ static const char *const allowed[] = {
  */
 #define SPLICE_MARK 0x5c0d
 #define SPLICE_RET (SECCOMP_RET_TRACE | SPLICE_MARK)
-static const char *const argument_checked[] = { "ioctl", "socket" };
+static const char *const argument_checked[] = {
+	"ioctl",     "socket", "socketpair", "chmod",	"fchmod", "fchmodat",
+	"fchmodat2", "creat",  "mknod",	     "mknodat", "open",	  "openat",
+};
+
+/*
+ * Where each syscall that sets a file's mode takes it, and (for the two
+ * that create only with O_CREAT or O_TMPFILE) its flags; -1: none. The
+ * kernel reads mode as a umode_t and flags as an int, so the masks below
+ * test low bits only and the high halves of the registers cannot hide a
+ * bit from the check.
+ */
+static const struct mode_syscall {
+	const char *name;
+	int mode_arg, flags_arg;
+} mode_syscalls[] = {
+	{ "chmod", 1, -1 },	{ "fchmod", 1, -1 }, { "fchmodat", 2, -1 },
+	{ "fchmodat2", 2, -1 }, { "creat", 1, -1 },  { "mknod", 1, -1 },
+	{ "mknodat", 2, -1 },	{ "open", 2, 1 },    { "openat", 3, 2 },
+};
+
+/* O_TMPFILE without the O_DIRECTORY it includes: the bit that creates. */
+#define TMPFILE_BIT (O_TMPFILE & ~O_DIRECTORY)
+
+/*
+ * socket(2) families the workload may open; every other answers
+ * EAFNOSUPPORT, as from a kernel without the family. AF_PACKET needs
+ * CAP_NET_RAW over the sandbox's own network namespace (--cap-add
+ * NET_RAW: tcpdump, arping, DHCP clients). Refused, among others:
+ * AF_VSOCK (the host's vsock port space is not namespaced), AF_ALG,
+ * AF_XDP, AF_KEY, AF_BLUETOOTH, AF_CAN, AF_TIPC, AF_RDS (docs/security.md).
+ * The list must stay sorted and end with its largest family.
+ */
+static const int socket_families[] = { AF_UNIX, AF_INET, AF_INET6, AF_NETLINK, AF_PACKET };
 
 #define NS_FLAGS                                                                          \
 	(CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER | CLONE_NEWPID |       \
@@ -134,19 +182,97 @@ static scmp_filter_ctx allowlist(void)
 			continue; /* newer than this libseccomp: stays denied */
 		check(allowed[i], seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 0));
 	}
-	for (size_t i = 0; i < sizeof(argument_checked) / sizeof(argument_checked[0]); i++)
+	for (size_t i = 0; i < sizeof(argument_checked) / sizeof(argument_checked[0]); i++) {
+		int nr = seccomp_syscall_resolve_name(argument_checked[i]);
+
+		if (nr == __NR_SCMP_ERROR)
+			continue; /* newer than this libseccomp: stays denied */
 		check(argument_checked[i],
-		      seccomp_rule_add(ctx, SCMP_ACT_TRACE(SPLICE_MARK),
-				       seccomp_syscall_resolve_name(argument_checked[i]), 0));
+		      seccomp_rule_add(ctx, SCMP_ACT_TRACE(SPLICE_MARK), nr, 0));
+	}
 	check("clone", seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(clone), 1,
 					SCMP_A0(SCMP_CMP_MASKED_EQ, NS_FLAGS, 0)));
 	check("clone3", seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0));
+	check("openat2", seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(openat2), 0));
 	check("personality", seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(personality), 1,
 					      SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffffu, 0)));
 	check("personality query",
 	      seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(personality), 1,
 			       SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffffu, 0xffffffffu)));
 	return ctx;
+}
+
+/*
+ * EPERM for a mode with S_ISUID or S_ISGID (open and openat: when they
+ * create). libseccomp has no "any of these bits" test, so each bit is a
+ * rule of its own, and for open and openat each creating flag too.
+ */
+static void add_mode_rules(scmp_filter_ctx ctx)
+{
+	static const uint64_t bits[] = { S_ISUID, S_ISGID };
+	static const uint64_t creating[] = { O_CREAT, TMPFILE_BIT };
+
+	for (size_t i = 0; i < sizeof(mode_syscalls) / sizeof(mode_syscalls[0]); i++) {
+		const struct mode_syscall *m = &mode_syscalls[i];
+		int nr = seccomp_syscall_resolve_name(m->name);
+
+		if (nr == __NR_SCMP_ERROR)
+			continue; /* unknown here: the allowlist denies it */
+		for (size_t b = 0; b < sizeof(bits) / sizeof(bits[0]); b++) {
+			struct scmp_arg_cmp mode = SCMP_CMP((unsigned)m->mode_arg,
+							    SCMP_CMP_MASKED_EQ, bits[b], bits[b]);
+
+			if (m->flags_arg < 0) {
+				check(m->name,
+				      seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 1, mode));
+				continue;
+			}
+			for (size_t c = 0; c < sizeof(creating) / sizeof(creating[0]); c++)
+				check(m->name, seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 2,
+								SCMP_CMP((unsigned)m->flags_arg,
+									 SCMP_CMP_MASKED_EQ,
+									 creating[c], creating[c]),
+								mode));
+		}
+	}
+}
+
+static bool family_allowed(int family)
+{
+	for (size_t i = 0; i < sizeof(socket_families) / sizeof(socket_families[0]); i++)
+		if (socket_families[i] == family)
+			return true;
+	return false;
+}
+
+/*
+ * socket: the families of socket_families and no other. libseccomp allows
+ * one comparison per argument in a rule, so "none of these" is one rule
+ * per refused family below the largest allowed one, and one for all
+ * values above it (a family with high bits set is refused too: the
+ * kernel would read an int, but no libc passes one).
+ */
+static void add_socket_rules(scmp_filter_ctx ctx)
+{
+	const int largest =
+		socket_families[sizeof(socket_families) / sizeof(socket_families[0]) - 1];
+
+	for (int family = 0; family < largest; family++)
+		if (!family_allowed(family))
+			check("socket family",
+			      seccomp_rule_add(
+				      ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socket), 1,
+				      SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffffu, (uint64_t)family)));
+	check("socket families",
+	      seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socket), 1,
+			       SCMP_A0(SCMP_CMP_GT, (uint64_t)largest)));
+	check("netlink", seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(socket), 2,
+					  SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffffu, AF_NETLINK),
+					  SCMP_A2(SCMP_CMP_NE, NETLINK_ROUTE)));
+	/* A socket pair is local by nature: AF_UNIX only. */
+	check("socketpair",
+	      seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socketpair), 1,
+			       SCMP_A0(SCMP_CMP_NE, AF_UNIX)));
 }
 
 static scmp_filter_ctx argument_checks(void)
@@ -156,14 +282,37 @@ static scmp_filter_ctx argument_checks(void)
 	if (!ctx)
 		die("seccomp_init", ENOMEM);
 	check("badarch", seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS));
+	/* A tree here too: openat, the hottest of these, is checked on every call. */
+	check("optimize", seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2));
 	/* ioctl's cmd is an unsigned int: compare the low 32 bits only. */
 	check("TIOCSTI", seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(ioctl), 1,
 					  SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, TIOCSTI)));
 	check("TIOCLINUX", seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(ioctl), 1,
 					    SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, TIOCLINUX)));
-	check("netlink", seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(socket), 2,
-					  SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffffu, AF_NETLINK),
-					  SCMP_A2(SCMP_CMP_NE, NETLINK_ROUTE)));
+	add_socket_rules(ctx);
+	add_mode_rules(ctx);
+	return ctx;
+}
+
+/*
+ * The mode guard: the mode-bit checks and openat2's ENOSYS on x86_64, x32
+ * and i386 alike (a profile may allow any of them), everything else
+ * allowed. With the three ABIs in the filter no x86 syscall is of a bad
+ * architecture; ALLOW for one keeps the guard from narrowing anything but
+ * the modes.
+ */
+static scmp_filter_ctx mode_guard(void)
+{
+	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+
+	if (!ctx)
+		die("seccomp_init", ENOMEM);
+	check("badarch", seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_ALLOW));
+	check("x32", seccomp_arch_add(ctx, SCMP_ARCH_X32));
+	check("x86", seccomp_arch_add(ctx, SCMP_ARCH_X86));
+	check("optimize", seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2));
+	add_mode_rules(ctx);
+	check("openat2", seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(openat2), 0));
 	return ctx;
 }
 
@@ -200,7 +349,8 @@ static void export(scmp_filter_ctx ctx, struct program *p)
  * memory, so entering them from the allowlist is the same as running them
  * on their own.
  */
-static void splice(const struct program *allow, const struct program *checks, struct program *out)
+static void splice_programs(const struct program *allow, const struct program *checks,
+			    struct program *out)
 {
 	size_t marks = 0;
 
@@ -312,6 +462,82 @@ static uint32_t stacked(uint32_t first, uint32_t second)
 }
 
 /*
+ * The argument values the self-checks try: 0, every constant a program
+ * compares against and its neighbours, high halves set, and for the masks
+ * (the mode bits, the creating flags) each mask, its complement, and the
+ * union of all of them with and without ordinary permission bits, so that
+ * "one of several bits set" is tried with each bit and with both.
+ */
+#define MAX_VALUES 256
+
+struct values {
+	uint64_t v[MAX_VALUES];
+	size_t n;
+};
+
+static void value_add(struct values *vs, uint64_t v)
+{
+	for (size_t i = 0; i < vs->n; i++)
+		if (vs->v[i] == v)
+			return;
+	if (vs->n == MAX_VALUES)
+		die("self-check: too many argument values", E2BIG);
+	vs->v[vs->n++] = v;
+}
+
+static void values_of(const struct program *p, struct values *vs)
+{
+	uint64_t masks = 0;
+
+	value_add(vs, 0);
+	for (size_t i = 0; i < p->len; i++) {
+		const struct sock_filter *f = &p->insn[i];
+		uint64_t k = f->k;
+
+		if (BPF_CLASS(f->code) == BPF_ALU && BPF_OP(f->code) == BPF_AND) {
+			if (k == 0xffffffffu)
+				continue; /* the low-32-bit compares: their JEQ values cover them */
+			masks |= k;
+			value_add(vs, k);
+			value_add(vs, ~k & 0xffffffffu);
+			value_add(vs, k | 0755);
+			continue;
+		}
+		if (BPF_CLASS(f->code) != BPF_JMP || BPF_OP(f->code) == BPF_JA)
+			continue;
+		value_add(vs, k);
+		value_add(vs, k + 1);
+		value_add(vs, k - 1);
+		value_add(vs, k | 1ULL << 32);
+		value_add(vs, k | 0xffffffff00000000ULL);
+	}
+	value_add(vs, masks);
+	value_add(vs, masks | 0755);
+	value_add(vs, masks | 1ULL << 32);
+}
+
+static bool is_argument_checked(int nr)
+{
+	for (size_t i = 0; i < sizeof(argument_checked) / sizeof(argument_checked[0]); i++)
+		if (nr == seccomp_syscall_resolve_name(argument_checked[i]))
+			return true;
+	return false;
+}
+
+/*
+ * Arguments for the pair (x, y) in one of three placements: x as argument
+ * 0, 1 or 2 and y in every other slot. That puts each checked syscall's
+ * two compared arguments (socket 0 and 2, open 1 and 2, openat 2 and 3)
+ * at every pair of values; the one-argument checks see every value.
+ */
+static void place(struct seccomp_data *d, int placement, uint64_t x, uint64_t y)
+{
+	for (int i = 0; i < 6; i++)
+		d->args[i] = y;
+	d->args[placement] = x;
+}
+
+/*
  * The spliced program must answer exactly as the allowlist and the
  * checks stacked: every syscall number (and the x32 and -1 forms) on
  * three architectures, with argument values around every constant the
@@ -321,56 +547,126 @@ static void self_check(const struct program *allow, const struct program *checks
 		       const struct program *spliced)
 {
 	static const uint32_t arches[] = { AUDIT_ARCH_X86_64, AUDIT_ARCH_I386, 0 };
-	uint64_t values[64];
-	size_t n_values = 0;
+	struct values vs = { .n = 0 };
 	struct seccomp_data d;
 	unsigned long cases = 0;
 
-	values[n_values++] = 0;
-	for (size_t i = 0; i < checks->len && n_values + 6 < sizeof(values) / sizeof(values[0]);
-	     i++) {
-		uint64_t k = checks->insn[i].k;
-
-		if (BPF_CLASS(checks->insn[i].code) != BPF_JMP ||
-		    BPF_OP(checks->insn[i].code) == BPF_JA)
-			continue;
-		values[n_values++] = k;
-		values[n_values++] = k + 1;
-		values[n_values++] = k - 1;
-		values[n_values++] = k | 1ULL << 32;
-		values[n_values++] = k | 0xffffffff00000000ULL;
-	}
+	values_of(checks, &vs);
 	for (size_t a = 0; a < sizeof(arches) / sizeof(arches[0]); a++) {
 		for (int64_t nr = -1; nr < 1024 + 0x40000000; nr++) {
+			bool all;
+
 			if (nr == 1024)
 				nr = 0x40000000; /* the x32 numbers */
+			/* Other ABIs are killed before any argument is looked at. */
+			all = a == 0 && is_argument_checked((int)nr);
 			memset(&d, 0, sizeof(d));
 			d.arch = arches[a];
 			d.nr = (int)nr;
-			for (size_t v = 0; v < n_values * n_values; v++) {
-				uint32_t want, got;
+			for (int placement = 0; placement < 3; placement++) {
+				for (size_t v = 0; v < vs.n * vs.n; v++) {
+					uint32_t want, got;
 
-				/* socket compares args 0 and 2, ioctl arg 1: every pair. */
-				d.args[0] = values[v % n_values];
-				d.args[1] = d.args[2] = values[v / n_values];
-				want = stacked(run(allow, &d), run(checks, &d));
-				got = run(spliced, &d);
-				if (want != got) {
-					fprintf(stderr,
-						"cordon-seccomp-gen: self-check: arch %#x nr %d: "
-						"stacked %#x, spliced %#x\n",
-						d.arch, d.nr, want, got);
-					exit(1);
+					place(&d, placement, vs.v[v % vs.n], vs.v[v / vs.n]);
+					want = stacked(run(allow, &d), run(checks, &d));
+					got = run(spliced, &d);
+					if (want != got) {
+						fprintf(stderr,
+							"cordon-seccomp-gen: self-check: arch %#x nr %d: "
+							"stacked %#x, spliced %#x\n",
+							d.arch, d.nr, want, got);
+						exit(1);
+					}
+					cases++;
+					if (!all && v >= vs.n)
+						break; /* arguments matter for the checked ones only
+							*/
 				}
-				cases++;
-				if (nr != SCMP_SYS(ioctl) && nr != SCMP_SYS(socket) &&
-				    v >= n_values)
-					break; /* arguments matter for these two only... */
 			}
 		}
 	}
 	if (cases == 0)
 		die("self-check ran nothing", EINVAL);
+}
+
+/* The name of syscall nr of arch (a libseccomp token), NULL when it has none. */
+static char *syscall_name(uint32_t arch, int nr)
+{
+	return seccomp_syscall_resolve_num_arch(arch, nr);
+}
+
+static bool is_guarded(const char *name)
+{
+	if (strcmp(name, "openat2") == 0)
+		return true;
+	for (size_t i = 0; i < sizeof(mode_syscalls) / sizeof(mode_syscalls[0]); i++)
+		if (strcmp(name, mode_syscalls[i].name) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * The guard must answer, on each of the three ABIs, for the syscalls it
+ * guards exactly what the default profile answers for the x86_64 syscall
+ * of that name, and allow every other syscall: it is those checks and
+ * nothing more, wherever a profile lets a call through.
+ */
+static void self_check_guard(const struct program *guard, const struct program *spliced)
+{
+	static const struct {
+		uint32_t audit, token;
+		int base;
+	} abis[] = {
+		{ AUDIT_ARCH_X86_64, SCMP_ARCH_X86_64, 0 },
+		{ AUDIT_ARCH_X86_64, SCMP_ARCH_X32, 0x40000000 },
+		{ AUDIT_ARCH_I386, SCMP_ARCH_X86, 0 },
+	};
+	struct values vs = { .n = 0 };
+	unsigned long guarded = 0;
+
+	values_of(guard, &vs);
+	for (size_t a = 0; a < sizeof(abis) / sizeof(abis[0]); a++) {
+		for (int nr = abis[a].base; nr < abis[a].base + 1024; nr++) {
+			char *name = syscall_name(abis[a].token, nr);
+			int native =
+				name && is_guarded(name) ? seccomp_syscall_resolve_name(name) : -1;
+			struct seccomp_data d = { .nr = nr, .arch = abis[a].audit };
+
+			free(name);
+			guarded += native >= 0;
+			for (int placement = 0; placement < 3; placement++) {
+				for (size_t v = 0; v < vs.n * vs.n; v++) {
+					struct seccomp_data x86_64;
+					uint32_t want = SECCOMP_RET_ALLOW, got;
+
+					place(&d, placement, vs.v[v % vs.n], vs.v[v / vs.n]);
+					if (abis[a].audit == AUDIT_ARCH_I386)
+						for (int i = 0; i < 6; i++)
+							d.args[i] &=
+								0xffffffffu; /* 32-bit registers */
+					if (native >= 0) {
+						x86_64 = d;
+						x86_64.arch = AUDIT_ARCH_X86_64;
+						x86_64.nr = native;
+						want = run(spliced, &x86_64);
+					}
+					got = run(guard, &d);
+					if (want != got) {
+						fprintf(stderr,
+							"cordon-seccomp-gen: guard self-check: arch %#x nr "
+							"%d: want %#x, guard %#x\n",
+							d.arch, d.nr, want, got);
+						exit(1);
+					}
+					if (native < 0 && v >= vs.n)
+						break;
+				}
+			}
+		}
+	}
+	/* 10 syscalls (the mode ones and openat2) on each of three ABIs. */
+	if (guarded != 3 * (sizeof(mode_syscalls) / sizeof(mode_syscalls[0]) + 1))
+		die("guard self-check: a guarded syscall is missing on some ABI", EINVAL);
 }
 
 static void emit(FILE *out, const char *name, const struct program *p)
@@ -384,8 +680,8 @@ static void emit(FILE *out, const char *name, const struct program *p)
 
 int main(int argc, char **argv)
 {
-	static struct program allow, checks, spliced;
-	scmp_filter_ctx f0, f1;
+	static struct program allow, checks, spliced, guard;
+	scmp_filter_ctx f0, f1, f2;
 	FILE *out;
 
 	if (argc != 2) {
@@ -394,24 +690,35 @@ int main(int argc, char **argv)
 	}
 	f0 = allowlist();
 	f1 = argument_checks();
+	f2 = mode_guard();
 	export(f0, &allow);
 	export(f1, &checks);
-	splice(&allow, &checks, &spliced);
+	export(f2, &guard);
+	splice_programs(&allow, &checks, &spliced);
 	self_check(&allow, &checks, &spliced);
+	self_check_guard(&guard, &spliced);
 	out = fopen(argv[1], "w");
 	if (!out)
 		die(argv[1], errno);
 	fprintf(out, "/* Generated by cordon-seccomp-gen from src/security/seccomp-gen.c. */\n"
 		     "#include <linux/filter.h>\n#include \"cordon/security.h\"\n\n");
 	emit(out, "filter_default", &spliced);
-	fprintf(out, "static const struct cordon_bpf default_filters[] = {\n"
-		     "\t{ filter_default, sizeof(filter_default) / sizeof(filter_default[0]) },\n"
-		     "};\n\n"
-		     "size_t cordon_seccomp_default(const struct cordon_bpf **filters)\n{\n"
-		     "\t*filters = default_filters;\n\treturn 1;\n}\n");
+	emit(out, "filter_mode_guard", &guard);
+	fprintf(out,
+		"static const struct cordon_bpf default_filters[] = {\n"
+		"\t{ filter_default, sizeof(filter_default) / sizeof(filter_default[0]) },\n"
+		"};\n\n"
+		"static const struct cordon_bpf mode_guard_filter = {\n"
+		"\tfilter_mode_guard, sizeof(filter_mode_guard) / sizeof(filter_mode_guard[0])\n"
+		"};\n\n"
+		"size_t cordon_seccomp_default(const struct cordon_bpf **filters)\n{\n"
+		"\t*filters = default_filters;\n\treturn 1;\n}\n\n"
+		"const struct cordon_bpf *cordon_seccomp_mode_guard(void)\n{\n"
+		"\treturn &mode_guard_filter;\n}\n");
 	if (fclose(out) != 0)
 		die(argv[1], errno);
 	seccomp_release(f0);
 	seccomp_release(f1);
+	seccomp_release(f2);
 	return 0;
 }

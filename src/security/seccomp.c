@@ -35,6 +35,12 @@ int cordon_seccomp_install(const struct cordon_bpf *filters, size_t n, struct co
 
 int cordon_security_seccomp(const struct cordon_security *sec, struct cordon_error *err)
 {
+	/*
+	 * The guard goes first: a profile may deny seccomp(2) itself, and
+	 * stacked filters give the strictest answer whatever their order.
+	 */
+	if (sec->mode_guard && cordon_seccomp_install(cordon_seccomp_mode_guard(), 1, err) < 0)
+		return cordon_error_wrap(err, "the mode guard");
 	if (sec->seccomp == CORDON_SECCOMP_UNCONFINED)
 		return 0;
 	return cordon_seccomp_install(sec->filters, sec->n_filters, err);

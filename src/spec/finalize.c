@@ -6,6 +6,7 @@
  */
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/capability.h>
 #include <linux/openat2.h>
 #include <pwd.h>
 #include <string.h>
@@ -252,11 +253,28 @@ static int resolve_limits(struct cordon_spec *spec, struct cordon_error *err)
 	return 0;
 }
 
+/* The workspace or a :rw bind: host files the workload can create or chmod. */
+static bool writes_host_tree(const struct cordon_spec *spec)
+{
+	if (spec->workspace)
+		return true;
+	for (size_t i = 0; i < spec->n_binds; i++)
+		if (spec->binds[i].writable)
+			return true;
+	return false;
+}
+
 static int resolve_security(struct cordon_spec *spec, struct cordon_error *err)
 {
 	struct cordon_security *sec = &spec->security;
 	cordon_capset refused = spec->cap_add & ~cordon_cap_safe_set();
 
+	if (refused & 1ULL << CAP_SETFCAP)
+		return cordon_error_set(
+			err, CORDON_E_USAGE, 0,
+			"--cap-add SETFCAP: refused, a file capability written in the "
+			"workspace or a :rw bind could be honoured on the host "
+			"(docs/security.md)");
 	if (refused) {
 		char name[32];
 
@@ -266,6 +284,12 @@ static int resolve_security(struct cordon_spec *spec, struct cordon_error *err)
 					cordon_cap_name(__builtin_ctzll(refused), name, sizeof(name)));
 	}
 	sec->caps = spec->cap_add & ~spec->cap_drop;
+	/*
+	 * The default profile refuses setuid and setgid modes; with another
+	 * (or none), the guard still does wherever the workload writes a
+	 * host-backed tree (docs/security.md, "Setuid files on the host").
+	 */
+	sec->mode_guard = sec->seccomp != CORDON_SECCOMP_DEFAULT && writes_host_tree(spec);
 	if (sec->seccomp == CORDON_SECCOMP_PROFILE)
 		return cordon_seccomp_profile_load(spec->seccomp_profile, sec, err);
 	if (sec->seccomp == CORDON_SECCOMP_DEFAULT)
@@ -298,8 +322,9 @@ static void oci_default_home(struct cordon_spec *spec)
 }
 
 /*
- * The same capability policy as --cap-add: a config.json cannot grant
- * what the command line refuses (docs/security.md, the safe set).
+ * The capability policy of --cap-add, and SETFCAP besides: a config.json
+ * cannot grant what widens the kernel surface (docs/security.md, the safe
+ * set); SETFCAP is in the default sets of the engines that write configs.
  */
 static int oci_check_caps(const struct cordon_oci_caps *caps, struct cordon_error *err)
 {
@@ -311,7 +336,7 @@ static int oci_check_caps(const struct cordon_oci_caps *caps, struct cordon_erro
 		{ "permitted", caps->permitted }, { "inheritable", caps->inheritable },
 		{ "ambient", caps->ambient },
 	};
-	cordon_capset safe = cordon_cap_safe_set();
+	cordon_capset safe = cordon_cap_oci_set();
 
 	for (size_t i = 0; i < ARRAY_SIZE(sets); i++) {
 		cordon_capset refused = sets[i].set & ~safe;
