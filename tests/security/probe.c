@@ -33,6 +33,14 @@
  * inotify-watches adds watches to one instance, each on a new file in
  * /tmp, until one fails ("ENOSPC 5").
  *
+ * Modes (MODE as a number, 04755 or 0x100004755; the file-creating ones
+ * make PATH): chmod:PATH:MODE fchmod:PATH:MODE fchmodat:PATH:MODE
+ * fchmodat2:PATH:MODE creat:PATH:MODE open-creat:PATH:MODE
+ * openat-creat:PATH:MODE openat2-creat:PATH:MODE tmpfile:DIR:MODE (an
+ * O_TMPFILE linked in as DIR/tmpfile) mknod-reg:PATH:MODE
+ * mknodat-reg:PATH:MODE; setcap:PATH (a security.capability granting
+ * CAP_DAC_OVERRIDE). Sockets: socket:FAMILY[:TYPE] socketpair:FAMILY.
+ *
  * Linked statically so it runs in the busybox rootfs.
  */
 #include <errno.h>
@@ -40,7 +48,9 @@
 #include <linux/bpf.h>
 #include <linux/io_uring.h>
 #include <linux/keyctl.h>
+#include <linux/capability.h>
 #include <linux/netlink.h>
+#include <linux/openat2.h>
 #include <linux/perf_event.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -64,12 +74,16 @@
 #include <sys/uio.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <dirent.h>
 #include <termios.h>
 #include <unistd.h>
 
 #ifndef __NR_clone3
 #define __NR_clone3 435
+#endif
+#ifndef __NR_fchmodat2
+#define __NR_fchmodat2 452
 #endif
 #ifndef __X32_SYSCALL_BIT
 #define __X32_SYSCALL_BIT 0x40000000
@@ -683,6 +697,66 @@ static void do_inotify_watches(void)
 	close(fd);
 }
 
+/* fchmod(2) through an fd of PATH. */
+static void do_fchmod(const char *path, unsigned long mode)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0) {
+		printf("%s=open-%s\n", cur, strerrorname_np(errno));
+		return;
+	}
+	report(syscall(SYS_fchmod, fd, mode));
+	close(fd);
+}
+
+/* An unnamed file in DIR with MODE, linked in as DIR/tmpfile. */
+static void do_tmpfile(const char *dir, unsigned long mode)
+{
+	char fdpath[64], path[4096];
+	long fd = syscall(SYS_openat, AT_FDCWD, dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, mode);
+
+	if (fd < 0) {
+		report(-1);
+		return;
+	}
+	snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%ld", fd);
+	snprintf(path, sizeof(path), "%s/tmpfile", dir);
+	report(linkat(AT_FDCWD, fdpath, AT_FDCWD, path, AT_SYMLINK_FOLLOW));
+	close((int)fd);
+}
+
+static void do_openat2_creat(const char *path, unsigned long mode)
+{
+	struct open_how how = { .flags = O_CREAT | O_WRONLY | O_CLOEXEC, .mode = mode };
+
+	report_fd(syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how)));
+}
+
+/* A v2 file capability: CAP_DAC_OVERRIDE permitted and effective. */
+static void do_setcap(const char *path)
+{
+	struct vfs_cap_data cap = {
+		.magic_etc = VFS_CAP_REVISION_2 | VFS_CAP_FLAGS_EFFECTIVE,
+		.data = { { .permitted = 1u << CAP_DAC_OVERRIDE } },
+	};
+
+	report(setxattr(path, "security.capability", &cap, XATTR_CAPS_SZ_2, 0));
+}
+
+static void do_socketpair(long family)
+{
+	int sv[2];
+
+	if (syscall(SYS_socketpair, family, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
+		report(-1);
+		return;
+	}
+	report(0);
+	close(sv[0]);
+	close(sv[1]);
+}
+
 static void run(char *spec)
 {
 	char *arg[4] = { NULL }, *p;
@@ -793,6 +867,39 @@ static void run(char *spec)
 		do_bind((int)num(a1, 80));
 	else if (IS("tcp"))
 		do_tcp((int)num(a1, 1));
+	else if (IS("chmod"))
+		report(syscall(SYS_chmod, a1 ? a1 : "", (unsigned long)num(a2, 0)));
+	else if (IS("fchmod"))
+		do_fchmod(a1 ? a1 : "", (unsigned long)num(a2, 0));
+	else if (IS("fchmodat"))
+		report(syscall(SYS_fchmodat, AT_FDCWD, a1 ? a1 : "", (unsigned long)num(a2, 0)));
+	else if (IS("fchmodat2"))
+		report(syscall(__NR_fchmodat2, AT_FDCWD, a1 ? a1 : "", (unsigned long)num(a2, 0),
+			       0));
+	else if (IS("creat"))
+		report_fd(syscall(SYS_creat, a1 ? a1 : "", (unsigned long)num(a2, 0)));
+	else if (IS("open-creat"))
+		report_fd(syscall(SYS_open, a1 ? a1 : "", O_CREAT | O_WRONLY | O_CLOEXEC,
+				  (unsigned long)num(a2, 0)));
+	else if (IS("openat-creat"))
+		report_fd(syscall(SYS_openat, AT_FDCWD, a1 ? a1 : "",
+				  O_CREAT | O_WRONLY | O_CLOEXEC, (unsigned long)num(a2, 0)));
+	else if (IS("openat2-creat"))
+		do_openat2_creat(a1 ? a1 : "", (unsigned long)num(a2, 0));
+	else if (IS("tmpfile"))
+		do_tmpfile(a1 ? a1 : "", (unsigned long)num(a2, 0));
+	else if (IS("mknod-reg"))
+		report(syscall(SYS_mknod, a1 ? a1 : "", S_IFREG | (unsigned long)num(a2, 0), 0));
+	else if (IS("mknodat-reg"))
+		report(syscall(SYS_mknodat, AT_FDCWD, a1 ? a1 : "",
+			       S_IFREG | (unsigned long)num(a2, 0), 0));
+	else if (IS("setcap"))
+		do_setcap(a1 ? a1 : "");
+	else if (IS("socket"))
+		report_fd(syscall(SYS_socket, (unsigned long)num(a1, AF_INET),
+				  (unsigned long)num(a2, SOCK_STREAM) | SOCK_CLOEXEC, 0));
+	else if (IS("socketpair"))
+		do_socketpair(num(a1, AF_UNIX));
 	else if (IS("int80"))
 		do_int80(num(a1, 20 /* i386 getpid */));
 	else if (IS("x32"))
