@@ -88,6 +88,12 @@ struct cordon_sandbox_opts {
 
 /* Run the sandbox to completion. Fills *result; returns the exit status. */
 int cordon_sandbox_run(const struct cordon_spec *spec, struct cordon_result *result);
+/*
+ * Before anything of the sandbox exists: when ids the sandbox would map
+ * could change the cordon binary, re-execute from a sealed copy (the
+ * validation runs again there). 0, or -1 with err set.
+ */
+int cordon_sandbox_seal_self(const struct cordon_spec *spec, struct cordon_error *err);
 int cordon_sandbox_run_opts(const struct cordon_spec *spec, const struct cordon_sandbox_opts *opts,
 			    struct cordon_result *result);
 

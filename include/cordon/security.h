@@ -149,4 +149,19 @@ int cordon_security_after_ids(const struct cordon_security *sec, bool uid_is_roo
 /* The last step before execve. */
 int cordon_security_seccomp(const struct cordon_security *sec, struct cordon_error *err);
 
+/*
+ * self.c: the binary the sandbox can reach through /proc/self/exe. Call
+ * cordon_self_init from main. cordon_self_seal re-executes the program
+ * from a sealed memfd copy (with main's argv) when the binary could be
+ * changed by ids the maps give the sandbox (host-side ids: "outside");
+ * it returns 0 when no copy is needed or this already is one, -1 (err
+ * set) when the copy failed. cordon_self_seal_for takes the maps of a
+ * running sandbox's process.
+ */
+struct cordon_idmap;
+void cordon_self_init(char **argv);
+int cordon_self_seal(const struct cordon_idmap *uid, const struct cordon_idmap *gid,
+		     struct cordon_error *err);
+int cordon_self_seal_for(pid_t pid, struct cordon_error *err);
+
 #endif

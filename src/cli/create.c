@@ -210,6 +210,8 @@ static int create(const struct cli_bundle_args *args, struct cordon_spec *spec,
 	int console = -1;
 	pid_t pid;
 
+	if (cordon_sandbox_seal_self(spec, err) < 0)
+		return -1;
 	cordon_container_warn_unapplied(spec);
 	if (args->console_socket) {
 		console = cordon_console_connect(args->console_socket, err);
@@ -260,6 +262,8 @@ static int run_foreground(const struct cli_bundle_args *args, struct cordon_spec
 	struct cordon_result result;
 	int code;
 
+	if (cordon_sandbox_seal_self(spec, &err) < 0)
+		return cli_fail(&err);
 	cordon_container_warn_unapplied(spec);
 	/* The supervisor closes it once the init has it. */
 	if (args->console_socket) {

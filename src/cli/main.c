@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cordon/security.h"
 
 static const char usage[] =
 	"Usage: cordon [GLOBAL OPTIONS] COMMAND [OPTIONS]\n"
@@ -177,8 +178,11 @@ int main(int argc, char **argv)
 {
 	struct cordon_error err = { 0 };
 	bool help = false, version = false;
-	int i = parse_global(argc, argv, &help, &version, &err);
 	const char *cmd;
+	int i;
+
+	cordon_self_init(argv);
+	i = parse_global(argc, argv, &help, &version, &err);
 
 	if (i < 0)
 		return cli_fail(&err);

@@ -508,6 +508,11 @@ int cli_run(int argc, char **argv)
 		cordon_spec_free(&spec);
 		return code;
 	}
+	if (cordon_sandbox_seal_self(&spec, &err) < 0) {
+		cordon_error_print(&err);
+		cordon_spec_free(&spec);
+		return CORDON_EXIT_FAILURE;
+	}
 	if (spec.security.seccomp == CORDON_SECCOMP_UNCONFINED)
 		cordon_warn("--seccomp unconfined: the workload runs without a syscall filter");
 	if (spec.net.enabled && spec.net.allow_host_loopback)

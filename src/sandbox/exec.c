@@ -353,6 +353,9 @@ static int exec_target(const struct cordon_state *state, struct exec_ctx *x,
 	/* Still the process the pidfd names: the pid was not reused under us. */
 	if (cordon_pidfd_send_signal(x->pidfd, 0) < 0)
 		return not_in_state(state->id, CORDON_STATUS_STOPPED, err);
+	/* The process will be a cordon process inside until its execve: see self.c. */
+	if (cordon_self_seal_for(info->pid, err) < 0)
+		return -1;
 	if (sandbox_outer_userns(inner, &x->outer_userns, err) < 0)
 		return -1;
 	{

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 
 #include "cordon/fs.h"
+#include "cordon/security.h"
 #include "sandbox-internal.h"
 
 /*
@@ -244,6 +245,20 @@ int sandbox_id_plan(const struct cordon_spec *spec, struct cordon_idplan *plan,
 		return 0;
 	}
 	return cordon_userns_plan(spec->uid, spec->gid, plan, err);
+}
+
+int cordon_sandbox_seal_self(const struct cordon_spec *spec, struct cordon_error *err)
+{
+	struct cordon_idplan plan;
+
+	memset(&plan, 0, sizeof(plan));
+	if (spec->userns == CORDON_USERNS_HOST) {
+		cordon_idmap_range(0, UINT32_MAX, &plan.uid);
+		cordon_idmap_range(0, UINT32_MAX, &plan.gid);
+	} else if (sandbox_id_plan(spec, &plan, err) < 0) {
+		return -1;
+	}
+	return cordon_self_seal(&plan.uid, &plan.gid, err);
 }
 
 int sandbox_clone_enter(const struct cordon_spec *spec, struct sandbox_around *a,

@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * The cordon binary, seen from inside a sandbox (the CVE-2019-5736 class).
+ *
+ * Every cordon process that enters a sandbox (the init, the workload
+ * before its execve, cordon exec's process, a hook's helper) has the
+ * cordon binary as its /proc/self/exe. A program that the sandbox makes
+ * run next can reach that file: a "#!/proc/self/exe" script, or a rootfs
+ * whose ELF loader replaced the real one, runs as a process whose exe
+ * still is the binary. Whether it could then write the binary depends on
+ * who owns it: when any id the sandbox maps owns it (or its group may
+ * write it and the group is mapped, or anyone may), the supervisor first
+ * copies itself into a sealed memfd and re-executes from there, so that
+ * what the sandbox can reach is a copy no one can change. Otherwise the
+ * binary stays where it is: the copy costs a re-exec per start.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/sendfile.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include "cordon/security.h"
+#include "cordon/userns.h"
+
+#ifndef MFD_EXEC
+#define MFD_EXEC 0x0010U
+#endif
+
+#define SEALS (F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE)
+
+extern char **environ;
+
+static char **self_argv;
+static sigset_t self_mask;
+
+void cordon_self_init(char **argv)
+{
+	self_argv = argv;
+	sigprocmask(SIG_SETMASK, NULL, &self_mask);
+}
+
+static bool sealed(int exe)
+{
+	int seals = fcntl(exe, F_GET_SEALS);
+
+	return seals >= 0 && (seals & SEALS) == SEALS;
+}
+
+static bool maps_host_id(const struct cordon_idmap *map, uint32_t id)
+{
+	for (size_t i = 0; i < map->n; i++) {
+		const struct cordon_idmap_extent *e = &map->extent[i];
+
+		if (id >= e->outside && (uint64_t)id < (uint64_t)e->outside + e->count)
+			return true;
+	}
+	return false;
+}
+
+/* Could a process with the sandbox's ids change the binary EXE? */
+static bool writable_from(int exe, const struct cordon_idmap *uid, const struct cordon_idmap *gid)
+{
+	struct statvfs vfs;
+	struct stat st;
+
+	if (fstatvfs(exe, &vfs) == 0 && (vfs.f_flag & ST_RDONLY))
+		return false;
+	if (fstat(exe, &st) < 0)
+		return true;
+	/* The owner may chmod it whatever its mode; an ACL may grant anyone. */
+	if (maps_host_id(uid, st.st_uid) || (st.st_mode & S_IWOTH))
+		return true;
+	if ((st.st_mode & S_IWGRP) && maps_host_id(gid, st.st_gid))
+		return true;
+	return fgetxattr(exe, "system.posix_acl_access", NULL, 0) >= 0;
+}
+
+static int reexec(int exe, struct cordon_error *err)
+{
+	int fd = memfd_create("cordon", MFD_CLOEXEC | MFD_ALLOW_SEALING | MFD_EXEC);
+	struct stat st;
+	off_t off = 0;
+
+	if (fd < 0 && errno == EINVAL) /* a kernel before MFD_EXEC */
+		fd = memfd_create("cordon", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (fd < 0)
+		return cordon_error_set(err, CORDON_E_SECURITY, errno,
+					"a sealed copy of cordon for the sandbox (memfd_create)");
+	if (fstat(exe, &st) < 0)
+		goto fail;
+	while (off < st.st_size) {
+		ssize_t n = sendfile(fd, exe, &off, (size_t)(st.st_size - off));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			if (n == 0)
+				errno = EIO;
+			goto fail;
+		}
+	}
+	if (fcntl(fd, F_ADD_SEALS, SEALS) < 0)
+		goto fail;
+	sigprocmask(SIG_SETMASK, &self_mask, NULL);
+	execveat(fd, "", self_argv, environ, AT_EMPTY_PATH);
+fail:
+	cordon_error_set(err, CORDON_E_SECURITY, errno,
+			 "a sealed copy of cordon for the sandbox (its binary is writable "
+			 "by ids the sandbox maps)");
+	close(fd);
+	return -1;
+}
+
+int cordon_self_seal(const struct cordon_idmap *uid, const struct cordon_idmap *gid,
+		     struct cordon_error *err)
+{
+	_cleanup_close_ int exe = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+
+	if (exe < 0)
+		return cordon_error_set(err, CORDON_E_SECURITY, errno, "opening /proc/self/exe");
+	if (sealed(exe) || !writable_from(exe, uid, gid))
+		return 0;
+	if (!self_argv)
+		return cordon_error_set(err, CORDON_E_INTERNAL, 0, "cordon_self_init was not called");
+	return reexec(exe, err);
+}
+
+int cordon_self_seal_for(pid_t pid, struct cordon_error *err)
+{
+	struct cordon_idmap maps[2];
+	const char *which[2] = { "uid_map", "gid_map" };
+
+	for (int k = 0; k < 2; k++) {
+		_cleanup_free_ char *text = NULL;
+		char path[64];
+		const char *p;
+
+		memset(&maps[k], 0, sizeof(maps[k]));
+		snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, which[k]);
+		if (cordon_read_file_at(AT_FDCWD, path, &text, NULL) < 0)
+			return cordon_error_set(err, CORDON_E_NAMESPACE, errno, "reading %s", path);
+		for (p = text; *p && maps[k].n < CORDON_IDMAP_MAX_EXTENTS;) {
+			unsigned int in, out, count;
+			int used = 0;
+
+			if (sscanf(p, " %u %u %u%n", &in, &out, &count, &used) != 3)
+				break;
+			maps[k].extent[maps[k].n++] =
+				(struct cordon_idmap_extent){ .inside = in, .outside = out, .count = count };
+			p += used;
+		}
+		/* More extents than we keep: assume the worst. */
+		if (maps[k].n == CORDON_IDMAP_MAX_EXTENTS)
+			cordon_idmap_range(0, UINT32_MAX, &maps[k]);
+	}
+	return cordon_self_seal(&maps[0], &maps[1], err);
+}

@@ -1,0 +1,103 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# shellcheck disable=SC2317 # cases are called through each_mode
+# security: the cordon binary seen from inside (the CVE-2019-5736 class).
+# A rootfs whose ELF loader is hostile (sec-fakeld) and a "#!/proc/self/exe"
+# script make the kernel run the binary of the cordon process that
+# executes the script, with the attacker's code in place of the loader.
+# That code must find a binary it cannot change: the host's when no id of
+# the sandbox could write it, else a sealed copy (a memfd).
+. "$(dirname "$0")/../e2e/oci-lib.sh"
+
+SEC_FAKELD=${SEC_FAKELD:-build/tests/security/sec-fakeld}
+case $SEC_FAKELD in /*) ;; *) SEC_FAKELD=$PWD/$SEC_FAKELD ;; esac
+
+SELF_ROOTFS=$E2E_TMP/rootfs
+if [ -x "$SEC_FAKELD" ]; then
+	copy_rootfs "$SELF_ROOTFS" || exit 1
+	mkdir -p "$SELF_ROOTFS/lib64"
+	install -m 0755 "$SEC_FAKELD" "$SELF_ROOTFS/lib64/ld-linux-x86-64.so.2"
+	printf '#!/proc/self/exe\n' >"$SELF_ROOTFS/bin/selfexe"
+	chmod 0755 "$SELF_ROOTFS/bin/selfexe" "$SELF_ROOTFS"
+fi
+
+# A copy of the binary owned by the test user (rootless: the ids the
+# sandbox maps own it).
+USER_BIN=$E2E_TMP/userbin/cordon
+mkdir -p "${USER_BIN%/*}"
+cp "$CORDON" "$USER_BIN"
+chmod 0755 "${USER_BIN%/*}" "$USER_BIN"
+is_root && chown "$TEST_UID" "${USER_BIN%/*}" "$USER_BIN"
+
+# Every case runs the hostile rootfs.
+need_fakeld() {
+	ROOTFS=$SELF_ROOTFS
+	[ -x "$SEC_FAKELD" ] && return 0
+	skip_case "sec-fakeld is built for x86-64 only"
+	return 1
+}
+
+# The loader's report in $OUT: exe= names a sealed copy, which cannot be written.
+expect_sealed_copy() {
+	expect_out_has "exe=/memfd:cordon" "expected the loader to find a memfd copy of cordon" &&
+		expect_out_has "seals=15" "expected the copy sealed (seal, shrink, grow, write)" &&
+		expect_out_lacks "write=0" "expected the copy not to open for writing"
+}
+
+t_binary_not_writable() {
+	need_fakeld || return
+	crun --no-workspace -- /bin/selfexe
+	expect_rc 0
+	expect_out_has "exe=$CORDON" "expected the host binary: no id of the sandbox owns it"
+	expect_out_has "write=-13" "expected EACCES opening the binary for writing"
+}
+
+t_binary_owned_by_sandbox_ids() {
+	local before saved=$CORDON
+	need_fakeld || return
+	before=$(sha256sum <"$USER_BIN")
+	if [ "$MODE" = rootful ]; then
+		# --userns host: the sandbox's root is host root, the binary's owner.
+		crun --no-workspace --userns host -- /bin/selfexe
+	else
+		CORDON=$USER_BIN
+		crun --no-workspace -- /bin/selfexe
+		CORDON=$saved
+	fi
+	expect_rc 0
+	expect_sealed_copy
+	[ "$(sha256sum <"$USER_BIN")" = "$before" ] || fail "the binary changed"
+}
+
+t_exec_sealed() {
+	local id=$CASE_ID-x saved=$CORDON
+	need_fakeld || return
+	setup_case
+	# Rootful, the config's identity maps make the container's root host
+	# root (a launcher's choice). Rootless, the caller owns its copy of the binary.
+	[ "$MODE" = rootless ] && CORDON=$USER_BIN
+	mk_bundle b sleep 60 || { CORDON=$saved; return; }
+	if [ "$MODE" = rootful ]; then
+		"$PYTHON" - "$BUNDLE/config.json" <<'PY' || { fail "editing config.json"; return; }
+import json, sys
+c = json.load(open(sys.argv[1]))
+for k in ("uidMappings", "gidMappings"):
+    c["linux"][k] = [{"containerID": 0, "hostID": 0, "size": 65536}]
+json.dump(c, open(sys.argv[1], "w"))
+PY
+	fi
+	oc create -b "$BUNDLE" "$id"
+	expect_rc 0
+	oc exec "$id" /bin/selfexe
+	expect_rc 0
+	expect_sealed_copy
+	oc delete -f "$id"
+	expect_rc 0
+	CORDON=$saved
+	end_case
+}
+
+each_mode "a hostile loader run as cordon: the host binary, not writable by the sandbox" t_binary_not_writable
+each_mode "a hostile loader run as cordon: a sealed copy when sandbox ids own the binary" t_binary_owned_by_sandbox_ids
+each_mode "cordon exec: a hostile loader finds a sealed copy" t_exec_sealed
+done_testing
