@@ -145,6 +145,17 @@ static _Noreturn void workload_main(const struct child_ctx *ctx, int ready_fd, i
 	int errnum, code;
 
 	/*
+	 * A process group of our own inside the init's session, so that
+	 * kill(0) reaches only what we start and the terminal's signals the
+	 * supervisor relays reach all of it (not orphaned: our parent, the
+	 * init, is of the same session, so a stop works). With a terminal,
+	 * a session of our own: the pty becomes its controlling terminal.
+	 */
+	if ((ctx->console_fd >= 0 ? setsid() : setpgid(0, 0)) < 0)
+		workload_fail(report_fd, CORDON_EXIT_FAILURE, CORDON_E_INTERNAL, errno,
+			      "a process group of the workload's own");
+
+	/*
 	 * The init's fds (host paths it opened to build the root, the sync
 	 * socket) are not the workload's: gone before any path is walked.
 	 */
@@ -408,6 +419,17 @@ static _Noreturn void report_exit(const struct child_ctx *ctx, int status)
 }
 
 /*
+ * SYNC_SIGNAL: a signal the caller's terminal sent the supervisor. It
+ * would have reached every process of the terminal's foreground group;
+ * the workload's group is the nearest thing in here.
+ */
+static void relay_supervisor_signal(pid_t workload, const struct sync_msg *msg)
+{
+	if (msg->type == SYNC_SIGNAL && msg->status > 0 && msg->status < NSIG)
+		sandbox_relay_terminal_signal(workload, msg->status, false);
+}
+
+/*
  * Relay signals and reap until the workload is gone; report its status.
  * The supervisor's end of the sync socket hanging up means it is gone:
  * so is the sandbox (its policy and cleanup went with it). That is the
@@ -429,13 +451,15 @@ static _Noreturn void init_loop(const struct child_ctx *ctx, pid_t workload, sig
 			continue;
 		if (p[1].revents) {
 			struct sync_msg msg;
+			ssize_t r = recv(ctx->sync_fd, &msg, sizeof(msg), MSG_DONTWAIT);
 
-			if (recv(ctx->sync_fd, &msg, sizeof(msg), MSG_DONTWAIT) == 0 ||
-			    (p[1].revents & (POLLHUP | POLLERR)))
+			if (r == 0 || (p[1].revents & (POLLHUP | POLLERR)))
 				_exit(CORDON_EXIT_FAILURE);
+			if (r == (ssize_t)sizeof(msg))
+				relay_supervisor_signal(workload, &msg);
 		}
 		while (read(p[0].fd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
-			/* Terminal signals reach the workload's group directly. */
+			/* We are in a session of our own: nothing comes from a terminal. */
 			if (si.ssi_signo != SIGCHLD && si.ssi_code != SI_KERNEL)
 				kill(workload, (int)si.ssi_signo);
 		}
@@ -473,6 +497,7 @@ static bool wait_for_start(const struct child_ctx *ctx, pid_t workload, pid_t wo
 				_exit(CORDON_EXIT_FAILURE);
 			if (msg.type == SYNC_START)
 				return true;
+			relay_supervisor_signal(workload, &msg);
 			continue;
 		}
 		if (p[1].revents) {
@@ -500,6 +525,15 @@ _Noreturn void sandbox_child(const struct child_ctx *ctx)
 	sigset_t set;
 	pid_t workload, workload_host_pid;
 	ssize_t r;
+
+	/*
+	 * A session of our own, before anything of the sandbox exists: no
+	 * process in here shares the caller's process group (kill(0) from
+	 * inside reached the caller's shell, its jobs and, rootless, the
+	 * supervisor) or its session (whose controlling terminal /dev/tty
+	 * opens). We are a fresh pid, so never a group leader: it cannot fail.
+	 */
+	setsid();
 
 	/*
 	 * The init never execs, so close-on-exec protects nothing: every fd

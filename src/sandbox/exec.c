@@ -124,6 +124,12 @@ static _Noreturn void exec_process(const struct exec_ctx *x)
 	sigset_t none;
 	int errnum, code;
 
+	/*
+	 * Not in cordon exec's process group nor its session: kill(0) would
+	 * reach the caller's shell, /dev/tty its terminal. A fresh pid, never
+	 * a group leader: it cannot fail.
+	 */
+	setsid();
 	if (cordon_security_before_ids(&spec->security, &err) < 0)
 		exec_fail_err(x->report_fd, &err);
 	for (int sig = 1; sig < NSIG; sig++)
@@ -425,6 +431,7 @@ static void exec_signals(sigset_t *set)
 {
 	sigemptyset(set);
 	sigaddset(set, SIGCHLD);
+	sigaddset(set, SIGTSTP);
 	for (size_t i = 0; i < sandbox_n_forwarded_signals; i++)
 		sigaddset(set, sandbox_forwarded_signals[i]);
 }
@@ -441,9 +448,23 @@ int cordon_container_exec_wait(pid_t pid)
 		if (waitpid(pid, &st, WNOHANG) == pid)
 			return WIFSIGNALED(st) ? 128 + WTERMSIG(st) : WEXITSTATUS(st);
 		sig = sigwaitinfo(&set, &si);
-		/* Terminal-generated signals reached the process group already. */
-		if (sig > 0 && sig != SIGCHLD && si.si_code != SI_KERNEL)
+		if (sig <= 0 || sig == SIGCHLD)
+			continue;
+		if (sig == SIGTSTP) {
+			/*
+			 * Its group leads a session of its own, orphaned: the
+			 * kernel would discard a SIGTSTP. Stopped while we are,
+			 * continued when we are.
+			 */
+			sandbox_relay_terminal_signal(pid, SIGTSTP, true);
+			sandbox_stop_self();
+			sandbox_relay_terminal_signal(pid, SIGCONT, true);
+		} else if (si.si_code == SI_KERNEL) {
+			/* From our terminal: its whole process group would have had it. */
+			sandbox_relay_terminal_signal(pid, sig, true);
+		} else {
 			kill(pid, sig);
+		}
 	}
 }
 

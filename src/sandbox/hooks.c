@@ -99,6 +99,12 @@ static void hook_prepare(const struct hook_job *j, int keep_fd)
 	struct sigaction dfl = { .sa_handler = SIG_DFL };
 	sigset_t none;
 
+	/*
+	 * Not in the caller's process group or session (a container hook
+	 * may run the container's code: its interpreter, its loader). A
+	 * fresh pid: it cannot fail.
+	 */
+	setsid();
 	for (int sig = 1; sig < NSIG; sig++)
 		sigaction(sig, &dfl, NULL);
 	sigemptyset(&none);

@@ -260,6 +260,8 @@ static int pasta_start(struct sandbox_net *n, int userns, int gw_ns, struct cord
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		if (getppid() == 1)
 			_exit(127);
+		/* A ^C at the caller's terminal is for the workload (relayed), not the uplink. */
+		setpgid(0, 0);
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
 		/* Above every fd we hold, then into place: no dup2 clobbers a source. */

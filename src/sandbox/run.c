@@ -34,6 +34,7 @@ static int block_signals(sigset_t *old, sigset_t *set)
 	sigemptyset(set);
 	sigaddset(set, SIGCHLD);
 	sigaddset(set, SIGPIPE);
+	sigaddset(set, SIGTSTP);
 	for (size_t i = 0; i < sandbox_n_forwarded_signals; i++)
 		sigaddset(set, sandbox_forwarded_signals[i]);
 	return sigprocmask(SIG_BLOCK, set, old);
@@ -145,6 +146,21 @@ static void forward_output(struct supervisor *sv, struct output *o)
 	sv->forwarded += (uint64_t)r;
 }
 
+/* A terminal's signal, for the init to relay to the workload's process group. */
+static void send_terminal_signal(struct supervisor *sv, int sig)
+{
+	struct sync_msg msg = { .type = SYNC_SIGNAL, .status = sig };
+
+	if (!sv->child_done)
+		sync_send(sv->sync_fd, &msg, NULL, 0);
+}
+
+/*
+ * The sandbox is a session of its own: what the caller's terminal sends
+ * its foreground group (^C, ^\, ^Z: SI_KERNEL) reaches only us, and
+ * goes on to the workload's process group. Other signals go to the
+ * init, which relays them to the workload itself.
+ */
 static void handle_signal(struct supervisor *sv)
 {
 	struct signalfd_siginfo si;
@@ -152,11 +168,16 @@ static void handle_signal(struct supervisor *sv)
 	while (read(sv->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
 		if (si.ssi_signo == SIGCHLD || si.ssi_signo == SIGPIPE)
 			continue;
-		/* Terminal-generated signals already reached the whole foreground group. */
-		if (si.ssi_code == SI_KERNEL)
-			continue;
-		if (!sv->child_done)
+		if (si.ssi_signo == SIGTSTP) {
+			/* The sandbox stops while we are stopped, and goes on when we do. */
+			send_terminal_signal(sv, SIGTSTP);
+			sandbox_stop_self();
+			send_terminal_signal(sv, SIGCONT);
+		} else if (si.ssi_code == SI_KERNEL) {
+			send_terminal_signal(sv, (int)si.ssi_signo);
+		} else if (!sv->child_done) {
 			cordon_pidfd_send_signal(sv->pidfd, (int)si.ssi_signo);
+		}
 	}
 }
 

@@ -23,6 +23,7 @@ enum sync_type {
 	SYNC_START,        /* supervisor → init: release the workload */
 	SYNC_RUNNING,      /* init → supervisor: the workload's execve succeeded */
 	SYNC_MOUNT_TREE,   /* supervisor → init, before GO: mounts[status]'s idmapped tree (fd) */
+	SYNC_SIGNAL,       /* supervisor → init: signal status came from the caller's terminal */
 };
 
 struct sync_msg {
@@ -216,7 +217,10 @@ int sandbox_pty_send(int console_fd, int master, struct cordon_error *err);
  * to the --console-socket (then closed, as the socket).
  */
 int sandbox_terminal_create(const struct child_ctx *ctx, int *slave, struct cordon_error *err);
-/* setsid, the slave as controlling terminal and as fds 0-2 (then closed). */
+/*
+ * The slave as controlling terminal and as fds 0-2 (then closed). The
+ * caller is a session leader without one (it called setsid).
+ */
 int sandbox_pty_attach(int slave, struct cordon_error *err);
 
 /*
@@ -267,6 +271,20 @@ int sandbox_sysctls_write(struct sandbox_sysctls *s, unsigned int namespaces,
 			  struct cordon_error *err);
 void sandbox_sysctls_close(struct sandbox_sysctls *s);
 #define SYSCTL_NS(type) (1u << (type))
+
+/*
+ * The terminal signal sig, relayed to the process group of pid (a
+ * process of the container, which leads it): a stop becomes SIGSTOP
+ * when stop_as_sigstop (an orphaned group, where the kernel discards
+ * SIGTSTP). Falls back to pid alone when the group is gone.
+ */
+void sandbox_relay_terminal_signal(pid_t pid, int sig, bool stop_as_sigstop);
+/*
+ * A terminal stop (SIGTSTP) was relayed: stop ourselves as the terminal
+ * asked (the kernel discards it when our own group is orphaned) and
+ * return once continued.
+ */
+void sandbox_stop_self(void);
 
 /* Signals the supervisor forwards and the init process relays. */
 extern const int sandbox_forwarded_signals[];

@@ -11,6 +11,26 @@
 const int sandbox_forwarded_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
 const size_t sandbox_n_forwarded_signals = ARRAY_SIZE(sandbox_forwarded_signals);
 
+void sandbox_relay_terminal_signal(pid_t pid, int sig, bool stop_as_sigstop)
+{
+	if (sig == SIGTSTP && stop_as_sigstop)
+		sig = SIGSTOP;
+	if (kill(-pid, sig) < 0 && errno == ESRCH)
+		kill(pid, sig);
+}
+
+void sandbox_stop_self(void)
+{
+	sigset_t tstp, old;
+
+	sigemptyset(&tstp);
+	sigaddset(&tstp, SIGTSTP);
+	sigprocmask(SIG_UNBLOCK, &tstp, &old);
+	/* Delivered before kill returns: we stop here until SIGCONT. */
+	kill(getpid(), SIGTSTP);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+}
+
 int sync_send(int fd, const struct sync_msg *msg, const int *fds, size_t n_fds)
 {
 	union {

@@ -113,8 +113,8 @@ int sandbox_pty_send(int console_fd, int master, struct cordon_error *err)
 
 int sandbox_pty_attach(int slave, struct cordon_error *err)
 {
-	/* A session of its own, with the pty as its controlling terminal. */
-	if (setsid() < 0 || ioctl(slave, TIOCSCTTY, 0) < 0)
+	/* The caller's session is its own (setsid): the pty becomes its controlling terminal. */
+	if (ioctl(slave, TIOCSCTTY, 0) < 0)
 		return cordon_error_set(err, CORDON_E_INTERNAL, errno,
 					"terminal: making it the controlling terminal");
 	for (int fd = 0; fd < 3; fd++)
