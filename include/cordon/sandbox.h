@@ -84,6 +84,13 @@ struct cordon_sandbox_opts {
 	int notify_fd;   /* told "created" (a sync message with the pid) or why not; -1 */
 	int console_fd;  /* process.terminal: the connected --console-socket (the
 			  * supervisor closes it once the init has it), else -1 */
+	/*
+	 * A foreground supervisor at the caller's terminal (`cordon run`,
+	 * `run --bundle`): a stdin, stdout or stderr that is a terminal is
+	 * relayed through a pipe, never handed to the sandbox. The monitor of
+	 * `cordon create` passes its stdio on as runc does (a launcher's).
+	 */
+	bool relay_terminal;
 };
 
 /* Run the sandbox to completion. Fills *result; returns the exit status. */

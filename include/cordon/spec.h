@@ -97,6 +97,7 @@ struct cordon_spec {
 
 	uint64_t timeout_ms;    /* 0 = none */
 	uint64_t kill_after_ms; /* grace between SIGTERM and SIGKILL */
+	bool tty;               /* -t: a pty of the sandbox's own, relayed to the caller's terminal */
 	bool output_capped;
 	uint64_t output_max; /* bytes of stdout+stderr forwarded */
 	char *result_json;   /* path, or NULL; for messages only */

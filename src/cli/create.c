@@ -257,7 +257,8 @@ static int run_foreground(const struct cli_bundle_args *args, struct cordon_spec
 {
 	struct cordon_sandbox_opts opts = { .state_root = cli_global.root,
 					    .notify_fd = -1,
-					    .console_fd = -1 };
+					    .console_fd = -1,
+					    .relay_terminal = true };
 	struct cordon_error err = { 0 };
 	struct cordon_result result;
 	int code;

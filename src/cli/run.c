@@ -28,6 +28,7 @@ static const char run_usage[] =
 	"  --env-pass NAME           pass a host variable\n"
 	"  --timeout S               SIGTERM after S seconds, exit 124\n"
 	"  --kill-after S            SIGKILL S seconds after SIGTERM (default 5)\n"
+	"  -t, --tty                 a terminal of the sandbox's own (stdin must be one)\n"
 	"  --output-max BYTES        cap stdout+stderr\n"
 	"  --result-json FILE        write the outcome as JSON\n"
 	"  --cap-add CAP[,CAP]       grant a capability from the safe set\n"
@@ -75,6 +76,7 @@ enum run_flag {
 	F_ENV_PASS,
 	F_TIMEOUT,
 	F_KILL_AFTER,
+	F_TTY,
 	F_OUTPUT_MAX,
 	F_RESULT_JSON,
 	F_CAP_ADD,
@@ -116,6 +118,7 @@ static const struct cli_flag run_flags[] = {
 	{ "env-pass", F_ENV_PASS, true },
 	{ "timeout", F_TIMEOUT, true },
 	{ "kill-after", F_KILL_AFTER, true },
+	{ "tty", F_TTY, false, 't' },
 	{ "output-max", F_OUTPUT_MAX, true },
 	{ "result-json", F_RESULT_JSON, true },
 	{ "cap-add", F_CAP_ADD, true },
@@ -283,6 +286,9 @@ static int apply_flag(struct cordon_spec *spec, int id, const char *value,
 		return 0;
 	case F_KILL_AFTER:
 		return parse_seconds("kill-after", value, &spec->kill_after_ms, err);
+	case F_TTY:
+		spec->tty = true;
+		return 0;
 	case F_OUTPUT_MAX:
 		if (cordon_parse_u64(value, &v) < 0)
 			return cordon_error_set(err, CORDON_E_USAGE, 0,
@@ -427,6 +433,10 @@ int cli_run_parse(int argc, char **argv, struct cordon_spec *spec, bool *help,
 	}
 	if (i >= argc && spec->print_profile)
 		return 0;
+	/* -t relays the caller's terminal: there must be one to relay (and to read keys from). */
+	if (spec->tty && !spec->print_profile && !isatty(STDIN_FILENO))
+		return cordon_error_set(err, CORDON_E_USAGE, errno,
+					"-t/--tty: stdin is not a terminal");
 	if (i >= argc)
 		return cordon_error_set(err, CORDON_E_USAGE, 0,
 					"no command given (cordon run [OPTIONS] [ROOTFS] [--] CMD)");
@@ -520,8 +530,11 @@ int cli_run(int argc, char **argv)
 			    "loopback (development only)");
 	fflush(stdout);
 	code = cordon_sandbox_run_opts(
-		&spec, &(struct cordon_sandbox_opts){ .state_root = cli_global.root, .notify_fd = -1,
-						.console_fd = -1 },
+		&spec,
+		&(struct cordon_sandbox_opts){ .state_root = cli_global.root,
+					       .notify_fd = -1,
+					       .console_fd = -1,
+					       .relay_terminal = true },
 		&result);
 	if (result.failed)
 		cordon_error_print(&result.error);

@@ -423,10 +423,12 @@ static _Noreturn void report_exit(const struct child_ctx *ctx, int status)
  * would have reached every process of the terminal's foreground group;
  * the workload's group is the nearest thing in here.
  */
-static void relay_supervisor_signal(pid_t workload, const struct sync_msg *msg)
+static void relay_supervisor_signal(const struct child_ctx *ctx, pid_t workload,
+				    const struct sync_msg *msg)
 {
+	/* With a terminal the workload leads a session of its own: its group is orphaned. */
 	if (msg->type == SYNC_SIGNAL && msg->status > 0 && msg->status < NSIG)
-		sandbox_relay_terminal_signal(workload, msg->status, false);
+		sandbox_relay_terminal_signal(workload, msg->status, ctx->console_fd >= 0);
 }
 
 /*
@@ -456,7 +458,7 @@ static _Noreturn void init_loop(const struct child_ctx *ctx, pid_t workload, sig
 			if (r == 0 || (p[1].revents & (POLLHUP | POLLERR)))
 				_exit(CORDON_EXIT_FAILURE);
 			if (r == (ssize_t)sizeof(msg))
-				relay_supervisor_signal(workload, &msg);
+				relay_supervisor_signal(ctx, workload, &msg);
 		}
 		while (read(p[0].fd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
 			/* We are in a session of our own: nothing comes from a terminal. */
@@ -497,7 +499,7 @@ static bool wait_for_start(const struct child_ctx *ctx, pid_t workload, pid_t wo
 				_exit(CORDON_EXIT_FAILURE);
 			if (msg.type == SYNC_START)
 				return true;
-			relay_supervisor_signal(workload, &msg);
+			relay_supervisor_signal(ctx, workload, &msg);
 			continue;
 		}
 		if (p[1].revents) {
@@ -541,7 +543,8 @@ _Noreturn void sandbox_child(const struct child_ctx *ctx)
 	 * it validated) goes now, before anything of the sandbox exists.
 	 */
 	{
-		int keep[] = { ctx->sync_fd, ctx->console_fd, ctx->stdout_fd, ctx->stderr_fd };
+		int keep[] = { ctx->sync_fd,   ctx->console_fd, ctx->stdin_fd,
+			       ctx->stdout_fd, ctx->stderr_fd };
 
 		r = cordon_close_fds_except(3 + ctx->spec->preserve_fds, keep, ARRAY_SIZE(keep));
 		if (r < 0) {
@@ -600,9 +603,11 @@ _Noreturn void sandbox_child(const struct child_ctx *ctx)
 	if (n_fds >= 1 && (msg.status & 2))
 		host.workspace_tree = fds[n_fds - 1];
 
-	if (ctx->stdout_fd >= 0 &&
-	    (dup2(ctx->stdout_fd, STDOUT_FILENO) < 0 || dup2(ctx->stderr_fd, STDERR_FILENO) < 0)) {
-		cordon_error_set(&err, CORDON_E_INTERNAL, errno, "redirecting output");
+	/* Before the workload exists: the caller's terminal is never among its fds. */
+	if ((ctx->stdout_fd >= 0 && (dup2(ctx->stdout_fd, STDOUT_FILENO) < 0 ||
+				     dup2(ctx->stderr_fd, STDERR_FILENO) < 0)) ||
+	    (ctx->stdin_fd >= 0 && dup2(ctx->stdin_fd, STDIN_FILENO) < 0)) {
+		cordon_error_set(&err, CORDON_E_INTERNAL, errno, "redirecting stdio");
 		setup_failed(ctx, &err);
 	}
 

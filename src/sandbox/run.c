@@ -35,6 +35,10 @@ static int block_signals(sigset_t *old, sigset_t *set)
 	sigaddset(set, SIGCHLD);
 	sigaddset(set, SIGPIPE);
 	sigaddset(set, SIGTSTP);
+	/* The caller's terminal (relay.c): resumed, resized; read in the background: EIO. */
+	sigaddset(set, SIGCONT);
+	sigaddset(set, SIGWINCH);
+	sigaddset(set, SIGTTIN);
 	for (size_t i = 0; i < sandbox_n_forwarded_signals; i++)
 		sigaddset(set, sandbox_forwarded_signals[i]);
 	return sigprocmask(SIG_BLOCK, set, old);
@@ -67,12 +71,32 @@ static void kill_init(struct supervisor *sv)
 		cordon_pidfd_send_signal(sv->pidfd, SIGKILL);
 }
 
+/* Our end of the init's pty: its output joins stdout's relay, our input goes to it. */
+static bool pty_start(struct supervisor *sv)
+{
+	struct cordon_error *err = &sv->result->error;
+
+	if (relay_pty_start(&sv->relay, &sv->out[0].fd, err) < 0)
+		return false;
+	if (epoll_add(sv->epfd, &sv->out[0].fd, err) < 0)
+		return false;
+	relay_attach(&sv->relay, sv->epfd);
+	return true;
+}
+
 static void record_message(struct supervisor *sv, const struct sync_msg *msg)
 {
 	struct cordon_result *res = sv->result;
 
 	switch (msg->type) {
 	case SYNC_CREATED:
+		/* -t: the pty is set up before the workload is released (its size, our raw mode). */
+		if (!sv->created && sv->relay.console >= 0 && !pty_start(sv)) {
+			res->failed = true;
+			res->exit_code = CORDON_EXIT_FAILURE;
+			kill_init(sv);
+			break;
+		}
 		if (!sv->created && lifecycle_created(sv, (pid_t)msg->status, &res->error) < 0) {
 			/* Not recorded, so not startable: end it, the error stands. */
 			res->failed = true;
@@ -166,12 +190,18 @@ static void handle_signal(struct supervisor *sv)
 	struct signalfd_siginfo si;
 
 	while (read(sv->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
-		if (si.ssi_signo == SIGCHLD || si.ssi_signo == SIGPIPE)
+		if (si.ssi_signo == SIGCHLD || si.ssi_signo == SIGPIPE || si.ssi_signo == SIGTTIN)
 			continue;
-		if (si.ssi_signo == SIGTSTP) {
+		if (si.ssi_signo == SIGWINCH) {
+			relay_winch(&sv->relay);
+		} else if (si.ssi_signo == SIGCONT) {
+			relay_resume(&sv->relay);
+		} else if (si.ssi_signo == SIGTSTP) {
 			/* The sandbox stops while we are stopped, and goes on when we do. */
 			send_terminal_signal(sv, SIGTSTP);
+			relay_suspend(&sv->relay);
 			sandbox_stop_self();
+			relay_resume(&sv->relay);
 			send_terminal_signal(sv, SIGCONT);
 		} else if (si.ssi_code == SI_KERNEL) {
 			send_terminal_signal(sv, (int)si.ssi_signo);
@@ -293,6 +323,10 @@ static int supervise(struct supervisor *sv, struct cordon_error *err)
 				forward_output(sv, &sv->out[0]);
 			else if (tag == &sv->out[1].fd)
 				forward_output(sv, &sv->out[1]);
+			else if (tag == &sv->relay.in)
+				relay_input(&sv->relay);
+			else if (tag == &sv->relay.to)
+				relay_output_ready(&sv->relay);
 			else if (tag == &sv->net.pasta_pidfd)
 				handle_uplink_exit(sv);
 			else if (tag == &sv->listen_fd)
@@ -489,7 +523,10 @@ static int run(struct supervisor *sv, struct cordon_error *err)
 	};
 	/* Only a terminal uses it: a caller that left it 0 never sends its stdin away. */
 	bool terminal = spec->oci && spec->oci->terminal && sv->opts->console_fd >= 0;
-	_cleanup_close_ int child_sync = -1;
+	/* The caller's terminal never enters the sandbox (relay.c); -t gives it a pty of its own. */
+	bool relay = sv->opts->relay_terminal && !terminal && !spec->tty;
+	bool relay_out = relay && (isatty(STDOUT_FILENO) || isatty(STDERR_FILENO));
+	_cleanup_close_ int child_sync = -1, stdin_rd = -1, console = -1;
 	int sp[2], wr[2] = { -1, -1 };
 	struct sandbox_around around;
 	sigset_t set, old;
@@ -504,9 +541,17 @@ static int run(struct supervisor *sv, struct cordon_error *err)
 		return cordon_error_set(err, CORDON_E_INTERNAL, errno, "socketpair");
 	sv->sync_fd = sp[0];
 	child_sync = sp[1];
-	if (counted && open_output_pipes(sv, wr, err) < 0)
+	if ((counted || relay_out) && open_output_pipes(sv, wr, err) < 0)
 		return -1;
-	sv->result->output_counted = counted;
+	if (relay && isatty(STDIN_FILENO) && relay_stdin_open(&sv->relay, &stdin_rd, err) < 0)
+		return -1;
+	if (spec->tty) {
+		if (relay_console_open(&sv->relay, &console, err) < 0)
+			return -1;
+		sv->out[0].dest = STDOUT_FILENO;
+		sv->out[0].bytes = &sv->result->stdout_bytes;
+	}
+	sv->result->output_counted = counted || relay_out || spec->tty;
 
 	if (block_signals(&old, &set) < 0)
 		return cordon_error_set(err, CORDON_E_INTERNAL, errno, "sigprocmask");
@@ -514,7 +559,8 @@ static int run(struct supervisor *sv, struct cordon_error *err)
 	if (sv->sigfd < 0)
 		return cordon_error_set(err, CORDON_E_INTERNAL, errno, "signalfd");
 
-	ctx.console_fd = terminal ? sv->opts->console_fd : -1;
+	ctx.console_fd = terminal ? sv->opts->console_fd : console;
+	ctx.stdin_fd = stdin_rd;
 	ctx.sync_fd = child_sync;
 	ctx.stdout_fd = wr[0];
 	ctx.stderr_fd = wr[1];
@@ -555,6 +601,8 @@ static int run(struct supervisor *sv, struct cordon_error *err)
 	/* The init sends the terminal; nothing of it stays with the supervisor. */
 	if (terminal)
 		close(sv->opts->console_fd);
+	cordon_closep(&console);
+	cordon_closep(&stdin_rd);
 	if (cordon_cgroup_attach(&sv->cgroup, pid, err) < 0) {
 		cordon_closep(&wr[0]);
 		cordon_closep(&wr[1]);
@@ -597,6 +645,7 @@ static int run(struct supervisor *sv, struct cordon_error *err)
 			return -1;
 	if (sv->net.pasta_pidfd >= 0 && epoll_add(sv->epfd, &sv->net.pasta_pidfd, err) < 0)
 		return -1;
+	relay_attach(&sv->relay, sv->epfd);
 	if (sv->net.proxy && cordon_dnsproxy_attach(sv->net.proxy, sv->epfd, err) < 0)
 		return -1;
 	if (supervise(sv, err) < 0)
@@ -635,6 +684,7 @@ int cordon_sandbox_run_opts(const struct cordon_spec *spec, const struct cordon_
 	int r;
 
 	memset(result, 0, sizeof(*result));
+	relay_init(&sv.relay);
 	sandbox_net_init(&sv.net, spec, result);
 	sv.state = &state;
 	sv.cgroup.v2_fd = -1;
@@ -643,6 +693,8 @@ int cordon_sandbox_run_opts(const struct cordon_spec *spec, const struct cordon_
 		r = run(&sv, &result->error);
 		if (r < 0)
 			end_init(&sv);
+		/* The caller's terminal as it was, before anything is said on it. */
+		relay_close(&sv.relay);
 		/* Every process is gone (the pid namespace died with its init). */
 		sandbox_net_finish(&sv.net);
 		cordon_cgroup_stats(&sv.cgroup, &result->cgroup);

@@ -3,6 +3,7 @@
 #ifndef CORDON_SANDBOX_INTERNAL_H
 #define CORDON_SANDBOX_INTERNAL_H
 
+#include <termios.h>
 #include <yajl/yajl_gen.h>
 
 #include "cordon/fs.h"
@@ -49,7 +50,8 @@ struct child_ctx {
 	bool rootful;                     /* host root, or root of a user namespace: becomes U1's root */
 	bool fostered;                    /* a child of the supervisor's parent (CLONE_PARENT) */
 	int sync_fd;
-	int stdout_fd; /* pipe write ends when output is counted, else -1 */
+	int stdin_fd;  /* a pipe's read end the supervisor fills from the caller's terminal, else -1 */
+	int stdout_fd; /* pipe write ends when output is counted or a terminal, else -1 */
 	int stderr_fd;
 	int console_fd;   /* process.terminal: the connected --console-socket, else -1 */
 };
@@ -98,6 +100,42 @@ struct output {
 	uint64_t *bytes;
 };
 
+/* relay.c: the caller's terminal, which never enters the sandbox. */
+struct relay {
+	int in;		/* what input is read from: a non-blocking open of fd 0's terminal, or fd 0; -1 */
+	int to;		/* where it goes: the sandbox's stdin pipe, or the pty master (a dup); -1 */
+	int master;	/* -t: the pty master (struct output's fd: it is closed there), else -1 */
+	int console;	/* -t: our end of the init's console socket until the master came, else -1 */
+	int epfd;
+	char buf[4096]; /* read, not yet written */
+	size_t len, off;
+	bool watching_in, watching_to;
+	bool paused;  /* in the background: until SIGCONT */
+	bool in_done; /* the input ended */
+	bool raw;     /* the caller's modes are in saved, and changed */
+	bool was_raw; /* raw before a stop */
+	struct termios saved;
+};
+void relay_init(struct relay *r);
+/* Before clone: a pipe for the sandbox's stdin (its read end to *sandbox_end). */
+int relay_stdin_open(struct relay *r, int *sandbox_end, struct cordon_error *err);
+/* Before clone, -t: the init's console socket (its end to *init_end). */
+int relay_console_open(struct relay *r, int *init_end, struct cordon_error *err);
+/* Into the supervisor's epoll loop (tags: &r->in, &r->to). */
+void relay_attach(struct relay *r, int epfd);
+/*
+ * -t, at SYNC_CREATED (before the workload is released): the master, the
+ * window size, raw mode; *out_fd the master, for the output relay.
+ */
+int relay_pty_start(struct relay *r, int *out_fd, struct cordon_error *err);
+void relay_input(struct relay *r);        /* r->in is readable */
+void relay_output_ready(struct relay *r); /* r->to is writable */
+void relay_winch(struct relay *r);        /* SIGWINCH: the caller's size to the pty */
+void relay_suspend(struct relay *r);      /* before we stop: the caller's modes back */
+void relay_resume(struct relay *r);       /* SIGCONT: raw again, read again */
+/* The caller's modes back, every fd closed. */
+void relay_close(struct relay *r);
+
 /* One sandbox's supervisor (run.c), whether `cordon run` or the monitor of `cordon create`. */
 struct supervisor {
 	const struct cordon_spec *spec;
@@ -118,6 +156,7 @@ struct supervisor {
 	bool term_sent;
 	uint64_t forwarded;  /* bytes of output passed on */
 	struct output out[2];
+	struct relay relay;     /* the caller's terminal (relay.c) */
 	struct sandbox_net net; /* with an allowlist */
 
 	/* The lifecycle (lifecycle.c). */

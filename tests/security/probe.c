@@ -15,7 +15,8 @@
  *
  * Actions: keyctl add_key request_key userfaultfd io_uring_setup bpf
  * perf_event_open ptrace:PID traceme process_vm_readv:PID
- * tiocsti[:FD[:CMD]] tiocsti-pty tioclinux[:FD] clone:NS clone3
+ * tiocsti[:FD[:CMD]] tiocsti-pty tioclinux[:FD] tcsets[:FD] tiocsctty[:FD]
+ * clone:NS clone3
  * unshare:NS setns:PATH netlink:PROTO personality:VALUE raw
  * mount[:TARGET[:FSTYPE]] umount[:TARGET] name_to_handle_at
  * open_by_handle_at kexec_load init_module finit_module delete_module
@@ -798,6 +799,15 @@ static void run(char *spec)
 		do_ioctl_sti((int)num(a1, 0), (unsigned long)num(a2, TIOCSTI));
 	else if (IS("tiocsti-pty"))
 		do_sti_pty();
+	else if (IS("tcsets")) {
+		/* Setting the modes it has: proof that it could set any. */
+		struct termios t;
+		int fd = (int)num(a1, 0);
+
+		report(tcgetattr(fd, &t) < 0 ? -1 : tcsetattr(fd, TCSANOW, &t));
+	} else if (IS("tiocsctty"))
+		/* Take the terminal as controlling terminal, stealing it (arg 1). */
+		report(ioctl((int)num(a1, 0), TIOCSCTTY, 1));
 	else if (IS("tioclinux")) {
 		char sub = 0;
 

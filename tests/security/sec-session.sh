@@ -1,10 +1,13 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
 # shellcheck disable=SC2317 # cases are called through sec_each
-# security: the sandbox and the caller's session. The sandbox is a
-# session and process group of its own: kill(0) from inside reaches
-# neither the caller's shell, nor its other jobs, nor (rootless) cordon's
-# supervisor, nor the other side of a pipeline of two sandboxes.
+# security: the sandbox and the caller's session and terminal. The
+# sandbox is a session and process group of its own: kill(0) from inside
+# reaches neither the caller's shell, nor its other jobs, nor (rootless)
+# cordon's supervisor, nor the other side of a pipeline of two sandboxes.
+# The caller's terminal never enters it: without -t its stdio are pipes
+# cordon relays, with -t it has a pty of its own (ptyrun.py gives cordon
+# a real terminal).
 . "$(dirname "$0")/seclib.sh"
 
 # The state letter of PID (R, S, T, Z, ...), or nothing when it is gone.
@@ -155,7 +158,133 @@ echo "rc=${PIPESTATUS[*]}"'
 	[[ $OUT == *$'from-a\nb-done'* ]] || fail "expected B to pass on A's output and finish"
 }
 
+PTYRUN=$(dirname "$0")/ptyrun.py
+case $PTYRUN in /*) ;; *) PTYRUN=$PWD/$PTYRUN ;; esac
+
+# pty_run [STEP...] -- CMD...: CMD as the mode's user on a terminal of its
+# own (ptyrun.py), captured (carriage returns dropped). The rootful
+# caller owns its terminal (cordon reads it through an open of its own);
+# the rootless one is given root's, as after su (cordon reads fd 0 itself).
+pty_run() {
+	local steps=() argv
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do
+		steps+=("$1")
+		shift
+	done
+	shift
+	if [ "$MODE" = rootful ]; then
+		argv=(env --default-signal "$@")
+	else
+		local USER_PREFIX
+		_user_prefix
+		argv=("${USER_PREFIX[@]}" "$@")
+	fi
+	pushd "$WS" >/dev/null || return 1
+	run "$PYTHON" "$PTYRUN" --rows 33 --cols 101 "${steps[@]}" -- "${argv[@]}"
+	popd >/dev/null || return 1
+	OUT=${OUT//$'\r'/}
+}
+
+# Without -t, on the caller's terminal: the sandbox's stdio are pipes
+# (keys typed still arrive, ^D ends them), /dev/tty has nothing to open,
+# and the terminal's modes and input are out of reach. Seccomp is off, so
+# that what answers TIOCSTI is the kernel.
+t_no_terminal_inside() {
+	next_id
+	pty_run expect:ready 'send:typed\r' 'send:\x04' -- \
+		"$CORDON" run --name "$ID" --no-workspace --seccomp unconfined "$ROOTFS" -- sh -c '
+for f in 0 1 2; do [ -t $f ] && echo "fd$f=tty" || echo "fd$f=pipe"; done
+sec-probe open-write:/dev/tty tiocsti:0 tiocsti:1 tiocsti:2 tcsets:0 tcsets:1 tcsets:2 tiocsctty:0
+echo ready; read x; echo "got=$x"; cat; echo end-of-input'
+	expect_rc 0
+	local f
+	for f in 0 1 2; do
+		expect_out_has "fd$f=pipe" "expected fd $f not to be a terminal inside"
+	done
+	probe_is open-write:/dev/tty ENXIO
+	for f in 0 1 2; do
+		probe_is "tiocsti:$f" ENOTTY
+		probe_is "tcsets:$f" ENOTTY
+	done
+	probe_is tiocsctty:0 ENOTTY
+	expect_out_has "got=typed" "expected the typed line to reach the workload's stdin"
+	expect_out_has "end-of-input" "expected ^D to end the workload's stdin"
+}
+
+# --output-max still bounds what reaches the terminal: 100 bytes of
+# "x\n" are 50 lines, then cordon's notice.
+t_no_terminal_output_max() {
+	next_id
+	pty_run -- "$CORDON" run --name "$ID" --no-workspace --output-max 100 "$ROOTFS" -- \
+		sh -c 'yes x | head -c 5000'
+	expect_rc 0
+	local body=${OUT%%cordon: output truncated*}
+	body=${body//[!x]/}
+	[ "${#body}" = 50 ] || fail "expected 50 lines of x (100 bytes) on the terminal, got ${#body}"
+	expect_out_has "cordon: output truncated at 100 bytes"
+}
+
+# ^C at the caller's terminal reaches the workload's process group
+# (the sandbox is not in the terminal's foreground group): its trap runs.
+t_terminal_interrupt() {
+	next_id
+	pty_run expect:ready 'send:\x03' -- "$CORDON" run --name "$ID" --no-workspace "$ROOTFS" -- \
+		sh -c 'trap "echo got-int; exit 7" INT; echo ready; while :; do sleep 0.1; done'
+	expect_rc 7 "expected the workload's INT trap to end it (7)"
+	expect_out_has got-int
+}
+
+# -t: a pty of the sandbox's own devpts as stdio and controlling
+# terminal, the caller's window size and its change, keys and output
+# both ways, the workload's status; the caller's modes as before.
+t_tty() {
+	next_id
+	pty_run expect:ready 'send:hello\r' 'expect:got=hello' 'winch:40:120' 'send:again\r' \
+		expect:rc= -- sh -c '
+stty -g
+"$0" run -t --name "$1" --no-workspace "$2" -- sh -c "
+tty; stty size; [ -t 0 ] && [ -t 1 ] && [ -t 2 ] && echo stdio=tty
+[ \"\$(stat -L -c %d /proc/self/fd/0)\" = \"\$(stat -c %d /dev/pts/ptmx)\" ] && echo devpts=own
+echo ready; read x; echo got=\$x; read y; stty size; exit 3"
+echo "rc=$?"
+stty -g' "$CORDON" "$ID" "$ROOTFS"
+	expect_rc 0
+	expect_out_has "rc=3" "expected the workload's status (3)"
+	expect_out_has $'\n/dev/pts/0\n' "expected tty to name the sandbox's first pts"
+	expect_out_has $'\n33 101\n' "expected the caller's window size inside"
+	expect_out_has "stdio=tty"
+	expect_out_has "devpts=own" "expected the pts to be of the sandbox's own devpts"
+	expect_out_has "got=hello"
+	expect_out_has $'\n40 120\n' "expected the new window size inside after SIGWINCH"
+	local first last
+	first=${OUT%%$'\n'*}
+	last=${OUT##*$'\n'}
+	[ -n "$first" ] && [ "$first" = "$last" ] ||
+		fail "the caller's terminal modes changed: '$first' before, '$last' after"
+}
+
+# -t: ^C is a key the sandbox's own terminal turns into its SIGINT.
+t_tty_interrupt() {
+	next_id
+	pty_run expect:ready 'send:\x03' -- "$CORDON" run -t --name "$ID" --no-workspace "$ROOTFS" -- \
+		sh -c 'trap "echo got-int; exit 4" INT; echo ready; while :; do sleep 0.1; done'
+	expect_rc 4 "expected the workload's INT trap to end it (4)"
+	expect_out_has got-int
+}
+
+# -t needs a terminal to relay.
+t_tty_needs_terminal() {
+	crun -t --no-workspace -- true
+	expect_cordon_error USAGE "stdin is not a terminal"
+}
+
 sec_each "kill -STOP 0 inside: the caller's shell and jobs go on, --timeout fires" t_kill_stop_0
 sec_each "kill -KILL 0 inside: the caller's shell and jobs survive" t_kill_kill_0
 sec_each "cordon run A | cordon run B: A's kill -KILL 0 leaves B alone" t_pipeline
+sec_each "on a terminal without -t: pipes, /dev/tty ENXIO, no TIOCSTI, no mode change, keys arrive" t_no_terminal_inside
+sec_each "on a terminal without -t: --output-max bounds what reaches it" t_no_terminal_output_max
+sec_each "on a terminal without -t: ^C reaches the workload's group" t_terminal_interrupt
+sec_each "-t: a pty of its own devpts, window size and SIGWINCH, modes restored" t_tty
+sec_each "-t: ^C becomes the sandbox terminal's SIGINT" t_tty_interrupt
+sec_each "-t without a terminal on stdin: refused" t_tty_needs_terminal
 done_testing
