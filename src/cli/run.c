@@ -529,13 +529,12 @@ int cli_run(int argc, char **argv)
 		cordon_warn("--allow-host-loopback: the sandbox can reach services on the host's "
 			    "loopback (development only)");
 	fflush(stdout);
-	code = cordon_sandbox_run_opts(
-		&spec,
-		&(struct cordon_sandbox_opts){ .state_root = cli_global.root,
-					       .notify_fd = -1,
-					       .console_fd = -1,
-					       .relay_terminal = true },
-		&result);
+	code = cordon_sandbox_run_opts(&spec,
+				       &(struct cordon_sandbox_opts){ .state_root = cli_global.root,
+								      .notify_fd = -1,
+								      .console_fd = -1,
+								      .relay_terminal = true },
+				       &result);
 	if (result.failed)
 		cordon_error_print(&result.error);
 	if (spec.result_json && cordon_result_write(&spec, &result, &err) < 0) {

@@ -543,8 +543,8 @@ _Noreturn void sandbox_child(const struct child_ctx *ctx)
 	 * it validated) goes now, before anything of the sandbox exists.
 	 */
 	{
-		int keep[] = { ctx->sync_fd,   ctx->console_fd, ctx->stdin_fd,
-			       ctx->stdout_fd, ctx->stderr_fd };
+		int keep[] = { ctx->sync_fd, ctx->console_fd, ctx->stdin_fd, ctx->stdout_fd,
+			       ctx->stderr_fd };
 
 		r = cordon_close_fds_except(3 + ctx->spec->preserve_fds, keep, ARRAY_SIZE(keep));
 		if (r < 0) {

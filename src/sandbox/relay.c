@@ -18,8 +18,9 @@
  * Input is read only while we are in the terminal's foreground process
  * group: in the background a read would stop us (SIGTTIN) or fail, and
  * the keystrokes are the shell's. Relaying pauses there and resumes at
- * SIGCONT, which the shell sends with fg and bg. Reads never block the
- * event loop: the terminal is opened again, non-blocking, for our own
+ * SIGCONT (fg or bg of a stopped job) or when a look every 100 ms finds
+ * us in the foreground (fg of a running job sends no signal). Reads
+ * never block the event loop: the terminal is opened again, non-blocking, for our own
  * reads (the caller's open file is shared with its shell, and must stay
  * blocking); where that open is refused (a terminal another user owns),
  * a read asks for no more than FIONREAD says is there.
@@ -34,6 +35,9 @@
 #include <termios.h>
 
 #include "sandbox-internal.h"
+
+/* How often a paused relay asks whether it is in the foreground again. */
+#define RELAY_RECHECK_MS 100
 
 void relay_init(struct relay *r)
 {
@@ -208,7 +212,8 @@ static int set_raw(struct relay *r)
 	struct termios raw = r->saved;
 
 	cfmakeraw(&raw);
-	/* In the background this stops us (SIGTTOU) until fg: the terminal is the shell's till then. */
+	/* In the background this stops us (SIGTTOU) until fg: till then the terminal is the
+	 * shell's. */
 	while (tcsetattr(STDIN_FILENO, TCSADRAIN, &raw) < 0)
 		if (errno != EINTR)
 			return -1;
@@ -311,6 +316,22 @@ void relay_resume(struct relay *r)
 		relay_winch(r);
 	r->paused = false;
 	rewatch(r);
+}
+
+int relay_timeout_ms(const struct relay *r, int timeout)
+{
+	/* fg of a job that was never stopped sends no SIGCONT: look again now and then. */
+	if (!r->paused || r->to < 0)
+		return timeout;
+	return timeout < 0 || timeout > RELAY_RECHECK_MS ? RELAY_RECHECK_MS : timeout;
+}
+
+void relay_tick(struct relay *r)
+{
+	if (r->paused && r->to >= 0 && in_foreground(r->in)) {
+		r->paused = false;
+		rewatch(r);
+	}
 }
 
 void relay_close(struct relay *r)

@@ -90,7 +90,7 @@ static void record_message(struct supervisor *sv, const struct sync_msg *msg)
 
 	switch (msg->type) {
 	case SYNC_CREATED:
-		/* -t: the pty is set up before the workload is released (its size, our raw mode). */
+		/* -t: the pty is ready before the workload is released (its size, raw mode). */
 		if (!sv->created && sv->relay.console >= 0 && !pty_start(sv)) {
 			res->failed = true;
 			res->exit_code = CORDON_EXIT_FAILURE;
@@ -297,7 +297,8 @@ static int supervise(struct supervisor *sv, struct cordon_error *err)
 	while (!sv->child_done || sv->out[0].fd >= 0 || sv->out[1].fd >= 0) {
 		struct epoll_event evs[16];
 		int timeout = sv->net.proxy ? cordon_dnsproxy_timeout_ms(sv->net.proxy) : -1;
-		int n = epoll_wait(sv->epfd, evs, ARRAY_SIZE(evs), timeout);
+		int n = epoll_wait(sv->epfd, evs, ARRAY_SIZE(evs),
+				   relay_timeout_ms(&sv->relay, timeout));
 
 		if (n < 0) {
 			if (errno == EINTR)
@@ -336,6 +337,7 @@ static int supervise(struct supervisor *sv, struct cordon_error *err)
 		}
 		if (sv->net.proxy)
 			cordon_dnsproxy_tick(sv->net.proxy);
+		relay_tick(&sv->relay);
 	}
 	return 0;
 }
@@ -523,7 +525,7 @@ static int run(struct supervisor *sv, struct cordon_error *err)
 	};
 	/* Only a terminal uses it: a caller that left it 0 never sends its stdin away. */
 	bool terminal = spec->oci && spec->oci->terminal && sv->opts->console_fd >= 0;
-	/* The caller's terminal never enters the sandbox (relay.c); -t gives it a pty of its own. */
+	/* The caller's terminal never enters the sandbox (relay.c); -t: a pty of its own. */
 	bool relay = sv->opts->relay_terminal && !terminal && !spec->tty;
 	bool relay_out = relay && (isatty(STDOUT_FILENO) || isatty(STDERR_FILENO));
 	_cleanup_close_ int child_sync = -1, stdin_rd = -1, console = -1;

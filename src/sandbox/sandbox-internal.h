@@ -133,6 +133,9 @@ void relay_output_ready(struct relay *r); /* r->to is writable */
 void relay_winch(struct relay *r);        /* SIGWINCH: the caller's size to the pty */
 void relay_suspend(struct relay *r);      /* before we stop: the caller's modes back */
 void relay_resume(struct relay *r);       /* SIGCONT: raw again, read again */
+/* The loop's epoll timeout given its own: bounded while paused, to look again. */
+int relay_timeout_ms(const struct relay *r, int timeout);
+void relay_tick(struct relay *r); /* each loop iteration: paused, but foreground again? */
 /* The caller's modes back, every fd closed. */
 void relay_close(struct relay *r);
 

@@ -234,6 +234,64 @@ t_terminal_interrupt() {
 	expect_out_has got-int
 }
 
+# ^Z at the caller's terminal, under a shell with job control: the
+# workload stops with cordon, and goes on when the shell's fg continues
+# cordon; ^C then ends it.
+t_terminal_stop() {
+	local pid argv
+	new_mark
+	next_id
+	chmod 777 "$CASE_DIR"
+	printf '%s\n' 'set -m' \
+		"\"\$1\" run --name \"\$2\" --no-workspace \"\$3\" -- sh -c 'echo ready; exec sleep $MARK'" \
+		'echo "stopped rc=$?"' \
+		"while [ ! -e '$CASE_DIR/fg' ]; do sleep 0.05; done" \
+		'fg' 'echo "fg rc=$?"' >"$CASE_DIR/job.sh"
+	if [ "$MODE" = rootful ]; then
+		argv=(env --default-signal)
+	else
+		local USER_PREFIX
+		_user_prefix
+		argv=("${USER_PREFIX[@]}")
+	fi
+	"$PYTHON" "$PTYRUN" expect:ready 'send:\x1a' 'expect:stopped rc=' "mark:$CASE_DIR/stopped" \
+		"wait:$CASE_DIR/int" 'send:\x03' -- "${argv[@]}" bash "$CASE_DIR/job.sh" \
+		"$CORDON" "$ID" "$ROOTFS" >"$CASE_DIR/out" 2>"$CASE_DIR/err" </dev/null &
+	BG_PID=$!
+	_bg_pids+=("$BG_PID")
+	if ! wait_until 20 test -e "$CASE_DIR/stopped"; then
+		fail "^Z did not stop cordon: $(cat "$CASE_DIR/out")"
+		return
+	fi
+	pid=$(pgrep -f "^sleep $MARK\$")
+	wait_until 10 eval '[ "$(proc_state "$pid")" = T ]' ||
+		fail "the workload was not stopped with cordon (state $(proc_state "$pid"))"
+	touch "$CASE_DIR/fg"
+	wait_until 10 eval '[ "$(proc_state "$pid")" = S ] || [ "$(proc_state "$pid")" = R ]' ||
+		fail "the workload did not go on after fg (state $(proc_state "$pid"))"
+	touch "$CASE_DIR/int"
+	wait_bg_for 20 || return
+	OUT=${OUT//$'\r'/}
+	expect_out_has "stopped rc=148" "expected the shell to see cordon stopped (148)"
+	expect_out_has "fg rc=130" "expected ^C after fg to end the workload (130)"
+}
+
+# cordon in the background (&) takes nothing typed: the shell reads the
+# first line; after fg, cordon reads the second for the workload.
+t_terminal_background() {
+	next_id
+	chmod 777 "$CASE_DIR"
+	printf '%s\n' 'set -m' \
+		"\"\$1\" run --name \"\$2\" --no-workspace \"\$3\" -- sh -c 'echo ready; read x; echo sandbox-got=\$x' &" \
+		'read line; echo "shell-got=$line"' 'fg' 'echo "fg rc=$?"' >"$CASE_DIR/job.sh"
+	pty_run expect:ready 'send:first\r' expect:shell-got= 'send:second\r' 'expect:fg rc=' -- \
+		bash "$CASE_DIR/job.sh" "$CORDON" "$ID" "$ROOTFS"
+	expect_rc 0
+	expect_out_has "shell-got=first" "expected the shell, not the background cordon, to read the first line"
+	expect_out_has "sandbox-got=second" "expected the workload to read the line typed after fg"
+	expect_out_has "fg rc=0"
+}
+
 # -t: a pty of the sandbox's own devpts as stdio and controlling
 # terminal, the caller's window size and its change, keys and output
 # both ways, the workload's status; the caller's modes as before.
@@ -284,6 +342,8 @@ sec_each "cordon run A | cordon run B: A's kill -KILL 0 leaves B alone" t_pipeli
 sec_each "on a terminal without -t: pipes, /dev/tty ENXIO, no TIOCSTI, no mode change, keys arrive" t_no_terminal_inside
 sec_each "on a terminal without -t: --output-max bounds what reaches it" t_no_terminal_output_max
 sec_each "on a terminal without -t: ^C reaches the workload's group" t_terminal_interrupt
+sec_each "on a terminal without -t: ^Z stops the workload with cordon, fg continues both" t_terminal_stop
+sec_each "on a terminal without -t: in the background cordon takes nothing typed; after fg it does" t_terminal_background
 sec_each "-t: a pty of its own devpts, window size and SIGWINCH, modes restored" t_tty
 sec_each "-t: ^C becomes the sandbox terminal's SIGINT" t_tty_interrupt
 sec_each "-t without a terminal on stdin: refused" t_tty_needs_terminal
