@@ -242,6 +242,27 @@ t_exec_tty() {
 	end_case
 }
 
+# The exec'd process leads a session and process group of its own (kill(0)
+# inside must not reach the caller's, nor /dev/tty its terminal); so does
+# the container's own process (its group; its session is its init's).
+t_exec_session() {
+	local id=$CASE_ID-s f
+	setup_case
+	start_container "$id" || return
+	# shellcheck disable=SC2016
+	oc exec "$id" sh -c 'read -r a </proc/self/stat; set -- ${a##*) }; echo "pgrp=$3 session=$4 self=$$"'
+	expect_rc 0
+	f=${OUT#*self=}
+	expect_out_has "pgrp=$f session=$f " "expected the exec'd process to lead its own session and group"
+	read -r f <"/proc/$WPID/stat"
+	set -- ${f##*) }
+	[ "$3" = "$WPID" ] || fail "expected the container's process to lead its own process group (pgrp $3, pid $WPID)"
+	[ "$4" != "$(ps -o sid= -p $$ | tr -d ' ')" ] || fail "the container's process is in the test's session"
+	oc delete -f "$id"
+	expect_rc 0
+	end_case
+}
+
 t_create_terminal() {
 	local id=$CASE_ID-k
 	setup_case
@@ -279,5 +300,6 @@ each_mode "exec --env, --cwd, --user, --cap, --preserve-fds" t_exec_options
 each_mode "exec --process FILE" t_exec_process_file
 each_mode "exec refusals: no container, stopped, no command, --tty without socket" t_exec_refusals
 each_mode "exec --tty --console-socket: a pty of the container" t_exec_tty
+each_mode "exec: the process leads a session and group of its own" t_exec_session
 each_mode "create with process.terminal, consoleSize and --console-socket" t_create_terminal
 done_testing
