@@ -163,6 +163,13 @@ struct cordon_exec_opts {
 };
 
 /*
+ * Before cordon exec does anything another run could not repeat (connect
+ * a console socket, read stdin): re-execute from a sealed copy when the
+ * container's ids could write the cordon binary (security/self.c). 0 also
+ * when there is no such container: cordon_container_exec says so.
+ */
+int cordon_container_exec_seal(const struct cordon_exec_opts *opts, struct cordon_error *err);
+/*
  * Start a process in the container: it joins the workload's namespaces
  * and cgroups and gets the container's confinement (docs/oci.md, "exec").
  * Returns 0 once its execve succeeded, *pid its host pid (a child of the

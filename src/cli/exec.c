@@ -203,6 +203,8 @@ static int exec(struct exec_args *a, struct cordon_error *err)
 		return cordon_error_set(
 			err, CORDON_E_USAGE, 0,
 			"container id '%s': an id is [A-Za-z0-9][A-Za-z0-9_.-]{0,63}", a->opts.id);
+	if (cordon_container_exec_seal(&a->opts, err) < 0)
+		return -1;
 	if (a->process_file) {
 		_cleanup_free_ char *what = cordon_xasprintf("--process %s", a->process_file);
 

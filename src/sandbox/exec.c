@@ -359,9 +359,6 @@ static int exec_target(const struct cordon_state *state, struct exec_ctx *x,
 	/* Still the process the pidfd names: the pid was not reused under us. */
 	if (cordon_pidfd_send_signal(x->pidfd, 0) < 0)
 		return not_in_state(state->id, CORDON_STATUS_STOPPED, err);
-	/* The process will be a cordon process inside until its execve: see self.c. */
-	if (cordon_self_seal_for(info->pid, err) < 0)
-		return -1;
 	if (sandbox_outer_userns(inner, &x->outer_userns, err) < 0)
 		return -1;
 	{
@@ -370,6 +367,29 @@ static int exec_target(const struct cordon_state *state, struct exec_ctx *x,
 		x->cgroups = cordon_state_cgroup_dirs(state, &n_dirs);
 	}
 	return 0;
+}
+
+int cordon_container_exec_seal(const struct cordon_exec_opts *opts, struct cordon_error *err)
+{
+	struct cordon_state state;
+	enum cordon_status st;
+	int pidfd, r = 0;
+
+	if (cordon_state_open(&state, opts->root, opts->id, false, err) < 0) {
+		memset(err, 0, sizeof(*err));
+		return 0;
+	}
+	st = cordon_state_status(&state.info);
+	pidfd = st == CORDON_STATUS_CREATED || st == CORDON_STATUS_RUNNING
+			? cordon_pidfd_verified(state.info.pid, state.info.pid_start)
+			: -1;
+	/* The process will be a cordon process inside until its execve: see self.c. */
+	if (pidfd >= 0) {
+		r = cordon_self_seal_for(state.info.pid, err);
+		close(pidfd);
+	}
+	cordon_state_close(&state);
+	return r;
 }
 
 /* Fork the joiner; returns the process's pid once execve succeeded, or -1. */

@@ -17,6 +17,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/sendfile.h>
@@ -63,6 +65,18 @@ static bool maps_host_id(const struct cordon_idmap *map, uint32_t id)
 	return false;
 }
 
+/* kernel.overflowuid or overflowgid: what an unmapped owner shows as. */
+static uint32_t overflow_id(const char *which)
+{
+	_cleanup_free_ char *text = NULL;
+	char path[40];
+
+	snprintf(path, sizeof(path), "/proc/sys/kernel/overflow%s", which);
+	if (cordon_read_file_at(AT_FDCWD, path, &text, NULL) < 0)
+		return 65534;
+	return (uint32_t)strtoul(text, NULL, 10);
+}
+
 /* Could a process with the sandbox's ids change the binary EXE? */
 static bool writable_from(int exe, const struct cordon_idmap *uid, const struct cordon_idmap *gid)
 {
@@ -73,10 +87,17 @@ static bool writable_from(int exe, const struct cordon_idmap *uid, const struct 
 		return false;
 	if (fstat(exe, &st) < 0)
 		return true;
-	/* The owner may chmod it whatever its mode; an ACL may grant anyone. */
-	if (maps_host_id(uid, st.st_uid) || (st.st_mode & S_IWOTH))
+	/*
+	 * The owner may chmod it whatever its mode; an ACL may grant anyone.
+	 * An owner shown as the overflow id is one our own namespace does not
+	 * map (a host-root binary seen from a rootless launcher's namespace):
+	 * no namespace below ours maps it either.
+	 */
+	if ((maps_host_id(uid, st.st_uid) && st.st_uid != overflow_id("uid")) ||
+	    (st.st_mode & S_IWOTH))
 		return true;
-	if ((st.st_mode & S_IWGRP) && maps_host_id(gid, st.st_gid))
+	if ((st.st_mode & S_IWGRP) && maps_host_id(gid, st.st_gid) &&
+	    st.st_gid != overflow_id("gid"))
 		return true;
 	return fgetxattr(exe, "system.posix_acl_access", NULL, 0) >= 0;
 }

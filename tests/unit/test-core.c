@@ -577,6 +577,7 @@ START_TEST(input_read_oversize_refused)
 	_cleanup_free_ char *data = NULL;
 	struct cordon_error err = { 0 };
 
+	ck_assert_ptr_nonnull(path);
 	ck_assert_int_lt(
 		cordon_input_read(tmpfd, "big", 9, CORDON_E_SPEC, "big", &data, NULL, &err), 0);
 	ck_assert_ptr_null(data);
