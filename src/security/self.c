@@ -14,6 +14,7 @@
  * what the sandbox can reach is a copy no one can change. Otherwise the
  * binary stays where it is: the copy costs a re-exec per start.
  */
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -102,11 +103,45 @@ static bool writable_from(int exe, const struct cordon_idmap *uid, const struct 
 	return fgetxattr(exe, "system.posix_acl_access", NULL, 0) >= 0;
 }
 
+/*
+ * How much of the binary an execve reads: up to the end of the last
+ * segment its program headers name. What follows (debug information, the
+ * symbol table, the section headers) is most of a debug build's size and
+ * never mapped. The whole file when it is not a 64-bit ELF we can read.
+ * *hdr gets the ELF header, to drop the section headers from the copy.
+ */
+static off_t exec_extent(int exe, off_t size, Elf64_Ehdr *hdr)
+{
+	unsigned char buf[4096];
+	Elf64_Ehdr *eh = (Elf64_Ehdr *)buf;
+	off_t end = 0;
+	ssize_t n = pread(exe, buf, sizeof(buf), 0);
+
+	if (n < (ssize_t)sizeof(*eh) || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 ||
+	    eh->e_ident[EI_CLASS] != ELFCLASS64 || eh->e_phentsize != sizeof(Elf64_Phdr) ||
+	    eh->e_phoff > (uint64_t)n || eh->e_phnum > ((uint64_t)n - eh->e_phoff) / sizeof(Elf64_Phdr))
+		return size;
+	memcpy(hdr, eh, sizeof(*hdr));
+	for (unsigned int i = 0; i < eh->e_phnum; i++) {
+		Elf64_Phdr ph;
+
+		memcpy(&ph, buf + eh->e_phoff + i * sizeof(ph), sizeof(ph));
+		if (ph.p_offset > (uint64_t)size || ph.p_filesz > (uint64_t)size - ph.p_offset)
+			return size;
+		if ((off_t)(ph.p_offset + ph.p_filesz) > end)
+			end = (off_t)(ph.p_offset + ph.p_filesz);
+	}
+	if (eh->e_phoff + (uint64_t)eh->e_phnum * sizeof(Elf64_Phdr) > (uint64_t)end)
+		end = (off_t)(eh->e_phoff + (uint64_t)eh->e_phnum * sizeof(Elf64_Phdr));
+	return end > 0 ? end : size;
+}
+
 static int reexec(int exe, struct cordon_error *err)
 {
 	int fd = memfd_create("cordon", MFD_CLOEXEC | MFD_ALLOW_SEALING | MFD_EXEC);
+	Elf64_Ehdr hdr = { 0 };
 	struct stat st;
-	off_t off = 0;
+	off_t off = 0, len;
 
 	if (fd < 0 && errno == EINVAL) /* a kernel before MFD_EXEC */
 		fd = memfd_create("cordon", MFD_CLOEXEC | MFD_ALLOW_SEALING);
@@ -115,8 +150,9 @@ static int reexec(int exe, struct cordon_error *err)
 					"a sealed copy of cordon for the sandbox (memfd_create)");
 	if (fstat(exe, &st) < 0)
 		goto fail;
-	while (off < st.st_size) {
-		ssize_t n = sendfile(fd, exe, &off, (size_t)(st.st_size - off));
+	len = exec_extent(exe, st.st_size, &hdr);
+	while (off < len) {
+		ssize_t n = sendfile(fd, exe, &off, (size_t)(len - off));
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -125,6 +161,14 @@ static int reexec(int exe, struct cordon_error *err)
 				errno = EIO;
 			goto fail;
 		}
+	}
+	/* The section headers are not in the copy: say there are none. */
+	if (len < st.st_size && hdr.e_shoff) {
+		hdr.e_shoff = 0;
+		hdr.e_shnum = 0;
+		hdr.e_shstrndx = 0;
+		if (pwrite(fd, &hdr, sizeof(hdr), 0) != (ssize_t)sizeof(hdr))
+			goto fail;
 	}
 	if (fcntl(fd, F_ADD_SEALS, SEALS) < 0)
 		goto fail;
