@@ -49,7 +49,7 @@ struct cordon_rlimits {
 	size_t n;
 };
 
-/* The defaults every sandbox gets (core 0, nofile, nproc; docs/security.md). */
+/* The defaults every sandbox gets (core 0, nofile, nproc, sigpending, msgqueue; docs/security.md). */
 void cordon_rlimits_default(struct cordon_rlimits *r);
 /* Parse NAME=SOFT[:HARD] (NAME: core, nofile, nproc, ... or RLIMIT_x; "unlimited"). */
 int cordon_rlimit_parse(const char *value, struct cordon_rlimits *r, struct cordon_error *err);
@@ -60,6 +60,13 @@ const char *cordon_rlimit_name(int resource);
  * root: CAP_SYS_RESOURCE, and for NOFILE at most fs.nr_open).
  */
 bool cordon_rlimit_raise_own(int resource, rlim_t hard);
+/*
+ * Lower our own RLIMIT_SIGPENDING and RLIMIT_MSGQUEUE (soft and hard) to
+ * r's hard limits (the defaults when r has none), never raising either:
+ * called by the init right before it creates the workload's user
+ * namespace, whose kernel rlimit_max then bounds the sandbox's total.
+ */
+int cordon_rlimits_bound_sandbox(const struct cordon_rlimits *r, struct cordon_error *err);
 /* RLIMIT_* for "nofile", "NOFILE" or "RLIMIT_NOFILE"; -1 when unknown. */
 int cordon_rlimit_from_name(const char *name);
 

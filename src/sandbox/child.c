@@ -631,6 +631,13 @@ _Noreturn void sandbox_child(const struct child_ctx *ctx)
 		if (sandbox_gateway_start(ctx, &err) < 0)
 			setup_failed(ctx, &err);
 	}
+	/*
+	 * The workload's user namespace keeps our soft RLIMIT_SIGPENDING and
+	 * RLIMIT_MSGQUEUE as the bound of all it holds together at our level,
+	 * and so on the host (cordon_rlimits_bound_sandbox).
+	 */
+	if (cordon_rlimits_bound_sandbox(&ctx->spec->security.rlimits, &err) < 0)
+		setup_failed(ctx, &err);
 	workload = workload_spawn(ctx, &report_fd, &release_fd, &err);
 	if (workload < 0)
 		setup_failed(ctx, &err);

@@ -9,6 +9,14 @@
 #define DEFAULT_NOFILE_SOFT 1024
 #define DEFAULT_NOFILE_HARD 4096
 #define DEFAULT_NPROC 1024
+/*
+ * The rlimit-backed ucounts a sandbox shares with its owner on the host
+ * (docs/security.md, "Per-user kernel limits"): an eighth of the caller's
+ * own hard limit, at most these (also when the caller's is unlimited).
+ */
+#define DEFAULT_UCOUNT_SHARE 8
+#define DEFAULT_SIGPENDING_CAP 16384
+#define DEFAULT_MSGQUEUE_CAP (1024 * 1024)
 
 static const struct {
 	const char *name;
@@ -84,12 +92,78 @@ bool cordon_rlimit_raise_own(int resource, rlim_t hard)
 	return setrlimit(resource, &cur) == 0;
 }
 
+/* An eighth of the caller's own hard limit of resource, at most cap. */
+static rlim_t ucount_share(int resource, rlim_t cap)
+{
+	struct rlimit cur;
+	rlim_t v;
+
+	if (getrlimit(resource, &cur) < 0 || cur.rlim_max == RLIM_INFINITY)
+		return cap;
+	v = cur.rlim_max / DEFAULT_UCOUNT_SHARE;
+	return v < cap ? v : cap;
+}
+
 void cordon_rlimits_default(struct cordon_rlimits *r)
 {
+	rlim_t v;
+
 	memset(r, 0, sizeof(*r));
 	rlimit_set(r, RLIMIT_CORE, 0, 0);
 	rlimit_set_clamped(r, RLIMIT_NOFILE, DEFAULT_NOFILE_SOFT, DEFAULT_NOFILE_HARD);
 	rlimit_set_clamped(r, RLIMIT_NPROC, DEFAULT_NPROC, DEFAULT_NPROC);
+	v = ucount_share(RLIMIT_SIGPENDING, DEFAULT_SIGPENDING_CAP);
+	rlimit_set(r, RLIMIT_SIGPENDING, v, v);
+	v = ucount_share(RLIMIT_MSGQUEUE, DEFAULT_MSGQUEUE_CAP);
+	rlimit_set(r, RLIMIT_MSGQUEUE, v, v);
+}
+
+/*
+ * The kernel counts pending queued signals and message-queue bytes per
+ * user namespace and uid, and charges each to every ancestor namespace
+ * too (kernel/ucount.c). At a process's own level the bound is its
+ * rlimit; at each ancestor's, the bound is the soft limit the creator of
+ * the child namespace had when it made it (create_user_ns keeps it as
+ * the namespace's rlimit_max). Lowering ours right before we create the
+ * workload's namespace therefore bounds everything the workload's
+ * namespace holds together, whatever uids inside hold it, at our level
+ * and so on the host; the workload cannot change that value afterwards,
+ * and it cannot make another namespace.
+ *
+ * Our own signals are not hurt: kill, tgkill and pidfd_send_signal
+ * (SI_USER, as the supervisor's relay sends them) and the kernel's own
+ * (SIGCHLD) override the rlimit; only sigqueue'd and other negative
+ * si_code signals count against it, and the init sends itself none. The
+ * init never opens a message queue.
+ */
+static const int bounded_ucounts[] = { RLIMIT_SIGPENDING, RLIMIT_MSGQUEUE };
+
+int cordon_rlimits_bound_sandbox(const struct cordon_rlimits *r, struct cordon_error *err)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(bounded_ucounts); i++) {
+		int resource = bounded_ucounts[i];
+		rlim_t bound = resource == RLIMIT_SIGPENDING
+				       ? ucount_share(resource, DEFAULT_SIGPENDING_CAP)
+				       : ucount_share(resource, DEFAULT_MSGQUEUE_CAP);
+		struct rlimit cur;
+
+		for (size_t k = 0; k < r->n; k++)
+			if (r->entry[k].resource == resource)
+				bound = r->entry[k].limit.rlim_max;
+		if (getrlimit(resource, &cur) < 0)
+			return cordon_error_set(err, CORDON_E_SECURITY, errno, "reading rlimit %s",
+						cordon_rlimit_name(resource));
+		/* Lowered only (RLIM_INFINITY is the largest rlim_t). */
+		if (bound < cur.rlim_max)
+			cur.rlim_max = bound;
+		if (cur.rlim_max < cur.rlim_cur)
+			cur.rlim_cur = cur.rlim_max;
+		if (setrlimit(resource, &cur) < 0)
+			return cordon_error_set(err, CORDON_E_SECURITY, errno,
+						"lowering the sandbox's rlimit %s",
+						cordon_rlimit_name(resource));
+	}
+	return 0;
 }
 
 static int parse_limit(const char *s, rlim_t *out)

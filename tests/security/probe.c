@@ -23,7 +23,9 @@
  * chroot[:DIR] chroot-escape:PATH open-write:PATH open-read:PATH
  * mkdir:PATH mknod:PATH chown:PATH:UID setuid:UID ids fds abstract:NAME
  * tcp:PORT bind:PORT int80[:NR] x32[:NR] dns-reset:HOST:PORT:NAME:COUNT
- * inotify-init inotify-count[:WAIT] inotify-watches forks:MAX;
+ * inotify-init inotify-count[:WAIT] inotify-watches forks:MAX
+ * sigqueue-one sigqueue-count[:WAIT] sigqueue-uids:K[:WAIT] mq-one
+ * mq-count[:WAIT];
  * NS is none, newuser, newns,
  * newnet, newpid, newuts, newipc, newcgroup or newtime. Numbers may be
  * hex and use all 64 bits (passed to the kernel through syscall()).
@@ -33,6 +35,14 @@
  * until the file WAIT exists (a test's synchronisation, no timing).
  * inotify-watches adds watches to one instance, each on a new file in
  * /tmp, until one fails ("ENOSPC 5").
+ *
+ * sigqueue-count blocks SIGRTMIN and queues it to itself until sigqueue
+ * fails ("EAGAIN 2048"); sigqueue-uids:K does so in K children in turn,
+ * child i as uid and gid 1000+i, all held, and prints the errno of the
+ * last and the sum ("EAGAIN 2048 2048+0+0"). mq-count creates POSIX
+ * message queues of 10 messages of 1024 bytes until one fails ("EMFILE
+ * 9"). With WAIT each holds what it got until the file WAIT exists.
+ * sigqueue-one and mq-one queue one signal, make (and remove) one queue.
  *
  * Modes (MODE as a number, 04755 or 0x100004755; the file-creating ones
  * make PATH): chmod:PATH:MODE fchmod:PATH:MODE fchmodat:PATH:MODE
@@ -63,6 +73,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <mqueue.h>
 #include <sys/inotify.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
@@ -665,6 +676,176 @@ static void do_inotify_count(const char *wait_path)
 		usleep(10000);
 }
 
+static void hold_until(const char *wait_path)
+{
+	while (wait_path && access(wait_path, F_OK) < 0)
+		usleep(10000);
+}
+
+/* SIGRTMIN queued to ourselves (blocked) until sigqueue fails; errno out. */
+static long queue_rt_signals(int *e)
+{
+	sigset_t set;
+	long n = 0;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGRTMIN);
+	if (sigprocmask(SIG_BLOCK, &set, NULL) < 0) {
+		*e = errno;
+		return 0;
+	}
+	while (sigqueue(getpid(), SIGRTMIN, (union sigval){ .sival_int = 1 }) == 0)
+		n++;
+	*e = errno;
+	return n;
+}
+
+static void do_sigqueue_one(void)
+{
+	int e;
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGRTMIN);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	if (sigqueue(getpid(), SIGRTMIN, (union sigval){ .sival_int = 1 }) == 0) {
+		printf("%s=ok\n", cur);
+		return;
+	}
+	e = errno;
+	result_errno(e);
+}
+
+static void do_sigqueue_count(const char *wait_path)
+{
+	int e;
+	long n = queue_rt_signals(&e);
+
+	printf("%s=%s %ld\n", cur, strerrorname_np(e), n);
+	fflush(stdout);
+	hold_until(wait_path);
+}
+
+/*
+ * K children in turn, child i as uid 1000+i, each queueing until the
+ * kernel refuses and then holding its signals (blocked on the hold
+ * pipe) until we finish: what one sandbox holds across uids.
+ */
+static void do_sigqueue_uids(long k, const char *wait_path)
+{
+	int hold[2], e = 0;
+	long sum = 0;
+	char parts[512] = "";
+	pid_t pids[16];
+
+	if (k < 1 || k > (long)(sizeof(pids) / sizeof(pids[0]))) {
+		fprintf(stderr, "sec-probe: %s: want 1 <= K <= 16\n", cur);
+		exit(2);
+	}
+	if (pipe2(hold, O_CLOEXEC) < 0) {
+		result_errno(errno);
+		return;
+	}
+	fflush(stdout);
+	for (long i = 0; i < k; i++) {
+		int rep[2];
+		long got[2] = { 0, 0 };
+
+		if (pipe2(rep, O_CLOEXEC) < 0) {
+			result_errno(errno);
+			return;
+		}
+		pids[i] = fork();
+		if (pids[i] < 0) {
+			result_errno(errno);
+			return;
+		}
+		if (pids[i] == 0) {
+			uid_t id = (uid_t)(1000 + i);
+			char c;
+			int ce = 0;
+
+			close(hold[1]);
+			close(rep[0]);
+			if (setresgid(id, id, id) < 0 || setresuid(id, id, id) < 0) {
+				got[0] = -1;
+				got[1] = errno;
+			} else {
+				got[0] = queue_rt_signals(&ce);
+				got[1] = ce;
+			}
+			if (write(rep[1], got, sizeof(got)) != (ssize_t)sizeof(got))
+				_exit(1);
+			while (read(hold[0], &c, 1) < 0 && errno == EINTR)
+				;
+			_exit(0);
+		}
+		close(rep[1]);
+		if (read(rep[0], got, sizeof(got)) != (ssize_t)sizeof(got)) {
+			printf("%s=child-lost\n", cur);
+			return;
+		}
+		close(rep[0]);
+		if (got[0] < 0) {
+			printf("%s=setuid-%s\n", cur, strerrorname_np((int)got[1]));
+			return;
+		}
+		sum += got[0];
+		e = (int)got[1];
+		snprintf(parts + strlen(parts), sizeof(parts) - strlen(parts), "%s%ld",
+			 i ? "+" : "", got[0]);
+	}
+	printf("%s=%s %ld %s\n", cur, strerrorname_np(e), sum, parts);
+	fflush(stdout);
+	hold_until(wait_path);
+	close(hold[1]);
+	for (long i = 0; i < k; i++)
+		waitpid(pids[i], NULL, 0);
+}
+
+#define MQ_PROBE_MSGS 10
+#define MQ_PROBE_SIZE 1024
+
+static void do_mq_one(void)
+{
+	struct mq_attr attr = { .mq_maxmsg = MQ_PROBE_MSGS, .mq_msgsize = MQ_PROBE_SIZE };
+	char name[64];
+	mqd_t q;
+
+	snprintf(name, sizeof(name), "/sec-probe-one-%d", (int)getpid());
+	q = mq_open(name, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600, &attr);
+	if (q == (mqd_t)-1) {
+		result_errno(errno);
+		return;
+	}
+	mq_unlink(name);
+	mq_close(q);
+	printf("%s=ok\n", cur);
+}
+
+static void do_mq_count(const char *wait_path)
+{
+	struct mq_attr attr = { .mq_maxmsg = MQ_PROBE_MSGS, .mq_msgsize = MQ_PROBE_SIZE };
+	char name[64];
+	long n = 0;
+	int e;
+
+	for (;; n++) {
+		snprintf(name, sizeof(name), "/sec-probe-%d-%ld", (int)getpid(), n);
+		if (mq_open(name, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600, &attr) ==
+		    (mqd_t)-1)
+			break;
+	}
+	e = errno;
+	printf("%s=%s %ld\n", cur, strerrorname_np(e), n);
+	fflush(stdout);
+	hold_until(wait_path);
+	for (long i = 0; i < n; i++) {
+		snprintf(name, sizeof(name), "/sec-probe-%d-%ld", (int)getpid(), i);
+		mq_unlink(name);
+	}
+}
+
 static void do_inotify_watches(void)
 {
 	int fd = inotify_init1(IN_CLOEXEC);
@@ -924,6 +1105,16 @@ static void run(char *spec)
 		do_inotify_watches();
 	else if (IS("forks"))
 		do_forks(num(a1, 0));
+	else if (IS("sigqueue-one"))
+		do_sigqueue_one();
+	else if (IS("sigqueue-count"))
+		do_sigqueue_count(a1);
+	else if (IS("sigqueue-uids"))
+		do_sigqueue_uids(num(a1, 0), a2);
+	else if (IS("mq-one"))
+		do_mq_one();
+	else if (IS("mq-count"))
+		do_mq_count(a1);
 	else {
 		fprintf(stderr, "sec-probe: unknown action '%s'\n", spec);
 		exit(2);

@@ -9,6 +9,11 @@
 # 128 inotify instances made inotify_init1 fail with EMFILE for its owner.
 # The sandbox's namespace gets limits below the owner's (docs/security.md),
 # --user-limit changes them, bad ones are refused before anything exists.
+# The rlimit-backed ones (queued signals, POSIX message-queue bytes) are
+# bounded by the soft rlimit the init has when it creates the workload's
+# namespace: one sandbox queueing RT signals or making message queues up
+# to the caller's rlimit made sigqueue fail with EAGAIN and mq_open with
+# EMFILE for the owner, whatever uids inside held them.
 . "$(dirname "$0")/seclib.sh"
 
 LIMIT_NAMES=(max_inotify_instances max_inotify_watches max_fanotify_groups max_fanotify_marks
@@ -28,6 +33,37 @@ udefault() {
 	v=$((own / 8))
 	[ "$v" -lt "$cap" ] || v=$cap
 	echo "$v"
+}
+
+# cordon's default for rlimit NAME (sigpending, msgqueue): an eighth of
+# the caller's own hard limit (this mode's user on the host), at most a cap.
+rdefault() {
+	local name=$1 cap flag own v USER_PREFIX
+	case $name in
+	sigpending) cap=16384 flag=-Hi ;;
+	msgqueue) cap=1048576 flag=-Hq ;;
+	esac
+	if [ "$MODE" = rootless ]; then
+		_user_prefix
+		own=$("${USER_PREFIX[@]}" bash -c "ulimit $flag")
+	else
+		own=$(ulimit $flag)
+	fi
+	[ "$own" = unlimited ] && echo "$cap" && return
+	v=$((own / 8))
+	[ "$v" -lt "$cap" ] || v=$cap
+	echo "$v"
+}
+
+# mq-count's answer for a limit of L bytes: queues of 10 messages of 1024
+# bytes cost 10240 bytes and the kernel's bookkeeping (less than 1024).
+mq_count_fits() {
+	local got=$1 limit=$2 n
+	case $got in
+	"EMFILE "*) n=${got#EMFILE } ;;
+	*) return 1 ;;
+	esac
+	[ $((n * 10240)) -le "$limit" ] && [ $(((n + 1) * 11264)) -gt "$limit" ]
 }
 
 # The probe as this mode's user on the host.
@@ -73,6 +109,23 @@ held_workload() {
 		[ "$(_argv0_of "$pid")" = sec-probe ] && echo "$pid" && return 0
 	done < <(procs_matching "inotify-count:/workspace/go")
 	return 1
+}
+
+# A sandbox running sec-probe ACTION:/workspace/go with OPTIONS, until
+# ACTION's line is there (in HELD, without "ACTION:...="). Sets BG_PID.
+hold_probe() {
+	local action=$1
+	shift
+	rm -f "$WS/go"
+	crun_bg "$@" -- sec-probe "$action:/workspace/go"
+	if ! wait_until 30 grep -qs "^$action:" "$CASE_DIR/out"; then
+		touch "$WS/go"
+		wait_bg_for 20
+		fail "the sandbox did not report $action"
+		return 1
+	fi
+	HELD=$(grep "^$action:" "$CASE_DIR/out")
+	HELD=${HELD#*=}
 }
 
 # Inside, instances stop at the sandbox's limit, whatever the owner has left.
@@ -187,6 +240,93 @@ t_print_profile() {
 		fail "unexpected user_limits in the profile: $OUT"
 }
 
+# Queued signals stop at the sandbox's rlimit, message queues at theirs.
+t_sigpending_default() {
+	crun --no-workspace -- sec-probe sigqueue-count
+	expect_rc 0
+	probe_is sigqueue-count "EAGAIN $(rdefault sigpending)"
+	crun --no-workspace -- sec-probe mq-count
+	expect_rc 0
+	OUT=$(probe_result mq-count)
+	mq_count_fits "$OUT" "$(rdefault msgqueue)" ||
+		fail "mq-count inside: '$OUT' for a limit of $(rdefault msgqueue) bytes"
+}
+
+# The regression: while a sandbox holds every signal it can queue, its
+# owner on the host can still queue one; the same for message queues.
+t_owner_keeps_sigqueue() {
+	hold_probe sigqueue-count || return
+	[ "$HELD" = "EAGAIN $(rdefault sigpending)" ] || fail "the sandbox queued '$HELD' signals"
+	host_probe sigqueue-one
+	probe_is sigqueue-one ok
+	release_inotify
+}
+
+t_owner_keeps_mq() {
+	hold_probe mq-count || return
+	mq_count_fits "$HELD" "$(rdefault msgqueue)" || fail "the sandbox made '$HELD' queues"
+	host_probe mq-one
+	probe_is mq-one ok
+	release_inotify
+}
+
+# The bound is the sandbox's total, not per uid: children switching to
+# other uids inside get nothing more once the first has it all.
+t_sigpending_uids() {
+	local d
+	d=$(rdefault sigpending)
+	crun --no-workspace --cap-add SETUID,SETGID -- sec-probe sigqueue-uids:3
+	expect_rc 0
+	probe_is sigqueue-uids:3 "EAGAIN $d $d+0+0"
+	crun --no-workspace --cap-add SETUID,SETGID --rlimit sigpending=100 -- sec-probe sigqueue-uids:3
+	expect_rc 0
+	probe_is sigqueue-uids:3 "EAGAIN 100 100+0+0"
+	hold_probe sigqueue-uids:3 --cap-add SETUID,SETGID || return
+	[ "$HELD" = "EAGAIN $d $d+0+0" ] || fail "the sandbox's uids queued '$HELD' signals"
+	host_probe sigqueue-one
+	probe_is sigqueue-one ok
+	release_inotify
+}
+
+# --rlimit sets them (its hard limit bounds the total).
+t_rlimit_override() {
+	crun --no-workspace --rlimit sigpending=50 --rlimit msgqueue=30000 \
+		-- sh -c 'sec-probe sigqueue-count; sec-probe mq-count'
+	expect_rc 0
+	probe_is sigqueue-count "EAGAIN 50"
+	OUT=$(probe_result mq-count)
+	mq_count_fits "$OUT" 30000 || fail "mq-count with msgqueue=30000: '$OUT'"
+	# Each uid's own bound is its soft limit, the total the hard one.
+	crun --no-workspace --cap-add SETUID,SETGID --rlimit sigpending=10:60 \
+		-- sec-probe sigqueue-uids:8
+	expect_rc 0
+	probe_is sigqueue-uids:8 "EAGAIN 60 10+10+10+10+10+10+0+0"
+}
+
+# Under --userns host the workload's namespace hangs below the host's:
+# the init's lowered limit bounds it there, on host root's own count (so
+# with what host root has pending elsewhere: at most the default).
+t_userns_host_rlimits() {
+	local d n
+	d=$(rdefault sigpending)
+	hold_probe sigqueue-uids:2 --userns host --cap-add SETUID,SETGID || return
+	n=${HELD#EAGAIN }
+	n=${n%% *}
+	[[ $HELD == "EAGAIN $n $n+0" && $n -le $d && $n -gt $((d / 2)) ]] ||
+		fail "--userns host: the sandbox queued '$HELD' signals (default $d)"
+	host_probe sigqueue-one
+	probe_is sigqueue-one ok
+	release_inotify
+}
+
+t_print_profile_rlimits() {
+	cordon run --print-profile "$ROOTFS"
+	expect_rc 0
+	OUT=$("$PYTHON" -c 'import json, sys; r = json.load(sys.stdin)["rlimits"]; print(*r["sigpending"], *r["msgqueue"])' <<<"$OUT")
+	[ "$OUT" = "$(rdefault sigpending) $(rdefault sigpending) $(rdefault msgqueue) $(rdefault msgqueue)" ] ||
+		fail "rlimits in the profile: $OUT"
+}
+
 sec_each "inotify instances stop at the sandbox's limit" t_inotify_default
 sec_each "inotify watches stop at the sandbox's limit" t_watches_default
 sec_each "the owner can still inotify_init1 while a sandbox holds its maximum" t_owner_keeps_inotify
@@ -196,4 +336,11 @@ sec_each "the limits sit in the outer namespace, out of the workload's reach" t_
 sec_rootful "--userns host: the workload's namespace gets the limits" t_userns_host
 sec_each "bad --user-limit values are refused with 125" t_bad_limits
 sec_each "--print-profile shows the limits" t_print_profile
+sec_each "queued signals and message queues stop at the sandbox's rlimit" t_sigpending_default
+sec_each "the owner can still sigqueue while a sandbox holds its maximum" t_owner_keeps_sigqueue
+sec_each "the owner can still mq_open while a sandbox holds its maximum" t_owner_keeps_mq
+sec_each "queued signals are bounded across the sandbox's uids" t_sigpending_uids
+sec_each "--rlimit sigpending and msgqueue set the bound" t_rlimit_override
+sec_rootful "--userns host: the init's limit bounds the workload's namespace" t_userns_host_rlimits
+sec_each "--print-profile shows the sigpending and msgqueue defaults" t_print_profile_rlimits
 done_testing
