@@ -49,7 +49,7 @@ struct cordon_rlimits {
 	size_t n;
 };
 
-/* The defaults every sandbox gets (core 0, nofile, nproc, sigpending, msgqueue; docs/security.md). */
+/* The defaults every sandbox gets (core 0, nofile, nproc, sigpending, msgqueue; security.md). */
 void cordon_rlimits_default(struct cordon_rlimits *r);
 /* Parse NAME=SOFT[:HARD] (NAME: core, nofile, nproc, ... or RLIMIT_x; "unlimited"). */
 int cordon_rlimit_parse(const char *value, struct cordon_rlimits *r, struct cordon_error *err);

@@ -832,8 +832,7 @@ static void do_mq_count(const char *wait_path)
 
 	for (;; n++) {
 		snprintf(name, sizeof(name), "/sec-probe-%d-%ld", (int)getpid(), n);
-		if (mq_open(name, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600, &attr) ==
-		    (mqd_t)-1)
+		if (mq_open(name, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600, &attr) == (mqd_t)-1)
 			break;
 	}
 	e = errno;

@@ -15,6 +15,7 @@
 # to the caller's rlimit made sigqueue fail with EAGAIN and mq_open with
 # EMFILE for the owner, whatever uids inside held them.
 . "$(dirname "$0")/seclib.sh"
+. "$(dirname "$0")/../e2e/oci-lib.sh"
 
 LIMIT_NAMES=(max_inotify_instances max_inotify_watches max_fanotify_groups max_fanotify_marks
 	max_ipc_namespaces max_mnt_namespaces max_net_namespaces max_pid_namespaces
@@ -288,6 +289,28 @@ t_sigpending_uids() {
 	release_inotify
 }
 
+# A process cordon exec starts joins the workload's namespace and shares
+# its bound: with the workload holding all of it, the exec'd one gets none.
+t_exec_shares() {
+	local id=$CASE_ID-x d
+	d=$(rdefault sigpending)
+	setup_case
+	mk_bundle b sh -c 'sec-probe sigqueue-count:/tmp/go >/tmp/held' || return
+	oc create -b "$BUNDLE" "$id"
+	expect_rc 0
+	oc start "$id"
+	expect_rc 0
+	oc exec "$id" sh -c 'until grep -q EAGAIN /tmp/held; do sleep 0.05; done 2>/dev/null
+		cat /tmp/held; sec-probe sigqueue-count; touch /tmp/go'
+	expect_rc 0
+	probe_is sigqueue-count:/tmp/go "EAGAIN $d"
+	probe_is sigqueue-count "EAGAIN 0"
+	wait_stopped "$id"
+	oc delete -f "$id"
+	expect_rc 0
+	end_case
+}
+
 # --rlimit sets them (its hard limit bounds the total).
 t_rlimit_override() {
 	crun --no-workspace --rlimit sigpending=50 --rlimit msgqueue=30000 \
@@ -341,6 +364,7 @@ sec_each "the owner can still sigqueue while a sandbox holds its maximum" t_owne
 sec_each "the owner can still mq_open while a sandbox holds its maximum" t_owner_keeps_mq
 sec_each "queued signals are bounded across the sandbox's uids" t_sigpending_uids
 sec_each "--rlimit sigpending and msgqueue set the bound" t_rlimit_override
+sec_each "cordon exec's processes share the sandbox's bound" t_exec_shares
 sec_rootful "--userns host: the init's limit bounds the workload's namespace" t_userns_host_rlimits
 sec_each "--print-profile shows the sigpending and msgqueue defaults" t_print_profile_rlimits
 done_testing
