@@ -403,15 +403,26 @@ cg_tree_unavailable() {
 	skip_case "no cgroup is delegated to $CORDON_TEST_USER on a $HOST_LAYOUT host (v1 cannot delegate; cordon makes no cgroup for it)"
 }
 
+# The rootfs of cg_bundle: a copy with /sys/fs/cgroup made, so that the
+# mount point the config names is never created in the shared build/rootfs
+# (a missing mount point is made in the root before it turns read-only).
+CG_ROOTFS=$E2E_TMP/cg-rootfs
+cg_rootfs() {
+	[ -d "$CG_ROOTFS/sys/fs/cgroup" ] && return 0
+	copy_rootfs "$CG_ROOTFS" || return 1
+	mkdir -p "$CG_ROOTFS/sys/fs/cgroup" && chmod 0755 "$CG_ROOTFS"
+}
+
 # cg_bundle DIR SCRIPT: a bundle at DIR running sh -c SCRIPT with
 # /sys/fs/cgroup a writable cgroup mount and (rootful) host root mapped.
 cg_bundle() {
 	local dir=$1 spec_args=(spec -b "$1")
+	cg_rootfs || { fail "cannot copy the rootfs"; return 1; }
 	mk_dir "$dir"
 	[ "$MODE" = rootless ] && spec_args+=(--rootless)
 	cordon "${spec_args[@]}"
 	expect_rc 0 || return 1
-	"$PYTHON" - "$dir/config.json" "$ROOTFS" "$MODE" "$2" <<'PY' || { fail "editing config.json"; return 1; }
+	"$PYTHON" - "$dir/config.json" "$CG_ROOTFS" "$MODE" "$2" <<'PY' || { fail "editing config.json"; return 1; }
 import json, sys
 path, rootfs, mode, script = sys.argv[1:]
 c = json.load(open(path))
@@ -523,15 +534,17 @@ t_plain_run() {
 # so limits cannot be exercised on v2 here: only detection, failing closed,
 # and a plain run.
 
-# v2view CORDON-ARGS...: cordon in that namespace; after it, the cordon-*
-# directories of the cgroup2 mount are listed on stdout as "LEFT: path".
+# v2view CORDON-ARGS...: cordon in that namespace; after it, the case's
+# own cordon-* directories of the cgroup2 mount (other sandboxes may be
+# running on the host) are listed on stdout as "LEFT: path".
 v2view() {
 	pushd "$WS" >/dev/null || return 1
 	run unshare -m --propagation private sh -c '
 		mount -t cgroup2 none /sys/fs/cgroup || exit 99
+		prefix=$1; shift
 		"$@"; rc=$?
-		find /sys/fs/cgroup -name "cordon-*" -type d | sed "s/^/LEFT: /"
-		exit $rc' v2view env --default-signal "$CORDON" "$@"
+		find /sys/fs/cgroup -name "cordon-$prefix*" -type d | sed "s/^/LEFT: /"
+		exit $rc' v2view "$CASE_ID" env --default-signal "$CORDON" "$@"
 	popd >/dev/null || return 1
 }
 
