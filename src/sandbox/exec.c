@@ -484,6 +484,9 @@ int cordon_container_exec_wait(pid_t pid)
 			sandbox_relay_terminal_signal(pid, sig, true);
 		} else {
 			kill(pid, sig);
+			/* A process that stopped itself would hold the request to end it forever. */
+			if (sig == SIGTERM || sig == SIGINT || sig == SIGHUP)
+				kill(pid, SIGCONT);
 		}
 	}
 }

@@ -138,6 +138,45 @@ static void drain_sync(struct supervisor *sv)
 	}
 }
 
+/*
+ * Pass len bytes on to dest without ever blocking past the timer or a
+ * signal: a reader that stops reading (a pipe to a pager left at its
+ * prompt, a terminal stopped with ^S) would otherwise hold the loop in
+ * write() and --timeout would never fire. Each chunk waits for room
+ * first; one a pipe signals room for is written whole. When the timer or
+ * a signal is due, the rest is dropped: the loop ends the sandbox next.
+ */
+static void deliver(const struct supervisor *sv, int dest, const char *buf, size_t len)
+{
+	struct pollfd p[3] = {
+		{ .fd = dest, .events = POLLOUT },
+		{ .fd = sv->timerfd, .events = POLLIN },
+		{ .fd = sv->sigfd, .events = POLLIN },
+	};
+
+	while (len > 0) {
+		size_t chunk = len < 4096 ? len : 4096;
+		ssize_t w;
+
+		if (poll(p, 3, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			return;
+		}
+		if (p[1].revents || p[2].revents)
+			return;
+		if (!(p[0].revents & POLLOUT))
+			return; /* the reader is gone (POLLERR, POLLHUP) */
+		w = write(dest, buf, chunk);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return;
+		buf += w;
+		len -= (size_t)w;
+	}
+}
+
 static void forward_output(struct supervisor *sv, struct output *o)
 {
 	char buf[65536];
@@ -158,7 +197,7 @@ static void forward_output(struct supervisor *sv, struct output *o)
 			if (!sv->result->output_truncated) {
 				sv->result->output_truncated = true;
 				if (room)
-					cordon_write_all(o->dest, buf, (size_t)room);
+					deliver(sv, o->dest, buf, (size_t)room);
 				sv->forwarded += room;
 				fprintf(stderr, "cordon: output truncated at %" PRIu64 " bytes\n",
 					sv->spec->output_max);
@@ -166,7 +205,7 @@ static void forward_output(struct supervisor *sv, struct output *o)
 			return;
 		}
 	}
-	cordon_write_all(o->dest, buf, (size_t)r);
+	deliver(sv, o->dest, buf, (size_t)r);
 	sv->forwarded += (uint64_t)r;
 }
 

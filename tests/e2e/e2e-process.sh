@@ -166,7 +166,25 @@ t_orphans_killed() {
 		fail "a background process of the workload outlived the sandbox: $(procs_matching "$MARK")"
 }
 
+# --timeout while the output's reader never reads: the relay of counted
+# output must not hold the supervisor in write(). The reader waits for
+# cordon's exit status (a file), so nothing but cordon's own timeout can
+# end the pipeline before the harness's.
+t_timeout_reader_stuck() {
+	local _argv rcfile=$CASE_DIR/rc
+	rm -f "$rcfile"
+	_cordon_argv run --no-workspace --output-max 100000000 --timeout 1 --kill-after 1 \
+		"$ROOTFS" -- sh -c "while :; do echo $MARK-$MARK-$MARK-$MARK; done"
+	# shellcheck disable=SC2016
+	run bash -c '{ "$@"; echo $? >"$0"; } | { while [ ! -s "$0" ]; do sleep 0.1; done; }' \
+		"$rcfile" "${_argv[@]}"
+	[ -s "$rcfile" ] || { fail "cordon never ended while its stdout was full"; return; }
+	[ "$(cat "$rcfile")" = 124 ] || fail "expected 124 from cordon, got $(cat "$rcfile")"
+	no_procs_matching "$MARK" || fail "the workload survived: $(procs_matching "$MARK")"
+}
+
 each_mode "pid namespace: ps and /proc show only the sandbox's processes" t_pid_namespace
+each_mode "--timeout with a stdout nobody reads (--output-max): still 124" t_timeout_reader_stuck
 each_mode "--timeout 1: exit 124 within a few seconds, no sleep left" t_timeout
 each_mode "--timeout 0.5 --kill-after 1: SIGKILL after the grace period" t_timeout_fraction_and_kill_after
 each_mode "--timeout not reached: the workload's status" t_no_timeout_when_fast
