@@ -139,34 +139,31 @@ static void drain_sync(struct supervisor *sv)
 }
 
 /*
- * Pass len bytes on to dest without ever blocking past the timer or a
- * signal: a reader that stops reading (a pipe to a pager left at its
- * prompt, a terminal stopped with ^S) would otherwise hold the loop in
- * write() and --timeout would never fire. Each chunk waits for room
- * first; one a pipe signals room for is written whole. When the timer or
- * a signal is due, the rest is dropped: the loop ends the sandbox next.
+ * Pass len bytes on to dest without ever blocking past --timeout: a
+ * reader that stops reading (a pipe to a pager left at its prompt, a
+ * terminal stopped with ^S) would otherwise hold the loop in write() and
+ * the timeout would never fire. Each chunk waits for room first (one a
+ * pipe signals room for is written whole), or for the timer: then the
+ * rest is dropped and the loop ends the sandbox. Once timed out, output
+ * is passed on only where there is room at once.
  */
 static void deliver(const struct supervisor *sv, int dest, const char *buf, size_t len)
 {
-	struct pollfd p[3] = {
+	struct pollfd p[2] = {
 		{ .fd = dest, .events = POLLOUT },
 		{ .fd = sv->timerfd, .events = POLLIN },
-		{ .fd = sv->sigfd, .events = POLLIN },
 	};
 
 	while (len > 0) {
 		size_t chunk = len < 4096 ? len : 4096;
 		ssize_t w;
+		int n = poll(p, 2, sv->result->timed_out ? 0 : -1);
 
-		if (poll(p, 3, -1) < 0) {
-			if (errno == EINTR)
-				continue;
+		if (n < 0 && errno == EINTR)
+			continue;
+		/* No room: the timer is due (or, timed out, we do not wait), or the reader is gone. */
+		if (n <= 0 || !(p[0].revents & POLLOUT))
 			return;
-		}
-		if (p[1].revents || p[2].revents)
-			return;
-		if (!(p[0].revents & POLLOUT))
-			return; /* the reader is gone (POLLERR, POLLHUP) */
 		w = write(dest, buf, chunk);
 		if (w < 0 && errno == EINTR)
 			continue;
