@@ -163,12 +163,13 @@ int cordon_security_seccomp(const struct cordon_security *sec, struct cordon_err
  * changed by ids the maps give the sandbox (host-side ids: "outside");
  * it returns 0 when no copy is needed or this already is one, -1 (err
  * set) when the copy failed. cordon_self_seal_for takes the maps of a
- * running sandbox's process.
+ * running sandbox's process PID, which PIDFD (its pidfd, start time
+ * already checked) pins against pid reuse.
  */
 struct cordon_idmap;
 void cordon_self_init(char **argv);
 int cordon_self_seal(const struct cordon_idmap *uid, const struct cordon_idmap *gid,
 		     struct cordon_error *err);
-int cordon_self_seal_for(pid_t pid, struct cordon_error *err);
+int cordon_self_seal_for(pid_t pid, int pidfd, struct cordon_error *err);
 
 #endif

@@ -385,7 +385,7 @@ int cordon_container_exec_seal(const struct cordon_exec_opts *opts, struct cordo
 			: -1;
 	/* The process will be a cordon process inside until its execve: see self.c. */
 	if (pidfd >= 0) {
-		r = cordon_self_seal_for(state.info.pid, err);
+		r = cordon_self_seal_for(state.info.pid, pidfd, err);
 		close(pidfd);
 	}
 	cordon_state_close(&state);

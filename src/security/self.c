@@ -66,16 +66,61 @@ static bool maps_host_id(const struct cordon_idmap *map, uint32_t id)
 	return false;
 }
 
-/* kernel.overflowuid or overflowgid: what an unmapped owner shows as. */
-static uint32_t overflow_id(const char *which)
+/*
+ * Read a uid_map or gid_map (of DIRFD, a /proc/PID directory) into MAP.
+ * More extents than a map holds: the whole range, the worst case for the
+ * callers (every id mapped).
+ */
+static int read_map(int dirfd, const char *name, struct cordon_idmap *map)
 {
 	_cleanup_free_ char *text = NULL;
-	char path[40];
+	const char *p;
+
+	memset(map, 0, sizeof(*map));
+	if (cordon_read_file_at(dirfd, name, &text, NULL) < 0)
+		return -1;
+	for (p = text; *p && map->n < CORDON_IDMAP_MAX_EXTENTS;) {
+		unsigned int in, out, count;
+		int used = 0;
+
+		if (sscanf(p, " %u %u %u%n", &in, &out, &count, &used) != 3)
+			break;
+		map->extent[map->n++] =
+			(struct cordon_idmap_extent){ .inside = in, .outside = out, .count = count };
+		p += used;
+	}
+	if (map->n == CORDON_IDMAP_MAX_EXTENTS)
+		cordon_idmap_range(0, UINT32_MAX, map);
+	return 0;
+}
+
+/*
+ * Is ID, as a file owner, one our own user namespace does not map, so that
+ * the kernel shows kernel.overflowuid (or gid) in its place? Only then can
+ * no namespace below ours map the real owner. In the initial namespace
+ * every id is mapped: there the overflow id (65534) is a real user
+ * ("nobody") that a sandbox's map may well include.
+ */
+static bool unmapped_owner(const char *which, uint32_t id)
+{
+	_cleanup_free_ char *text = NULL;
+	struct cordon_idmap own;
+	char path[40], name[16];
 
 	snprintf(path, sizeof(path), "/proc/sys/kernel/overflow%s", which);
-	if (cordon_read_file_at(AT_FDCWD, path, &text, NULL) < 0)
-		return 65534;
-	return (uint32_t)strtoul(text, NULL, 10);
+	if (cordon_read_file_at(AT_FDCWD, path, &text, NULL) < 0 ||
+	    (uint32_t)strtoul(text, NULL, 10) != id)
+		return false;
+	snprintf(name, sizeof(name), "/proc/self/%s_map", which);
+	if (read_map(AT_FDCWD, name, &own) < 0)
+		return false;
+	for (size_t i = 0; i < own.n; i++) {
+		const struct cordon_idmap_extent *e = &own.extent[i];
+
+		if (id >= e->inside && (uint64_t)id < (uint64_t)e->inside + e->count)
+			return false;
+	}
+	return true;
 }
 
 /* Could a process with the sandbox's ids change the binary EXE? */
@@ -90,15 +135,14 @@ static bool writable_from(int exe, const struct cordon_idmap *uid, const struct 
 		return true;
 	/*
 	 * The owner may chmod it whatever its mode; an ACL may grant anyone.
-	 * An owner shown as the overflow id is one our own namespace does not
-	 * map (a host-root binary seen from a rootless launcher's namespace):
-	 * no namespace below ours maps it either.
+	 * An owner our own namespace does not map (a host-root binary seen
+	 * from a rootless launcher's namespace) no namespace below ours maps.
 	 */
-	if ((maps_host_id(uid, st.st_uid) && st.st_uid != overflow_id("uid")) ||
+	if ((maps_host_id(uid, st.st_uid) && !unmapped_owner("uid", st.st_uid)) ||
 	    (st.st_mode & S_IWOTH))
 		return true;
 	if ((st.st_mode & S_IWGRP) && maps_host_id(gid, st.st_gid) &&
-	    st.st_gid != overflow_id("gid"))
+	    !unmapped_owner("gid", st.st_gid))
 		return true;
 	return fgetxattr(exe, "system.posix_acl_access", NULL, 0) >= 0;
 }
@@ -196,33 +240,26 @@ int cordon_self_seal(const struct cordon_idmap *uid, const struct cordon_idmap *
 	return reexec(exe, err);
 }
 
-int cordon_self_seal_for(pid_t pid, struct cordon_error *err)
+int cordon_self_seal_for(pid_t pid, int pidfd, struct cordon_error *err)
 {
 	struct cordon_idmap maps[2];
-	const char *which[2] = { "uid_map", "gid_map" };
+	_cleanup_close_ int dir = -1;
+	char path[32];
 
-	for (int k = 0; k < 2; k++) {
-		_cleanup_free_ char *text = NULL;
-		char path[64];
-		const char *p;
-
-		memset(&maps[k], 0, sizeof(maps[k]));
-		snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, which[k]);
-		if (cordon_read_file_at(AT_FDCWD, path, &text, NULL) < 0)
-			return cordon_error_set(err, CORDON_E_NAMESPACE, errno, "reading %s", path);
-		for (p = text; *p && maps[k].n < CORDON_IDMAP_MAX_EXTENTS;) {
-			unsigned int in, out, count;
-			int used = 0;
-
-			if (sscanf(p, " %u %u %u%n", &in, &out, &count, &used) != 3)
-				break;
-			maps[k].extent[maps[k].n++] =
-				(struct cordon_idmap_extent){ .inside = in, .outside = out, .count = count };
-			p += used;
-		}
-		/* More extents than we keep: assume the worst. */
-		if (maps[k].n == CORDON_IDMAP_MAX_EXTENTS)
-			cordon_idmap_range(0, UINT32_MAX, &maps[k]);
-	}
+	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+	dir = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dir < 0)
+		return cordon_error_set(err, CORDON_E_NAMESPACE, errno, "opening %s", path);
+	/*
+	 * The directory was opened while the pidfd's process was alive: it is
+	 * that process's, not a later one's with a reused pid (whose maps
+	 * would decide whether the binary is copied).
+	 */
+	if (cordon_pidfd_send_signal(pidfd, 0) < 0)
+		return cordon_error_set(err, CORDON_E_NAMESPACE, errno,
+					"the container's process %d has exited", (int)pid);
+	if (read_map(dir, "uid_map", &maps[0]) < 0 || read_map(dir, "gid_map", &maps[1]) < 0)
+		return cordon_error_set(err, CORDON_E_NAMESPACE, errno, "reading %s's id maps",
+					path);
 	return cordon_self_seal(&maps[0], &maps[1], err);
 }

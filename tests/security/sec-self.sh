@@ -97,7 +97,47 @@ PY
 	end_case
 }
 
+# Rootful, the overflow id (65534) is a real host user ("nobody"): a binary
+# it owns, in a container whose map gives it to the sandbox, is writable
+# from inside like any other owned by a mapped id.
+NOBODY_BIN=$E2E_TMP/nobodybin/cordon
+if is_root; then
+	mkdir -p "${NOBODY_BIN%/*}"
+	cp "$CORDON" "$NOBODY_BIN"
+	chmod 0755 "${NOBODY_BIN%/*}" "$NOBODY_BIN"
+	chown 65534:65534 "${NOBODY_BIN%/*}" "$NOBODY_BIN"
+fi
+
+t_exec_sealed_nobody() {
+	local id=$CASE_ID-n saved=$CORDON
+	if [ "$MODE" = rootless ]; then
+		skip_case "rootless, the overflow id is never mapped below the caller's namespace"
+		return
+	fi
+	need_fakeld || return
+	setup_case
+	CORDON=$NOBODY_BIN
+	mk_bundle b sleep 60 || { CORDON=$saved; return; }
+	"$PYTHON" - "$BUNDLE/config.json" <<'PY' || { CORDON=$saved; fail "editing config.json"; return; }
+import json, sys
+c = json.load(open(sys.argv[1]))
+for k in ("uidMappings", "gidMappings"):
+    c["linux"][k] = [{"containerID": 0, "hostID": 65534, "size": 1}]
+json.dump(c, open(sys.argv[1], "w"))
+PY
+	oc create -b "$BUNDLE" "$id"
+	expect_rc 0
+	oc exec "$id" /bin/selfexe
+	expect_rc 0
+	expect_sealed_copy
+	oc delete -f "$id"
+	expect_rc 0
+	CORDON=$saved
+	end_case
+}
+
 each_mode "a hostile loader run as cordon: the host binary, not writable by the sandbox" t_binary_not_writable
 each_mode "a hostile loader run as cordon: a sealed copy when sandbox ids own the binary" t_binary_owned_by_sandbox_ids
 each_mode "cordon exec: a hostile loader finds a sealed copy" t_exec_sealed
+each_mode "cordon exec: a sealed copy when host nobody owns the binary and the map gives it" t_exec_sealed_nobody
 done_testing
