@@ -275,6 +275,37 @@ int cordon_fsmount(int fd, unsigned int flags, unsigned int attr_flags);
 #define CORDON_FD_PATH_MAX 32
 const char *cordon_fd_path(int fd, char buf[CORDON_FD_PATH_MAX]);
 
+/* --- host paths (path.c) ---------------------------------------------- */
+
+/* What was checked of a host path: the object (dev, ino) and its type and owner. */
+struct cordon_path_id {
+	dev_t dev;
+	ino_t ino;
+	mode_t mode;
+	uid_t uid;
+	gid_t gid;
+	bool valid;
+};
+
+/*
+ * Open PATH as an O_PATH fd, one component at a time, refusing unsafe
+ * ownership transitions (a symlink or '..' by which a directory or link of
+ * a user other than root and the caller leads out of that user's
+ * directories: CORDON_E_PATH naming the component). Other failures are
+ * CODE with "WHAT PATH". Returns the fd, or -1 with *err filled.
+ */
+int cordon_path_open(const char *path, const char *what, enum cordon_code code,
+		     struct cordon_error *err);
+struct stat;
+void cordon_path_id_of(const struct stat *st, struct cordon_path_id *id);
+/*
+ * Open PATH again the same way (in another mount namespace, where the
+ * first fd cannot be mounted) and refuse it with CORDON_E_PATH unless it
+ * is the very object ID recorded. Returns the fd, or -1 with *err filled.
+ */
+int cordon_path_reopen(const char *path, const struct cordon_path_id *id, const char *what,
+		       struct cordon_error *err);
+
 /* --- a cordon process that stays inside a sandbox (proc.c) ------------- */
 
 /* Close every fd >= first except the (at most 16) in keep. Returns 0 or -errno. */

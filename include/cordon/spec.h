@@ -25,7 +25,8 @@
 #define CORDON_ID_MAX 64
 
 struct cordon_bind {
-	char *source;      /* absolute host path, resolved (realpath) */
+	char *source;      /* absolute host path, resolved (cordon_path_open) */
+	struct cordon_path_id source_id; /* the object checked: mounts refuse any other */
 	char *destination; /* absolute path inside the sandbox, normalised */
 	bool writable;
 };
@@ -75,13 +76,15 @@ struct cordon_oci;
 
 struct cordon_spec {
 	char *id;     /* [A-Za-z0-9][A-Za-z0-9_.-]{0,63} */
-	char *rootfs; /* absolute, resolved */
+	char *rootfs; /* absolute, resolved (cordon_path_open); for messages and re-opening */
+	struct cordon_path_id rootfs_id; /* the directory checked: mounts refuse any other */
 	char **argv;  /* NULL-terminated, argv[0] non-empty */
 	char **env;   /* the workload's whole environment, K=V */
 	size_t n_env;
 	char *hostname;
 	char *cwd; /* inside the sandbox; NULL = /workspace if any, else / */
 	char *workspace; /* host directory bound rw at /workspace, or NULL */
+	struct cordon_path_id workspace_id; /* the directory checked (owner: the id map) */
 	bool no_workspace; /* --no-workspace: not even the default (the cwd) */
 	struct cordon_bind *binds;
 	size_t n_binds;
@@ -248,6 +251,7 @@ struct cordon_oci_mount {
 	char *type;        /* as given, or NULL */
 	char *source;      /* bind: absolute host path (relative ones joined to the
 			    * bundle); others: the name given, or NULL */
+	struct cordon_path_id source_id; /* bind: the object checked at validation */
 	char **options;    /* as given, NULL-terminated (NULL when none) */
 	unsigned long flags;      /* MS_RDONLY, MS_NOSUID, ... set by the options */
 	unsigned long clear;      /* flags an option explicitly cleared (rw, suid, ...) */

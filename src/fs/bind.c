@@ -13,39 +13,61 @@
 /*
  * A detached clone of a host path with everything mounted below it: in a
  * user namespace the kernel refuses a non-recursive bind of a tree whose
- * submounts are locked (that would uncover what they hide).
+ * submounts are locked (that would uncover what they hide). The path is
+ * opened again the safe way and must be the object checked at validation
+ * (the fd of that check belongs to another mount namespace here, or the
+ * init closed it); the clone is made from that fd, never by name.
  */
-static int clone_tree(const char *path, const char *what, struct cordon_error *err)
+static int clone_checked(const char *path, const struct cordon_path_id *id, bool recursive,
+			 const char *what, struct cordon_error *err)
 {
-	int tree = cordon_open_tree(AT_FDCWD, path,
-				    OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+	_cleanup_close_ int fd = cordon_path_reopen(path, id, what, err);
+	int tree;
 
+	if (fd < 0)
+		return -1;
+	tree = cordon_open_tree(fd, "", AT_EMPTY_PATH | OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC |
+						(recursive ? AT_RECURSIVE : 0));
+	/* A bind of a tree with locked submounts (user namespace) takes them along. */
+	if (tree < 0 && errno == EINVAL && !recursive)
+		tree = cordon_open_tree(fd, "", AT_EMPTY_PATH | OPEN_TREE_CLONE |
+							OPEN_TREE_CLOEXEC | AT_RECURSIVE);
 	if (tree < 0)
 		return cordon_error_set(err, CORDON_E_MOUNT, errno, "%s %s", what, path);
 	return tree;
 }
 
-static int bind_one(int root, const char *source, const char *destination, bool writable,
-		    int prepared, struct cordon_error *err)
+int fs_clone_checked(const char *path, const struct cordon_path_id *id, bool recursive,
+		     const char *what, struct cordon_error *err)
+{
+	return clone_checked(path, id, recursive, what, err);
+}
+
+static int clone_tree(const char *path, const struct cordon_path_id *id, const char *what,
+		      struct cordon_error *err)
+{
+	return clone_checked(path, id, true, what, err);
+}
+
+static int bind_one(int root, const char *source, const struct cordon_path_id *id,
+		    const char *destination, bool writable, int prepared,
+		    struct cordon_error *err)
 {
 	_cleanup_close_ int tree = prepared, target = -1;
 	unsigned long long attrs = MOUNT_ATTR_NOSUID;
-	struct stat st;
 
-	if (stat(source, &st) < 0)
-		return cordon_error_set(err, CORDON_E_PATH, errno, "bind source %s", source);
 	/* Device nodes keep working only when the user bound them by name. */
-	if (!S_ISCHR(st.st_mode) && !S_ISBLK(st.st_mode))
+	if (!S_ISCHR(id->mode) && !S_ISBLK(id->mode))
 		attrs |= MOUNT_ATTR_NODEV;
 	if (!writable)
 		attrs |= MOUNT_ATTR_RDONLY;
-	target = fs_mountpoint(root, destination, S_ISDIR(st.st_mode) ? MOUNTPOINT_DIR
-								      : MOUNTPOINT_FILE,
+	target = fs_mountpoint(root, destination, S_ISDIR(id->mode) ? MOUNTPOINT_DIR
+								   : MOUNTPOINT_FILE,
 			       false, err);
 	if (target < 0)
 		return cordon_error_wrap(err, "bind %s:%s", source, destination);
 	if (tree < 0) {
-		tree = clone_tree(source, "bind", err);
+		tree = clone_tree(source, id, "bind", err);
 		if (tree < 0)
 			return -1;
 	}
@@ -61,13 +83,15 @@ int fs_setup_binds(int root, const struct cordon_spec *spec, const struct cordon
 	if (spec->workspace) {
 		int prepared = host->workspace_tree >= 0 ? dup(host->workspace_tree) : -1;
 
-		if (bind_one(root, spec->workspace, "/workspace", true, prepared, err) < 0)
+		if (bind_one(root, spec->workspace, &spec->workspace_id, "/workspace", true,
+			     prepared, err) < 0)
 			return -1;
 	}
 	for (size_t i = 0; i < spec->n_binds; i++) {
 		const struct cordon_bind *b = &spec->binds[i];
 
-		if (bind_one(root, b->source, b->destination, b->writable, -1, err) < 0)
+		if (bind_one(root, b->source, &b->source_id, b->destination, b->writable, -1,
+			     err) < 0)
 			return -1;
 	}
 	return 0;
@@ -95,14 +119,14 @@ bool cordon_fs_idmappable(const char *path)
 }
 
 /* Clone path and idmap the clone through userns_fd; -1 (no error) if unsupported. */
-static int idmapped_tree(const char *path, int userns_fd, const char *what,
-			 struct cordon_error *err)
+static int idmapped_tree(const char *path, const struct cordon_path_id *id, int userns_fd,
+			 const char *what, struct cordon_error *err)
 {
 	struct mount_attr attr = {
 		.attr_set = MOUNT_ATTR_IDMAP,
 		.userns_fd = (uint64_t)userns_fd,
 	};
-	_cleanup_close_ int tree = clone_tree(path, what, err);
+	_cleanup_close_ int tree = clone_tree(path, id, what, err);
 
 	if (tree < 0)
 		return -2;
@@ -147,11 +171,9 @@ int cordon_fs_idmapped_mount(const struct cordon_oci_mount *m, int sandbox_usern
 			return -1;
 	}
 	attr.userns_fd = (uint64_t)(own >= 0 ? own : sandbox_userns);
-	tree = cordon_open_tree(AT_FDCWD, m->source,
-				OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC |
-					(m->recursive ? AT_RECURSIVE : 0));
+	tree = clone_checked(m->source, &m->source_id, m->recursive, "source", err);
 	if (tree < 0)
-		return cordon_error_set(err, CORDON_E_MOUNT, errno, "source %s", m->source);
+		return -1;
 	/* Asked for, so no fallback: a filesystem that cannot be idmapped fails. */
 	if (cordon_mount_setattr(tree, "", AT_EMPTY_PATH | (m->idmap_recursive ? AT_RECURSIVE : 0),
 				 &attr, sizeof(attr)) < 0)
@@ -166,18 +188,19 @@ int cordon_fs_prepare_host(const struct cordon_spec *spec, int userns_fd, int ws
 
 	/* The launcher's own id maps: its rootfs is owned by them already. */
 	if (spec->oci && spec->oci->n_uid_map && cordon_host_root()) {
-		fd = clone_tree(spec->rootfs, "rootfs", err);
+		fd = clone_tree(spec->rootfs, &spec->rootfs_id, "rootfs", err);
 		if (fd < 0)
 			return -1;
 		host->rootfs_tree = fd;
 	} else if (userns_fd >= 0) {
-		fd = idmapped_tree(spec->rootfs, userns_fd, "rootfs", err);
+		fd = idmapped_tree(spec->rootfs, &spec->rootfs_id, userns_fd, "rootfs", err);
 		if (fd == -2)
 			return -1;
 		host->rootfs_tree = fd;
 	}
 	if (spec->workspace && ws_userns_fd >= 0) {
-		fd = idmapped_tree(spec->workspace, ws_userns_fd, "--workspace", err);
+		fd = idmapped_tree(spec->workspace, &spec->workspace_id, ws_userns_fd,
+				   "--workspace", err);
 		if (fd == -2)
 			return -1;
 		host->workspace_tree = fd;

@@ -37,6 +37,12 @@ int fs_mount_at(const char *source, int target, const char *fstype, unsigned lon
 
 /* Attach a detached mount (open_tree/fsmount) on an fd target. */
 int fs_move_tree(int tree, int target, const char *what, struct cordon_error *err);
+/*
+ * A detached clone (recursive or not) of a host path that must still be
+ * the object ID checked at validation; made from the fd, never by name.
+ */
+int fs_clone_checked(const char *path, const struct cordon_path_id *id, bool recursive,
+		     const char *what, struct cordon_error *err);
 
 /* Set attributes (MOUNT_ATTR_*) on the mount whose root fd is given. */
 int fs_setattr(int mount_root, unsigned long long set, const char *what,

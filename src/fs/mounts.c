@@ -71,8 +71,12 @@ int cordon_fs_open_sources(const struct cordon_spec *spec, struct cordon_fs_host
 		if (m->kind == CORDON_OCI_MOUNT_MQUEUE && oci->ns_path[CORDON_OCI_NS_IPC])
 			continue;
 		if (m->kind == CORDON_OCI_MOUNT_BIND) {
-			source = m->source;
-			recursive = m->recursive;
+			/* The source checked at validation, and no other object. */
+			host->mount_trees[i] = fs_clone_checked(m->source, &m->source_id,
+								m->recursive, "source", err);
+			if (host->mount_trees[i] < 0)
+				return cordon_error_wrap(err, "mounts[%zu] %s", i, m->destination);
+			continue;
 		} else if (m->kind == CORDON_OCI_MOUNT_SYSFS) {
 			/*
 			 * A new sysfs needs the network namespace to be ours, and the

@@ -31,36 +31,43 @@ void cordon_fs_host_close(struct cordon_fs_host *host)
 /*
  * Cover the rootfs directory with a mount of it (the future "/"); returns
  * an fd of that mount's root. The supervisor's clone (rootful) goes onto
- * the directory by fd when the init opened one, else by path.
+ * the directory the init opened; else the init clones the directory
+ * itself. Either way the directory is the one checked at validation
+ * (cordon_path_reopen), and the mount is made from its fd, never by name.
  */
 static int attach_root(const struct cordon_spec *spec, const struct cordon_fs_host *host,
 		       struct cordon_error *err)
 {
+	_cleanup_close_ int dir = -1, tree = -1;
 	int root;
 
-	if (host->rootfs_tree >= 0) {
-		int r = host->rootfs_dir >= 0
-				? cordon_move_mount(host->rootfs_tree, "", host->rootfs_dir, "",
-						    MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH)
-				: cordon_move_mount(host->rootfs_tree, "", AT_FDCWD, spec->rootfs,
-						    MOVE_MOUNT_F_EMPTY_PATH);
-
-		if (r < 0)
-			return cordon_error_set(err, CORDON_E_MOUNT, errno,
-						"attaching the idmapped rootfs %s", spec->rootfs);
-		/* The clone's fd is the root of the mount now attached. */
-		root = fcntl(host->rootfs_tree, F_DUPFD_CLOEXEC, 3);
-		if (root < 0)
+	if (host->rootfs_dir >= 0) {
+		dir = fcntl(host->rootfs_dir, F_DUPFD_CLOEXEC, 3);
+		if (dir < 0)
 			return cordon_error_set(err, CORDON_E_MOUNT, errno, "rootfs");
-		return root;
+	} else {
+		dir = cordon_path_reopen(spec->rootfs, &spec->rootfs_id, "rootfs", err);
+		if (dir < 0)
+			return -1;
 	}
-	/* Recursive: a user namespace may not bind a tree without its locked submounts. */
-	if (mount(spec->rootfs, spec->rootfs, NULL, MS_BIND | MS_REC, NULL) < 0)
-		return cordon_error_set(err, CORDON_E_MOUNT, errno, "binding rootfs %s",
+	if (host->rootfs_tree >= 0) {
+		tree = fcntl(host->rootfs_tree, F_DUPFD_CLOEXEC, 3);
+		if (tree < 0)
+			return cordon_error_set(err, CORDON_E_MOUNT, errno, "rootfs");
+	} else {
+		/* Recursive: a user namespace may not bind a tree without its locked submounts. */
+		tree = cordon_open_tree(dir, "", AT_EMPTY_PATH | OPEN_TREE_CLONE |
+							 OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+		if (tree < 0)
+			return cordon_error_set(err, CORDON_E_MOUNT, errno, "binding rootfs %s",
+						spec->rootfs);
+	}
+	if (cordon_move_mount(tree, "", dir, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) <
+	    0)
+		return cordon_error_set(err, CORDON_E_MOUNT, errno, "attaching the rootfs %s",
 					spec->rootfs);
-	root = open(spec->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (root < 0)
-		return cordon_error_set(err, CORDON_E_ROOTFS, errno, "opening %s", spec->rootfs);
+	/* The clone's fd is the root of the mount now attached. */
+	root = TAKE_FD(tree);
 	return root;
 }
 

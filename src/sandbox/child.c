@@ -580,8 +580,12 @@ _Noreturn void sandbox_child(const struct child_ctx *ctx)
 	 * Opened here, in our own mount namespace, it is the target for the
 	 * supervisor's clone of it (cordon_fs_build).
 	 */
-	if (ctx->userns && ctx->rootful && (msg.status & 1))
-		host.rootfs_dir = open(ctx->spec->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (ctx->userns && ctx->rootful && (msg.status & 1)) {
+		host.rootfs_dir = cordon_path_reopen(ctx->spec->rootfs, &ctx->spec->rootfs_id,
+						     "rootfs", &err);
+		if (host.rootfs_dir < 0)
+			setup_failed(ctx, &err);
+	}
 	/* The config's bind sources, for the same reason (volumes in that storage). */
 	if (cordon_fs_open_sources(ctx->spec, &host, &err) < 0)
 		setup_failed(ctx, &err);

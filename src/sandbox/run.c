@@ -442,17 +442,16 @@ static int prepare_host_mounts(const struct cordon_spec *spec, const struct cord
 	if (userns < 0)
 		return cordon_error_set(err, CORDON_E_USERNS, errno, "opening %s", path);
 	if (spec->workspace) {
-		struct stat st;
 		struct cordon_idmap u = { .n = 1 }, g = { .n = 1 };
 		int64_t ku = cordon_idmap_to_outside(&plan->uid, spec->uid);
 		int64_t kg = cordon_idmap_to_outside(&plan->gid, spec->gid);
 
-		if (stat(spec->workspace, &st) < 0)
-			return cordon_error_set(err, CORDON_E_PATH, errno, "--workspace %s",
-						spec->workspace);
-		/* The directory's owner on disk is the workload inside. */
-		u.extent[0] = (struct cordon_idmap_extent){ st.st_uid, (uint32_t)ku, 1 };
-		g.extent[0] = (struct cordon_idmap_extent){ st.st_gid, (uint32_t)kg, 1 };
+		/*
+		 * The directory's owner on disk is the workload inside: the
+		 * owner of the directory checked, never of what the name holds now.
+		 */
+		u.extent[0] = (struct cordon_idmap_extent){ spec->workspace_id.uid, (uint32_t)ku, 1 };
+		g.extent[0] = (struct cordon_idmap_extent){ spec->workspace_id.gid, (uint32_t)kg, 1 };
 		ws_userns = cordon_userns_open(&u, &g, err);
 		if (ws_userns < 0)
 			return cordon_error_wrap(err, "--workspace idmap");

@@ -32,30 +32,51 @@ const char *cordon_default_rootfs(void)
 	return CORDON_INSTALL_ROOTFS;
 }
 
-static int resolve_dir(const char *flag, const char *path, enum cordon_code code,
-		       char **out, struct cordon_error *err)
+/*
+ * Open a host path once (cordon_path_open: no unsafe ownership
+ * transition), check it on the fd and record what was checked: the
+ * mounts made later refuse any other object. *out becomes the fd's name,
+ * the canonical path, for messages and for re-opening in the init's
+ * mount namespace. want_dir: a directory; otherwise any type.
+ */
+static int resolve_host_path(const char *flag, const char *path, enum cordon_code code,
+			     bool want_dir, char **out, struct cordon_path_id *id,
+			     struct cordon_error *err)
 {
-	char *real;
+	_cleanup_close_ int fd = cordon_path_open(path, flag, code, err);
+	char link[CORDON_FD_PATH_MAX], name[PATH_MAX];
+	struct stat st;
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) < 0)
+		return cordon_error_set(err, code, errno, "%s %s", flag, path);
+	if (want_dir && !S_ISDIR(st.st_mode))
+		return cordon_error_set(err, code, ENOTDIR, "%s %s", flag, path);
+	n = readlink(cordon_fd_path(fd, link), name, sizeof(name) - 1);
+	if (n <= 0 || (size_t)n >= sizeof(name) - 1 || name[0] != '/')
+		return cordon_error_set(err, code, n < 0 ? errno : ENAMETOOLONG,
+					"%s %s: its name", flag, path);
+	name[n] = '\0';
+	cordon_path_id_of(&st, id);
+	free(*out);
+	*out = cordon_xstrdup(name);
+	return 0;
+}
+
+static int resolve_dir(const char *flag, const char *path, enum cordon_code code, char **out,
+		       struct cordon_path_id *id, struct cordon_error *err)
+{
+	return resolve_host_path(flag, path, code, true, out, id, err);
+}
+
+/* Is this checked directory the host's "/"? By the object, not the name. */
+static bool is_host_root(const struct cordon_path_id *id)
+{
 	struct stat st;
 
-	if (!path || !*path)
-		return cordon_error_set(err, code, 0, "%s: empty path", flag);
-	real = realpath(path, NULL);
-	if (!real)
-		return cordon_error_set(err, code, errno, "%s %s", flag, path);
-	if (stat(real, &st) < 0) {
-		int e = errno;
-
-		free(real);
-		return cordon_error_set(err, code, e, "%s %s", flag, path);
-	}
-	if (!S_ISDIR(st.st_mode)) {
-		free(real);
-		return cordon_error_set(err, code, ENOTDIR, "%s %s", flag, path);
-	}
-	free(*out);
-	*out = real;
-	return 0;
+	return stat("/", &st) == 0 && st.st_dev == id->dev && st.st_ino == id->ino;
 }
 
 /* Open a file of the rootfs without ever leaving it (symlinks stay inside). */
@@ -195,8 +216,11 @@ static int resolve_user(struct cordon_spec *spec, struct cordon_error *err)
 	return 0;
 }
 
-/* Is dir the caller's home directory, or one of its ancestors? */
-static bool is_home_or_above(const char *dir)
+/*
+ * Is the directory the caller's home directory, or one of its ancestors?
+ * Compared by object: each home is walked up by ".." to "/".
+ */
+static bool is_home_or_above(const struct stat *dir)
 {
 	const char *homes[2] = { getenv("HOME"), NULL };
 	struct passwd *pw = getpwuid(getuid());
@@ -204,11 +228,29 @@ static bool is_home_or_above(const char *dir)
 	if (pw)
 		homes[1] = pw->pw_dir;
 	for (size_t i = 0; i < ARRAY_SIZE(homes); i++) {
-		_cleanup_free_ char *home = homes[i] && *homes[i] ? realpath(homes[i], NULL) : NULL;
-		size_t n = strlen(dir);
+		_cleanup_close_ int fd = -1;
 
-		if (home && strncmp(home, dir, n) == 0 && (home[n] == '\0' || home[n] == '/'))
-			return true;
+		if (!homes[i] || !*homes[i])
+			continue;
+		fd = open(homes[i], O_PATH | O_DIRECTORY | O_CLOEXEC);
+		for (unsigned depth = 0; fd >= 0 && depth < PATH_MAX / 2; depth++) {
+			struct stat st, up;
+			int parent;
+
+			if (fstat(fd, &st) < 0)
+				break;
+			if (st.st_dev == dir->st_dev && st.st_ino == dir->st_ino)
+				return true;
+			parent = openat(fd, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+			if (parent < 0 || fstat(parent, &up) < 0 ||
+			    (up.st_dev == st.st_dev && up.st_ino == st.st_ino)) {
+				if (parent >= 0)
+					close(parent);
+				break; /* "/" reached */
+			}
+			close(fd);
+			fd = parent;
+		}
 	}
 	return false;
 }
@@ -216,17 +258,30 @@ static bool is_home_or_above(const char *dir)
 /*
  * Without --workspace, the caller's current directory is the workspace,
  * as a job's files usually sit there -- except "/", the home directory or
- * any directory above it, which are never mounted unless named.
+ * any directory above it, which are never mounted unless named. Checked
+ * on the directory itself ("."), never on a name.
  */
-static char *default_workspace(void)
+static int default_workspace(struct cordon_spec *spec, struct cordon_error *err)
 {
-	char *cwd = getcwd(NULL, 0);
+	_cleanup_close_ int fd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	char link[CORDON_FD_PATH_MAX], name[PATH_MAX];
+	struct cordon_path_id id;
+	struct stat st;
+	ssize_t n;
 
-	if (!cwd || strcmp(cwd, "/") == 0 || is_home_or_above(cwd)) {
-		free(cwd);
-		return NULL;
-	}
-	return cwd;
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return 0; /* no current directory to offer: none */
+	cordon_path_id_of(&st, &id);
+	if (is_host_root(&id) || is_home_or_above(&st))
+		return 0;
+	n = readlink(cordon_fd_path(fd, link), name, sizeof(name) - 1);
+	if (n <= 0 || (size_t)n >= sizeof(name) - 1 || name[0] != '/')
+		return cordon_error_set(err, CORDON_E_PATH, n < 0 ? errno : ENAMETOOLONG,
+					"the current directory (the default workspace): its name");
+	name[n] = '\0';
+	spec->workspace = cordon_xstrdup(name);
+	spec->workspace_id = id;
+	return 0;
 }
 
 static int resolve_limits(struct cordon_spec *spec, struct cordon_error *err)
@@ -374,10 +429,11 @@ static int finalize_oci(struct cordon_spec *spec, struct cordon_error *err)
 		return cordon_error_set(
 			err, CORDON_E_USAGE, 0,
 			"container id '%s': an id is [A-Za-z0-9][A-Za-z0-9_.-]{0,63}", spec->id);
-	r = resolve_dir("root.path", spec->rootfs, CORDON_E_ROOTFS, &spec->rootfs, err);
+	r = resolve_dir("root.path", spec->rootfs, CORDON_E_ROOTFS, &spec->rootfs,
+			&spec->rootfs_id, err);
 	if (r < 0)
 		return r;
-	if (strcmp(spec->rootfs, "/") == 0)
+	if (is_host_root(&spec->rootfs_id))
 		return cordon_error_set(err, CORDON_E_ROOTFS, 0,
 					"root.path: the host's / cannot be a sandbox root");
 	free(TAKE_PTR(spec->workspace));
@@ -386,7 +442,7 @@ static int finalize_oci(struct cordon_spec *spec, struct cordon_error *err)
 		return r;
 	for (size_t i = 0; i < oci->n_mounts; i++) {
 		struct cordon_oci_mount *m = &oci->mounts[i];
-		char *real;
+		char what[48];
 
 		/*
 		 * Only host root may idmap a host filesystem (the supervisor
@@ -400,12 +456,11 @@ static int finalize_oci(struct cordon_spec *spec, struct cordon_error *err)
 						i, m->destination);
 		if (m->kind != CORDON_OCI_MOUNT_BIND)
 			continue;
-		real = realpath(m->source, NULL);
-		if (!real)
-			return cordon_error_set(err, CORDON_E_PATH, errno, "mounts[%zu].source %s",
-						i, m->source);
-		free(m->source);
-		m->source = real;
+		snprintf(what, sizeof(what), "mounts[%zu].source", i);
+		r = resolve_host_path(what, m->source, CORDON_E_PATH, false, &m->source,
+				      &m->source_id, err);
+		if (r < 0)
+			return r;
 	}
 	/* A new UTS namespace starts with the host's name: never show it. */
 	if (!spec->hostname)
@@ -442,36 +497,38 @@ int cordon_spec_finalize(struct cordon_spec *spec, struct cordon_error *err)
 					spec->id);
 
 	r = resolve_dir("rootfs", spec->rootfs ? spec->rootfs : cordon_default_rootfs(),
-			CORDON_E_ROOTFS, &spec->rootfs, err);
+			CORDON_E_ROOTFS, &spec->rootfs, &spec->rootfs_id, err);
 	if (r < 0)
 		return r;
-	if (strcmp(spec->rootfs, "/") == 0)
+	if (is_host_root(&spec->rootfs_id))
 		return cordon_error_set(err, CORDON_E_ROOTFS, 0,
 					"rootfs: the host's / cannot be a sandbox root");
 
 	if (spec->no_workspace) {
 		free(TAKE_PTR(spec->workspace));
 	} else if (!spec->workspace) {
-		spec->workspace = default_workspace();
+		r = default_workspace(spec, err);
+		if (r < 0)
+			return r;
 		for (size_t i = 0; spec->workspace && i < spec->n_binds; i++)
 			if (strcmp(spec->binds[i].destination, "/workspace") == 0)
 				free(TAKE_PTR(spec->workspace)); /* the user bound it explicitly */
 	}
-	if (spec->workspace) {
+	if (spec->workspace && !spec->workspace_id.valid) {
 		r = resolve_dir("--workspace", spec->workspace, CORDON_E_PATH, &spec->workspace,
-				err);
+				&spec->workspace_id, err);
 		if (r < 0)
 			return r;
 	}
 	for (size_t i = 0; i < spec->n_binds; i++) {
 		struct cordon_bind *b = &spec->binds[i];
-		char *real = realpath(b->source, NULL);
+		_cleanup_free_ char *what = cordon_xasprintf("--bind %s:%s: source", b->source,
+							     b->destination);
 
-		if (!real)
-			return cordon_error_set(err, CORDON_E_PATH, errno, "--bind %s:%s: source %s",
-						b->source, b->destination, b->source);
-		free(b->source);
-		b->source = real;
+		r = resolve_host_path(what, b->source, CORDON_E_PATH, false, &b->source,
+				      &b->source_id, err);
+		if (r < 0)
+			return r;
 		if (spec->workspace && (strcmp(b->destination, "/workspace") == 0))
 			return cordon_error_set(err, CORDON_E_USAGE, 0,
 						"--bind %s:%s: /workspace is taken by --workspace",

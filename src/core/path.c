@@ -1,0 +1,189 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Host paths, resolved once and component by component into an O_PATH
+ * fd, so that every check runs on the object that is then used.
+ *
+ * The kernel's own walk would follow a symlink wherever it points; this
+ * one opens one component at a time (openat2 with RESOLVE_NO_SYMLINKS and
+ * RESOLVE_NO_MAGICLINKS), reads each symlink itself, and refuses, as
+ * systemd's chase() does with CHASE_SAFE, a step by which a directory or
+ * symlink of another unprivileged user leads somewhere that user does not
+ * own: a symlink such a user planted can otherwise make host root mount
+ * /etc or / where that user's directory was checked (docs/security.md,
+ * "Host paths").
+ */
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/openat2.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cordon/core.h"
+
+#define PATH_LINKS_MAX 40
+
+/* Root and the caller gain nothing from their own links. */
+static bool owner_trusted(uid_t uid)
+{
+	return uid == 0 || uid == geteuid();
+}
+
+/* Does a relative symlink target stay below the directory that holds it? */
+static bool target_stays_below(const char *target)
+{
+	const char *p = target;
+
+	if (target[0] == '/')
+		return false;
+	while (*p) {
+		size_t n = strcspn(p, "/");
+
+		if (n == 2 && p[0] == '.' && p[1] == '.')
+			return false;
+		p += n;
+		while (*p == '/')
+			p++;
+	}
+	return true;
+}
+
+static int open_start(const char *path, struct stat *st)
+{
+	int fd = open(path[0] == '/' ? "/" : ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd >= 0 && fstat(fd, st) < 0) {
+		int e = errno;
+
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	return fd;
+}
+
+int cordon_path_open(const char *path, const char *what, enum cordon_code code,
+		     struct cordon_error *err)
+{
+	struct open_how how = {
+		.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
+		.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+	};
+	_cleanup_free_ char *todo = NULL;
+	_cleanup_close_ int fd = -1;
+	unsigned links = 0;
+	struct stat st;
+	char *p;
+
+	if (!path || !*path)
+		return cordon_error_set(err, code, 0, "%s: empty path", what);
+	todo = cordon_xstrdup(path);
+	fd = open_start(path, &st);
+	if (fd < 0)
+		return cordon_error_set(err, code, errno, "%s %s", what, path);
+	for (p = todo;;) {
+		_cleanup_close_ int next = -1;
+		struct stat nst;
+		char *comp;
+		size_t n;
+
+		while (*p == '/')
+			p++;
+		if (!*p)
+			break;
+		comp = p;
+		n = strcspn(p, "/");
+		p += n;
+		if (*p)
+			*p++ = '\0';
+		if (strcmp(comp, ".") == 0)
+			continue;
+		if (!S_ISDIR(st.st_mode))
+			return cordon_error_set(err, code, ENOTDIR, "%s %s", what, path);
+		next = cordon_openat2(fd, comp, &how, sizeof(how));
+		if (next < 0 || fstat(next, &nst) < 0)
+			return cordon_error_set(err, code, errno, "%s %s", what, path);
+		/* "..": out of a directory of another user's into one it does not own. */
+		if (strcmp(comp, "..") == 0 && !owner_trusted(st.st_uid) && nst.st_uid != st.st_uid)
+			return cordon_error_set(err, CORDON_E_PATH, 0,
+						"%s %s: '..' leaves a directory owned by uid %u for "
+						"one owned by uid %u (an unsafe ownership transition, "
+						"docs/security.md)",
+						what, path, (unsigned)st.st_uid, (unsigned)nst.st_uid);
+		if (S_ISLNK(nst.st_mode)) {
+			char target[PATH_MAX];
+			ssize_t len = readlinkat(next, "", target, sizeof(target) - 1);
+			uid_t by = !owner_trusted(st.st_uid) ? st.st_uid : nst.st_uid;
+			char *rest;
+
+			if (len < 0)
+				return cordon_error_set(err, code, errno, "%s %s", what, path);
+			if ((size_t)len >= sizeof(target) - 1)
+				return cordon_error_set(err, code, ENAMETOOLONG, "%s %s", what, path);
+			if (++links > PATH_LINKS_MAX)
+				return cordon_error_set(err, code, ELOOP, "%s %s", what, path);
+			target[len] = '\0';
+			/*
+			 * A symlink that another user owns, or that lies in a
+			 * directory another user owns, is followed only while it
+			 * stays below that directory: anything else (an absolute
+			 * target, a '..') is where such a user could aim a path
+			 * that host root then opens.
+			 */
+			if (!owner_trusted(by) && !target_stays_below(target))
+				return cordon_error_set(
+					err, CORDON_E_PATH, 0,
+					"%s %s: '%s' is a symlink (to %s) of uid %u that leads out of "
+					"its directory (an unsafe ownership transition, "
+					"docs/security.md)",
+					what, path, comp, target, (unsigned)by);
+			rest = cordon_xasprintf("%s/%s", target, p);
+			free(todo);
+			todo = rest;
+			p = todo;
+			if (target[0] == '/') {
+				cordon_closep(&fd);
+				fd = open_start("/", &st);
+				if (fd < 0)
+					return cordon_error_set(err, code, errno, "%s %s", what, path);
+			}
+			continue;
+		}
+		cordon_closep(&fd);
+		fd = TAKE_FD(next);
+		st = nst;
+	}
+	return TAKE_FD(fd);
+}
+
+void cordon_path_id_of(const struct stat *st, struct cordon_path_id *id)
+{
+	id->dev = st->st_dev;
+	id->ino = st->st_ino;
+	id->mode = st->st_mode;
+	id->uid = st->st_uid;
+	id->gid = st->st_gid;
+	id->valid = true;
+}
+
+int cordon_path_reopen(const char *path, const struct cordon_path_id *id, const char *what,
+		       struct cordon_error *err)
+{
+	_cleanup_close_ int fd = -1;
+	struct stat st;
+
+	if (!id->valid)
+		return cordon_error_set(err, CORDON_E_INTERNAL, 0, "%s %s: never checked", what,
+					path);
+	fd = cordon_path_open(path, what, CORDON_E_PATH, err);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) < 0)
+		return cordon_error_set(err, CORDON_E_PATH, errno, "%s %s", what, path);
+	if (st.st_dev != id->dev || st.st_ino != id->ino)
+		return cordon_error_set(err, CORDON_E_PATH, 0,
+					"%s %s: no longer the object that was checked (replaced "
+					"while the sandbox was set up)",
+					what, path);
+	return TAKE_FD(fd);
+}

@@ -1,0 +1,128 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# shellcheck disable=SC2317 # cases are called through sec_each
+# security: host paths are checked and used as one object. A hostile user
+# who owns a directory on the path of a --workspace or a rootfs swaps the
+# checked directory with a symlink (to /etc, to /) while root starts
+# sandboxes on it: not one start may see the swapped-in tree; each either
+# gets the real directory or fails closed (CORDON_E_PATH). And the
+# ownership rule: a symlink or '..' by which that user's directory leads
+# into root's is refused for host root, fine for the user itself.
+. "$(dirname "$0")/seclib.sh"
+
+SWAP=$(dirname "$0")/swap.py
+case $SWAP in /*) ;; *) SWAP=$PWD/$SWAP ;; esac
+RACE_RUNS=${RACE_RUNS:-200}
+
+# D: the hostile user's directory, with a real directory and a symlink
+# the swapper exchanges.
+setup_hostile_dir() {
+	D=$CASE_DIR/hostile
+	mkdir -p "$D"
+	chown "$TEST_UID:$TEST_GID" "$D"
+}
+
+# Start the swapper as the test user on D/$1 <-> D/$2; SWAPPER its pid.
+start_swapper() {
+	local log=$CASE_DIR/swap.log
+	: >"$log"
+	chmod 0666 "$log"
+	runuser -u "$CORDON_TEST_USER" -- python3 "$SWAP" "$D/$1" "$D/$2" >"$log" 2>&1 &
+	SWAPPER=$!
+	wait_until 10 grep -q swapping "$log" ||
+		{ fail "the swapper never swapped: $(cat "$log")"; return 1; }
+}
+
+stop_swapper() {
+	kill "$SWAPPER" 2>/dev/null
+	wait "$SWAPPER" 2>/dev/null
+	# Put the real directory back under its name for the leftover checks.
+	[ -L "$D/$1" ] && mv -T "$D/$1" "$D/tmp.$$" && mv -T "$D/$2" "$D/$1" &&
+		mv -T "$D/tmp.$$" "$D/$2"
+	return 0
+}
+
+# Tally one start: OUT/ERR/RC of a run that must print $1 or fail closed.
+tally() {
+	if [ "$RC" -eq 0 ] && [ "$OUT" = "$1" ]; then
+		GOOD=$((GOOD + 1))
+	elif [ "$RC" -eq 125 ] && [[ $ERR =~ ^cordon:\ CORDON_E_(PATH|ROOTFS):\  ]]; then
+		CLOSED=$((CLOSED + 1))
+	else
+		BAD=$((BAD + 1))
+		[ "$BAD" -gt 3 ] || fail "run $2: rc=$RC out=$(head -c 200 <<<"$OUT") err=$ERR"
+	fi
+}
+
+t_workspace_swap() {
+	setup_hostile_dir
+	mkdir "$D/ws"
+	echo ws-marker >"$D/ws/ws-marker"
+	chown -R "$TEST_UID:$TEST_GID" "$D/ws"
+	ln -s /etc "$D/link"
+	# The control: unswapped, the workspace is what the sandbox sees.
+	run "$CORDON" run --workspace "$D/ws" "$ROOTFS" -- ls /workspace
+	expect_rc 0 && expect_out_eq ws-marker || return
+	start_swapper ws link || return
+	GOOD=0 CLOSED=0 BAD=0
+	for i in $(seq "$RACE_RUNS"); do
+		run "$CORDON" run --workspace "$D/ws" "$ROOTFS" -- ls /workspace
+		tally ws-marker "$i"
+	done
+	stop_swapper ws link
+	diag "$RACE_RUNS starts: $GOOD saw the workspace, $CLOSED failed closed, $BAD saw another tree"
+	[ "$BAD" -eq 0 ] || fail "$BAD of $RACE_RUNS starts mounted what the swap put there"
+}
+
+t_rootfs_swap() {
+	setup_hostile_dir
+	cp -a "$ROOTFS" "$D/root"
+	echo rootfs-marker >"$D/root/rootfs-marker"
+	ln -s / "$D/link"
+	run "$CORDON" run --no-workspace "$D/root" -- cat /rootfs-marker
+	expect_rc 0 && expect_out_eq rootfs-marker || return
+	start_swapper root link || return
+	GOOD=0 CLOSED=0 BAD=0
+	for i in $(seq "$RACE_RUNS"); do
+		run "$CORDON" run --no-workspace "$D/root" -- cat /rootfs-marker
+		tally rootfs-marker "$i"
+	done
+	stop_swapper root link
+	diag "$RACE_RUNS starts: $GOOD on the rootfs, $CLOSED failed closed, $BAD on another root"
+	[ "$BAD" -eq 0 ] || fail "$BAD of $RACE_RUNS starts had the swapped-in tree as root"
+}
+
+# The test user's symlink to root's /etc, and '..' out of its directory.
+t_unsafe_transition_rootful() {
+	setup_hostile_dir
+	ln -s /etc "$D/etclink"
+	mkdir "$D/sub"
+	chown -h "$TEST_UID:$TEST_GID" "$D/etclink" "$D/sub"
+	run "$CORDON" run --workspace "$D/etclink" "$ROOTFS" -- true
+	expect_cordon_error PATH "'etclink'"
+	run "$CORDON" run --no-workspace --bind "$D/etclink:/mnt/x" "$ROOTFS" -- true
+	expect_cordon_error PATH "'etclink'"
+	run "$CORDON" run --workspace "$D/sub/../.." "$ROOTFS" -- true
+	expect_cordon_error PATH "'..'"
+	# Root's own symlink in the same place leads where root put it.
+	ln -s "$D/sub" "$CASE_DIR/rootlink"
+	run "$CORDON" run --workspace "$CASE_DIR/rootlink" "$ROOTFS" -- true
+	expect_rc 0
+}
+
+# The same paths for the user who owns them: no privilege is crossed.
+t_unsafe_transition_rootless() {
+	setup_hostile_dir
+	ln -s /etc "$D/etclink"
+	chown -h "$TEST_UID:$TEST_GID" "$D/etclink"
+	cordon run --no-workspace --bind "$D/etclink:/mnt" "$ROOTFS" -- cat /mnt/hostname
+	expect_rc 0
+	expect_out_eq "$(cat /etc/hostname)"
+}
+
+sec_rootful "workspace swapped with a symlink to /etc: never mounted" t_workspace_swap
+sec_rootful "rootfs swapped with a symlink to /: never the root" t_rootfs_swap
+sec_rootful "symlink or .. from the user's directory into root's: refused" t_unsafe_transition_rootful
+sec_rootless "the same symlink for its owner: followed" t_unsafe_transition_rootless
+
+done_testing
