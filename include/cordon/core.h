@@ -213,6 +213,12 @@ int cordon_read_file_at(int dirfd, const char *path, char **out, size_t *out_len
  */
 int cordon_input_read(int dirfd, const char *path, size_t max, enum cordon_code code,
 		      const char *what, char **out, size_t *out_len, struct cordon_error *err);
+/*
+ * The same for a host path the user named, opened by cordon_path_open (the
+ * unsafe-transition rule of path.c) and read through that fd.
+ */
+int cordon_input_read_path(const char *path, size_t max, enum cordon_code code, const char *what,
+			   char **out, size_t *out_len, struct cordon_error *err);
 /* The same for an fd the caller opened (with O_NONBLOCK); the fd stays open. */
 int cordon_input_read_fd(int fd, size_t max, enum cordon_code code, const char *what, char **out,
 			 size_t *out_len, struct cordon_error *err);

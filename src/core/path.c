@@ -187,3 +187,24 @@ int cordon_path_reopen(const char *path, const struct cordon_path_id *id, const 
 					what, path);
 	return TAKE_FD(fd);
 }
+
+int cordon_input_read_path(const char *path, size_t max, enum cordon_code code, const char *what,
+			   char **out, size_t *out_len, struct cordon_error *err)
+{
+	_cleanup_close_ int at = cordon_path_open(path, what, code, err), fd = -1;
+	char link[CORDON_FD_PATH_MAX];
+	struct stat st;
+
+	if (at < 0)
+		return -1;
+	/* Only a regular file is opened for reading (a fifo, a device: never). */
+	if (fstat(at, &st) < 0)
+		return cordon_error_set(err, code, errno, "%s", what);
+	if (!S_ISREG(st.st_mode))
+		return cordon_error_set(err, code, 0, "%s: not a regular file", what);
+	/* The object walked to, opened for reading through its fd (not the name). */
+	fd = open(cordon_fd_path(at, link), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return cordon_error_set(err, code, errno, "%s", what);
+	return cordon_input_read_fd(fd, max, code, what, out, out_len, err);
+}

@@ -683,8 +683,8 @@ int cordon_allowlist_add_file(struct cordon_allowlist *al, const char *path, boo
 	size_t size = 0, lineno = 0;
 
 	/* A fifo would block the reader and /dev/zero never ends: a bounded regular file. */
-	if (cordon_input_read(AT_FDCWD, path, CORDON_INPUT_TEXT_MAX, CORDON_E_NET_POLICY, what,
-			      &text, &size, err) < 0)
+	if (cordon_input_read_path(path, CORDON_INPUT_TEXT_MAX, CORDON_E_NET_POLICY, what, &text,
+				   &size, err) < 0)
 		return -1;
 	for (const char *line = text, *end = text + size; line < end;) {
 		const char *nl = memchr(line, '\n', (size_t)(end - line));

@@ -402,8 +402,8 @@ int cordon_seccomp_profile_load(const char *path, struct cordon_security *sec,
 	size_t len;
 	int r;
 
-	r = cordon_input_read(AT_FDCWD, path, CORDON_INPUT_JSON_MAX, CORDON_E_SPEC, what, &text,
-			      &len, err);
+	r = cordon_input_read_path(path, CORDON_INPUT_JSON_MAX, CORDON_E_SPEC, what, &text, &len,
+				   err);
 	if (r < 0)
 		return -1;
 	if (libseccomp_load(err) < 0)

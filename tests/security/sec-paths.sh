@@ -104,6 +104,16 @@ t_unsafe_transition_rootful() {
 	expect_cordon_error PATH "'etclink'"
 	run "$CORDON" run --workspace "$D/sub/../.." "$ROOTFS" -- true
 	expect_cordon_error PATH "'..'"
+	# Files read once by name follow the same rule (root's files behind them).
+	echo '{"defaultAction": "SCMP_ACT_ALLOW"}' >"$CASE_DIR/profile.json"
+	echo 192.0.2.1 >"$CASE_DIR/allow.txt"
+	ln -s "$CASE_DIR/profile.json" "$D/plink"
+	ln -s "$CASE_DIR/allow.txt" "$D/alink"
+	chown -h "$TEST_UID:$TEST_GID" "$D/plink" "$D/alink"
+	run "$CORDON" run --no-workspace --seccomp-profile "$D/plink" "$ROOTFS" -- true
+	expect_cordon_error PATH "'plink'"
+	run "$CORDON" run --no-workspace --net-allow-file "$D/alink" "$ROOTFS" -- true
+	expect_cordon_error PATH "'alink'"
 	# Root's own symlink in the same place leads where root put it.
 	ln -s "$D/sub" "$CASE_DIR/rootlink"
 	run "$CORDON" run --workspace "$CASE_DIR/rootlink" "$ROOTFS" -- true
