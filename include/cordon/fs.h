@@ -52,7 +52,7 @@ extern const char *const cordon_fs_readonly_paths[];
  * overlay, fuse, network filesystems): the supervisor's idmapped clone
  * would fall back to a plain one, whose files the sandbox's ids do not own.
  */
-bool cordon_fs_idmappable(const char *path);
+bool cordon_fs_idmappable(const char *path, const struct cordon_path_id *id);
 
 /*
  * Supervisor side, host root only: a detached clone of an OCI bind mount's

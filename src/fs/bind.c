@@ -97,7 +97,7 @@ int fs_setup_binds(int root, const struct cordon_spec *spec, const struct cordon
 	return 0;
 }
 
-bool cordon_fs_idmappable(const char *path)
+bool cordon_fs_idmappable(const char *path, const struct cordon_path_id *id)
 {
 	/* The filesystems engines keep container roots on that cannot be idmapped (6.x). */
 	static const unsigned long no_idmap[] = {
@@ -108,9 +108,16 @@ bool cordon_fs_idmappable(const char *path)
 		0xff534d42, /* cifs */
 		0x01021997, /* 9p */
 	};
+	struct cordon_error ignored;
+	_cleanup_close_ int fd = cordon_path_reopen(path, id, "rootfs", &ignored);
 	struct statfs st;
 
-	if (statfs(path, &st) < 0)
+	/*
+	 * Asked of the directory checked: a name swapped meanwhile would
+	 * otherwise choose the id plan. Unknown: idmappable (cordon's own
+	 * range), and the mount's own re-open then fails closed.
+	 */
+	if (fd < 0 || fstatfs(fd, &st) < 0)
 		return true; /* as before: tried, with the plain clone as fallback */
 	for (size_t i = 0; i < ARRAY_SIZE(no_idmap); i++)
 		if ((unsigned long)st.f_type == no_idmap[i])

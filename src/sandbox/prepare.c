@@ -231,7 +231,7 @@ static int config_plan(const struct cordon_spec *spec, struct cordon_idplan *pla
 static bool host_ids(const struct cordon_spec *spec)
 {
 	return cordon_host_root() && spec->oci && !spec->oci->root_readonly &&
-	       !cordon_fs_idmappable(spec->rootfs);
+	       !cordon_fs_idmappable(spec->rootfs, &spec->rootfs_id);
 }
 
 int sandbox_id_plan(const struct cordon_spec *spec, struct cordon_idplan *plan,

@@ -5,6 +5,7 @@
  */
 #include <fcntl.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -629,6 +630,82 @@ START_TEST(input_read_missing_and_fd)
 }
 END_TEST
 
+/* --- host paths: the safe walk ------------------------------------------ */
+
+START_TEST(path_open_follows_own_links)
+{
+	_cleanup_free_ char *f = unit_write(tmp, "f", "abc");
+	_cleanup_free_ char *abs = cordon_xasprintf("%s/abs", tmp);
+	_cleanup_free_ char *rel = cordon_xasprintf("%s/sub/../rel", tmp);
+	_cleanup_free_ char *sub = cordon_xasprintf("%s/sub", tmp);
+	_cleanup_close_ int a = -1, b = -1;
+	struct cordon_error err = { 0 };
+	struct stat sa, sf;
+
+	ck_assert_int_eq(mkdir(sub, 0755), 0);
+	ck_assert_int_eq(symlinkat(f, tmpfd, "abs"), 0);
+	ck_assert_int_eq(symlinkat("sub/../f", tmpfd, "rel"), 0);
+	/* The caller's own links: absolute and with '..', both followed. */
+	a = cordon_path_open(abs, "--x", CORDON_E_PATH, &err);
+	ck_assert_int_ge(a, 0);
+	b = cordon_path_open(rel, "--x", CORDON_E_PATH, &err);
+	ck_assert_int_ge(b, 0);
+	ck_assert_int_eq(fstat(a, &sa), 0);
+	ck_assert_int_eq(stat(f, &sf), 0);
+	ck_assert(sa.st_ino == sf.st_ino && sa.st_dev == sf.st_dev);
+	ck_assert_int_eq(fstat(b, &sa), 0);
+	ck_assert(sa.st_ino == sf.st_ino);
+	/* O_PATH: the fd reads nothing itself. */
+	ck_assert_int_eq(fcntl(a, F_GETFL) & O_PATH, O_PATH);
+}
+END_TEST
+
+START_TEST(path_open_errors)
+{
+	_cleanup_free_ char *f = unit_write(tmp, "f", "abc");
+	_cleanup_free_ char *through = cordon_xasprintf("%s/f/x", tmp);
+	_cleanup_free_ char *loop = cordon_xasprintf("%s/loop", tmp);
+	_cleanup_free_ char *missing = cordon_xasprintf("%s/nope", tmp);
+	struct cordon_error err = { 0 };
+
+	ck_assert_int_lt(cordon_path_open(through, "--x", CORDON_E_ROOTFS, &err), 0);
+	ck_assert_int_eq(err.code, CORDON_E_ROOTFS);
+	ck_assert_int_eq(err.errnum, ENOTDIR);
+	ck_assert_int_eq(symlinkat("loop", tmpfd, "loop"), 0);
+	ck_assert_int_lt(cordon_path_open(loop, "--x", CORDON_E_PATH, &err), 0);
+	ck_assert_int_eq(err.errnum, ELOOP);
+	ck_assert_int_lt(cordon_path_open(missing, "--x", CORDON_E_PATH, &err), 0);
+	ck_assert_int_eq(err.errnum, ENOENT);
+	ck_assert_int_lt(cordon_path_open("", "--x", CORDON_E_PATH, &err), 0);
+}
+END_TEST
+
+START_TEST(path_reopen_refuses_another_object)
+{
+	_cleanup_free_ char *a = cordon_xasprintf("%s/a", tmp);
+	_cleanup_free_ char *b = cordon_xasprintf("%s/b", tmp);
+	_cleanup_close_ int fd = -1, again = -1;
+	struct cordon_error err = { 0 };
+	struct cordon_path_id id = { 0 };
+	struct stat st;
+
+	ck_assert_int_eq(mkdir(a, 0755), 0);
+	ck_assert_int_eq(mkdir(b, 0755), 0);
+	ck_assert_int_lt(cordon_path_reopen(a, &id, "--x", &err), 0); /* never checked */
+	fd = cordon_path_open(a, "--x", CORDON_E_PATH, &err);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	cordon_path_id_of(&st, &id);
+	again = cordon_path_reopen(a, &id, "--x", &err);
+	ck_assert_int_ge(again, 0);
+	/* The name now holds another directory: refused, not followed. */
+	ck_assert_int_eq(renameat2(tmpfd, "a", tmpfd, "b", RENAME_EXCHANGE), 0);
+	ck_assert_int_lt(cordon_path_reopen(a, &id, "--x", &err), 0);
+	ck_assert_int_eq(err.code, CORDON_E_PATH);
+	ck_assert_ptr_nonnull(strstr(err.msg, "no longer the object"));
+}
+END_TEST
+
 /* --- JSON depth --------------------------------------------------------- */
 
 static size_t depth_of(const char *text, size_t stop)
@@ -815,6 +892,13 @@ static Suite *core_suite(void)
 	tcase_add_test(tc, input_read_oversize_refused);
 	tcase_add_test(tc, input_read_counts_what_it_reads);
 	tcase_add_test(tc, input_read_missing_and_fd);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("path");
+	tcase_add_checked_fixture(tc, files_setup, files_teardown);
+	tcase_add_test(tc, path_open_follows_own_links);
+	tcase_add_test(tc, path_open_errors);
+	tcase_add_test(tc, path_reopen_refuses_another_object);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("json");
