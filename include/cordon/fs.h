@@ -23,7 +23,8 @@ struct cordon_fs_host {
 	 * The rootfs directory, opened by the init while it still had the
 	 * host's root ids (before it becomes the sandbox's root): the mount
 	 * target for rootfs_tree, reachable even below directories only the
-	 * host's root may enter (an engine's 0700 storage). -1: by path.
+	 * host's root may enter (an engine's 0700 storage). -1: the init
+	 * re-opens it itself (cordon_path_reopen, the directory checked).
 	 */
 	int rootfs_dir;
 	int workspace_tree; /* idmapped clone of the workspace, or -1 */

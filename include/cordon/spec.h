@@ -157,7 +157,9 @@ bool cordon_cwd_in_proc(const char *norm);
 
 /*
  * Validate against the host: rootfs, workspace and bind sources exist and
- * have the right type; fills in the base environment (PATH, HOME, TERM,
+ * have the right type, each opened once by cordon_path_open (the unsafe-
+ * transition rule), checked on the fd and recorded (*_id) so that the
+ * mounts refuse any other object; fills in the base environment (PATH, HOME, TERM,
  * HOSTNAME, container=cordon) in front of user entries. Nothing is
  * created; a failure names the flag and the path.
  */
