@@ -105,11 +105,12 @@ int cordon_path_open(const char *path, const char *what, enum cordon_code code,
 			return cordon_error_set(err, code, errno, "%s %s", what, path);
 		/* "..": out of a directory of another user's into one it does not own. */
 		if (strcmp(comp, "..") == 0 && !owner_trusted(st.st_uid) && nst.st_uid != st.st_uid)
-			return cordon_error_set(err, CORDON_E_PATH, 0,
-						"%s %s: '..' leaves a directory owned by uid %u for "
-						"one owned by uid %u (an unsafe ownership transition, "
-						"docs/security.md)",
-						what, path, (unsigned)st.st_uid, (unsigned)nst.st_uid);
+			return cordon_error_set(
+				err, CORDON_E_PATH, 0,
+				"%s %s: '..' leaves a directory owned by uid %u for "
+				"one owned by uid %u (an unsafe ownership transition, "
+				"docs/security.md)",
+				what, path, (unsigned)st.st_uid, (unsigned)nst.st_uid);
 		if (S_ISLNK(nst.st_mode)) {
 			char target[PATH_MAX];
 			ssize_t len = readlinkat(next, "", target, sizeof(target) - 1);
@@ -119,7 +120,8 @@ int cordon_path_open(const char *path, const char *what, enum cordon_code code,
 			if (len < 0)
 				return cordon_error_set(err, code, errno, "%s %s", what, path);
 			if ((size_t)len >= sizeof(target) - 1)
-				return cordon_error_set(err, code, ENAMETOOLONG, "%s %s", what, path);
+				return cordon_error_set(err, code, ENAMETOOLONG, "%s %s", what,
+							path);
 			if (++links > PATH_LINKS_MAX)
 				return cordon_error_set(err, code, ELOOP, "%s %s", what, path);
 			target[len] = '\0';
@@ -145,7 +147,8 @@ int cordon_path_open(const char *path, const char *what, enum cordon_code code,
 				cordon_closep(&fd);
 				fd = open_start("/", &st);
 				if (fd < 0)
-					return cordon_error_set(err, code, errno, "%s %s", what, path);
+					return cordon_error_set(err, code, errno, "%s %s", what,
+								path);
 			}
 			continue;
 		}
