@@ -171,5 +171,11 @@ void cordon_self_init(char **argv);
 int cordon_self_seal(const struct cordon_idmap *uid, const struct cordon_idmap *gid,
 		     struct cordon_error *err);
 int cordon_self_seal_for(pid_t pid, int pidfd, struct cordon_error *err);
+/*
+ * A sealed memfd (seal, shrink, grow, write) holding the regular file SRC,
+ * named NAME, with memfd_create FLAGS (MFD_CLOEXEC or 0); EXEC_ONLY copies
+ * only what execve of an ELF file reads. Returns the fd or -errno.
+ */
+int cordon_sealed_copy(int src, const char *name, bool exec_only, unsigned int flags);
 
 #endif

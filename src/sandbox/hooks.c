@@ -8,13 +8,14 @@
  *   prestart, createRuntime, poststart, poststop
  *       the runtime's namespaces: a child of ours, execve(path)
  *   createContainer
- *       a helper opens path here (it names a host file), enters the
- *       container's namespaces through its workload (U1 first when we
- *       are not root), clones the hook as a child of ours (CLONE_PARENT,
- *       so that it is in the container's pid namespace) and exits; the
- *       hook execs the fd it inherited (execveat AT_EMPTY_PATH: not
- *       close-on-exec, so that a #! script's interpreter can open
- *       /dev/fd/N, which the container's /proc resolves)
+ *       a helper copies path here (it names a host file) into a sealed
+ *       memfd, enters the container's namespaces through its workload
+ *       (U1 first when we are not root), clones the hook as a child of
+ *       ours (CLONE_PARENT, so that it is in the container's pid
+ *       namespace) and exits; the hook execs the copy it inherited
+ *       (execveat AT_EMPTY_PATH: not close-on-exec, so that a #!
+ *       script's interpreter can open /dev/fd/N, which the container's
+ *       /proc resolves; the host file itself is never within reach)
  *   startContainer
  *       the same, but path is looked up in the container's root
  *
@@ -192,11 +193,23 @@ static _Noreturn void container_helper(const struct hook_job *j)
 	r = cordon_proc_title_hide(HOOK_TITLE);
 	if (r < 0)
 		report_fail(j->report_fd, -r, "hiding the supervisor's command line");
-	/* createContainer's path names a host file: opened before we leave the host's root. */
+	/*
+	 * createContainer's path names a host file: read before we leave the
+	 * host's root, into a sealed copy. The hook runs the copy, never the
+	 * file: its fd stays open across execve (a #! interpreter opens
+	 * /dev/fd/N), and a loader or interpreter of the container's that
+	 * reopened the host file through /proc/self/fd or /proc/self/exe
+	 * could write it wherever the container's ids reach its owner.
+	 */
 	if (j->kind == CORDON_OCI_HOOK_CREATE_CONTAINER) {
-		exec_fd = open(j->hook->path, O_PATH);
+		_cleanup_close_ int file = open(j->hook->path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+
+		if (file < 0)
+			report_fail(j->report_fd, errno, "open (to copy it into the container)");
+		exec_fd = cordon_sealed_copy(file, "cordon-hook", false, MFD_CLOEXEC);
 		if (exec_fd < 0)
-			report_fail(j->report_fd, errno, "open");
+			report_fail(j->report_fd, -exec_fd,
+				    "a sealed copy (the path must be a regular file)");
 	}
 	if (sandbox_join_container(j->spec, j->pidfd, j->outer_userns, &err) < 0)
 		report_fail(j->report_fd, err.errnum, "%s", err.msg);

@@ -180,23 +180,27 @@ static off_t exec_extent(int exe, off_t size, Elf64_Ehdr *hdr)
 	return end > 0 ? end : size;
 }
 
-static int reexec(int exe, struct cordon_error *err)
+int cordon_sealed_copy(int src, const char *name, bool exec_only, unsigned int flags)
 {
-	int fd = memfd_create("cordon", MFD_CLOEXEC | MFD_ALLOW_SEALING | MFD_EXEC);
+	int fd = memfd_create(name, flags | MFD_ALLOW_SEALING | MFD_EXEC);
 	Elf64_Ehdr hdr = { 0 };
 	struct stat st;
 	off_t off = 0, len;
+	int e;
 
 	if (fd < 0 && errno == EINVAL) /* a kernel before MFD_EXEC */
-		fd = memfd_create("cordon", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+		fd = memfd_create(name, flags | MFD_ALLOW_SEALING);
 	if (fd < 0)
-		return cordon_error_set(err, CORDON_E_SECURITY, errno,
-					"a sealed copy of cordon for the sandbox (memfd_create)");
-	if (fstat(exe, &st) < 0)
+		return -errno;
+	if (fstat(src, &st) < 0)
 		goto fail;
-	len = exec_extent(exe, st.st_size, &hdr);
+	if (!S_ISREG(st.st_mode)) {
+		errno = EINVAL;
+		goto fail;
+	}
+	len = exec_only ? exec_extent(src, st.st_size, &hdr) : st.st_size;
 	while (off < len) {
-		ssize_t n = sendfile(fd, exe, &off, (size_t)(len - off));
+		ssize_t n = sendfile(fd, src, &off, (size_t)(len - off));
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -216,14 +220,25 @@ static int reexec(int exe, struct cordon_error *err)
 	}
 	if (fcntl(fd, F_ADD_SEALS, SEALS) < 0)
 		goto fail;
-	sigprocmask(SIG_SETMASK, &self_mask, NULL);
-	execveat(fd, "", self_argv, environ, AT_EMPTY_PATH);
+	return fd;
 fail:
-	cordon_error_set(err, CORDON_E_SECURITY, errno,
-			 "a sealed copy of cordon for the sandbox (its binary is writable "
-			 "by ids the sandbox maps)");
+	e = errno;
 	close(fd);
-	return -1;
+	return -e;
+}
+
+static int reexec(int exe, struct cordon_error *err)
+{
+	int fd = cordon_sealed_copy(exe, "cordon", true, MFD_CLOEXEC);
+
+	if (fd >= 0) {
+		sigprocmask(SIG_SETMASK, &self_mask, NULL);
+		execveat(fd, "", self_argv, environ, AT_EMPTY_PATH);
+		close(fd);
+	}
+	return cordon_error_set(err, CORDON_E_SECURITY, fd < 0 ? -fd : errno,
+				"a sealed copy of cordon for the sandbox (its binary is writable "
+				"by ids the sandbox maps)");
 }
 
 int cordon_self_seal(const struct cordon_idmap *uid, const struct cordon_idmap *gid,

@@ -136,8 +136,59 @@ PY
 	end_case
 }
 
+# A createContainer hook names a host file, and a #! hook's interpreter is
+# the container's: it is given /dev/fd/N, the fd the hook was exec'd from.
+# Through that fd it must reach a copy, never the host file (which the
+# container's ids own here: rootful by identity maps, rootless as the caller).
+HOOK_ROOTFS=$E2E_TMP/hookroot
+copy_rootfs "$HOOK_ROOTFS" || exit 1
+mkdir -p "$HOOK_ROOTFS/mnt/rw"
+cat >"$HOOK_ROOTFS/bin/evilsh" <<'SH'
+#!/bin/sh
+n=${1##*/}
+if { printf 'changed\n' >>"/proc/self/fd/$n"; } 2>/dev/null; then
+	echo wrote >>/mnt/rw/log
+else
+	echo refused >>/mnt/rw/log
+fi
+SH
+chmod 0755 "$HOOK_ROOTFS/bin/evilsh"
+
+t_create_container_hook_copy() {
+	local id=$CASE_ID-h saved_rootfs=$ROOTFS hooks before
+	setup_case
+	hooks=$CASE_DIR/hooks
+	mk_dir "$hooks"
+	printf '#!/bin/evilsh\nthe hook\n' >"$hooks/hook"
+	chmod 0755 "$hooks/hook"
+	[ "$MODE" = rootless ] && chown "$TEST_UID:$TEST_GID" "$hooks/hook"
+	before=$(sha256sum <"$hooks/hook")
+	ROOTFS=$HOOK_ROOTFS
+	mk_bundle b sleep 60 || { ROOTFS=$saved_rootfs; return; }
+	ROOTFS=$saved_rootfs
+	"$PYTHON" - "$BUNDLE/config.json" "$hooks" "$MODE" <<'PY' || { fail "editing config.json"; return; }
+import json, sys
+c = json.load(open(sys.argv[1]))
+c["mounts"].append({"destination": "/mnt/rw", "type": "bind", "source": sys.argv[2], "options": ["bind", "rw"]})
+c["hooks"] = {"createContainer": [{"path": sys.argv[2] + "/hook"}]}
+if sys.argv[3] == "rootful":
+    for k in ("uidMappings", "gidMappings"):
+        c["linux"][k] = [{"containerID": 0, "hostID": 0, "size": 65536}]
+json.dump(c, open(sys.argv[1], "w"))
+PY
+	oc create -b "$BUNDLE" "$id"
+	expect_rc 0
+	[ "$(cat "$hooks/log" 2>/dev/null)" = refused ] ||
+		fail "expected the hook's interpreter refused writing through its fd, log: $(cat "$hooks/log" 2>/dev/null)"
+	[ "$(sha256sum <"$hooks/hook")" = "$before" ] || fail "the host's hook file changed"
+	oc delete -f "$id"
+	expect_rc 0
+	end_case
+}
+
 each_mode "a hostile loader run as cordon: the host binary, not writable by the sandbox" t_binary_not_writable
 each_mode "a hostile loader run as cordon: a sealed copy when sandbox ids own the binary" t_binary_owned_by_sandbox_ids
 each_mode "cordon exec: a hostile loader finds a sealed copy" t_exec_sealed
+each_mode "a createContainer #! hook: its interpreter reaches a sealed copy, not the host file" t_create_container_hook_copy
 each_mode "cordon exec: a sealed copy when host nobody owns the binary and the map gives it" t_exec_sealed_nobody
 done_testing
