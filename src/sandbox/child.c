@@ -161,9 +161,10 @@ static _Noreturn void workload_main(const struct child_ctx *ctx, int ready_fd, i
 	 */
 	{
 		int keep[] = { ready_fd, report_fd };
+		int r = cordon_close_fds_except(3 + spec->preserve_fds, keep, ARRAY_SIZE(keep));
 
-		if (cordon_close_fds_except(3 + spec->preserve_fds, keep, ARRAY_SIZE(keep)) < 0)
-			workload_fail(report_fd, CORDON_EXIT_FAILURE, CORDON_E_INTERNAL, errno,
+		if (r < 0)
+			workload_fail(report_fd, CORDON_EXIT_FAILURE, CORDON_E_INTERNAL, -r,
 				      "closing the init's fds");
 	}
 

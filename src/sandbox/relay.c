@@ -256,6 +256,11 @@ static int recv_master(int sock, struct cordon_error *err)
 	if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
 	    c->cmsg_len == CMSG_LEN(sizeof(int)))
 		memcpy(&fd, CMSG_DATA(c), sizeof(int));
+	/* More than the one fd we asked for: the kernel dropped the rest, refuse. */
+	if (fd >= 0 && (mh.msg_flags & MSG_CTRUNC)) {
+		close(fd);
+		fd = -1;
+	}
 	if (fd < 0)
 		return cordon_error_set(err, CORDON_E_INTERNAL, n < 0 ? errno : 0,
 					"-t: the sandbox's terminal did not arrive");
