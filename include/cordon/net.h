@@ -366,8 +366,14 @@ void cordon_dnsproxy_free(struct cordon_dnsproxy *p);
 int cordon_dnsproxy_attach(struct cordon_dnsproxy *p, int epfd, struct cordon_error *err);
 /* Handle one epoll event whose data.ptr the proxy registered; returns 1 if it was ours. */
 int cordon_dnsproxy_handle(struct cordon_dnsproxy *p, void *tag, uint32_t events);
-/* Milliseconds until the proxy's next deadline (-1 none), and running it. */
+/* Milliseconds until the proxy's next deadline (-1 none). */
 int cordon_dnsproxy_timeout_ms(const struct cordon_dnsproxy *p);
+/*
+ * Run the deadlines and release what was closed: call once at the end of
+ * every loop iteration, after the whole epoll_wait batch was handled (an
+ * object closed by one event stays allocated until then, so a later event
+ * of the batch naming it is simply not ours).
+ */
 void cordon_dnsproxy_tick(struct cordon_dnsproxy *p);
 void cordon_dnsproxy_stats(const struct cordon_dnsproxy *p, struct cordon_dnsproxy_stats *out);
 

@@ -21,6 +21,8 @@
 #define CLIENT_UDP_MAX 512 /* without EDNS a client accepts 512 bytes */
 #define MAX_TCP_CLIENTS 16
 #define TCP_CLIENT_IDLE_MS 10000
+/* Replies queued for one TCP client that does not read: past this it is closed. */
+#define TCP_CLIENT_OUT_MAX (256 * 1024)
 /*
  * Upstream queries over UDP share a few unconnected sockets per address
  * family instead of one socket per query (four syscalls less each): the
@@ -47,18 +49,19 @@ struct tcp_client {
 	int fd;
 	uint8_t in[2 + DNS_TCP_MAX];
 	size_t in_len;
-	uint8_t *out; /* pending length-prefixed reply */
+	uint8_t *out; /* length-prefixed replies not yet sent, in order */
 	size_t out_len, out_off;
 	uint64_t deadline_ms;
 	unsigned pending; /* queries of this client in flight */
 	bool closed;
 	/*
-	 * Set while tcp_client_io runs on the client: a close that comes up
-	 * through query() or a flush marks it dead instead of freeing it, and
-	 * tcp_client_io frees it on its way out.
+	 * Closed for good: its fd is gone and it is off epoll and out of
+	 * clients[], but the memory stays until cordon_dnsproxy_tick ends the
+	 * loop iteration (an event of the same epoll_wait batch, or a caller
+	 * up the stack, may still hold it). Every call that can close checks it.
 	 */
-	bool dispatching;
 	bool dead;
+	struct tcp_client *next_dead;
 };
 
 struct udp_socket {
@@ -69,7 +72,8 @@ struct udp_socket {
 
 struct txn {
 	struct tag tag;
-	struct txn *next;
+	struct txn *next; /* in p->txns while live, in p->dead_txns once freed */
+	bool dead;	  /* unlinked and done; the memory goes at the tick */
 	int fd;			/* upstream TCP socket, or -1 */
 	struct udp_socket *udp; /* the pool socket of a UDP attempt */
 	bool tcp;
@@ -102,6 +106,9 @@ struct cordon_dnsproxy {
 	struct txn *txns;
 	unsigned inflight;
 	struct tcp_client *clients[MAX_TCP_CLIENTS];
+	/* Closed objects whose memory is released at the end of the loop iteration. */
+	struct tcp_client *dead_clients;
+	struct txn *dead_txns;
 	double tokens;
 	uint64_t tokens_at_ms;
 	struct cordon_dnsproxy_stats stats;

@@ -14,6 +14,8 @@ static void dp_txn_complete(struct cordon_dnsproxy *p, struct txn *t, uint8_t *b
 
 void dp_txn_free(struct cordon_dnsproxy *p, struct txn *t)
 {
+	if (t->dead)
+		return;
 	for (struct txn **pp = &p->txns; *pp; pp = &(*pp)->next) {
 		if (*pp == t) {
 			*pp = t->next;
@@ -31,9 +33,10 @@ void dp_txn_free(struct cordon_dnsproxy *p, struct txn *t)
 			dp_tcp_client_close(p, t->tcp_client);
 	}
 	p->inflight--;
-	free(t->buf);
-	free(t->query);
-	free(t);
+	/* Callers up the stack still read the transaction: freed at the tick. */
+	t->dead = true;
+	t->next = p->dead_txns;
+	p->dead_txns = t;
 }
 
 static void txn_fail(struct cordon_dnsproxy *p, struct txn *t, const char *note)

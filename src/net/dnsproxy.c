@@ -48,13 +48,11 @@ void dp_emit(struct cordon_dnsproxy *p, const struct cordon_dns_question *q, boo
 
 void dp_tcp_client_close(struct cordon_dnsproxy *p, struct tcp_client *c)
 {
+	if (c->dead)
+		return;
 	if (c->pending) {
 		/* answers still owed: close when they are done or abandoned */
 		c->closed = true;
-		return;
-	}
-	if (c->dispatching) {
-		c->dead = true; /* tcp_client_io still uses it: freed when it returns */
 		return;
 	}
 	for (size_t i = 0; i < MAX_TCP_CLIENTS; i++)
@@ -63,12 +61,20 @@ void dp_tcp_client_close(struct cordon_dnsproxy *p, struct tcp_client *c)
 	if (p->epfd >= 0)
 		epoll_ctl(p->epfd, EPOLL_CTL_DEL, c->fd, NULL);
 	close(c->fd);
+	c->fd = -1;
 	free(c->out);
-	free(c);
+	c->out = NULL;
+	c->out_len = c->out_off = 0;
+	/* Not freed here: whoever called us may still hold it (see dead). */
+	c->dead = true;
+	c->next_dead = p->dead_clients;
+	p->dead_clients = c;
 }
 
 static void tcp_client_flush(struct cordon_dnsproxy *p, struct tcp_client *c)
 {
+	if (c->dead)
+		return;
 	while (c->out && c->out_off < c->out_len) {
 		ssize_t w = send(c->fd, c->out + c->out_off, c->out_len - c->out_off,
 				 MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -91,18 +97,35 @@ static void tcp_client_flush(struct cordon_dnsproxy *p, struct tcp_client *c)
 void dp_reply(struct cordon_dnsproxy *p, const struct sockaddr_storage *to, socklen_t to_len,
 	      struct tcp_client *tc, const uint8_t *buf, size_t len)
 {
+	size_t queued;
+	uint8_t *out;
+
 	if (!tc) {
 		sendto(p->udp_fd, buf, len, MSG_DONTWAIT | MSG_NOSIGNAL,
 		       (const struct sockaddr *)to, to_len);
 		return;
 	}
-	if (tc->out) /* one reply at a time per connection; drop what cannot queue */
+	if (tc->dead)
 		return;
-	tc->out = cordon_xmalloc(len + 2);
-	tc->out[0] = (uint8_t)(len >> 8);
-	tc->out[1] = (uint8_t)len;
-	memcpy(tc->out + 2, buf, len);
-	tc->out_len = len + 2;
+	/* Pipelined queries each get their answer, queued behind what is unsent. */
+	queued = tc->out ? tc->out_len - tc->out_off : 0;
+	if (queued + len + 2 > TCP_CLIENT_OUT_MAX) {
+		/* A client that never reads its answers loses the connection. */
+		free(tc->out);
+		tc->out = NULL;
+		tc->out_len = tc->out_off = 0;
+		dp_tcp_client_close(p, tc);
+		return;
+	}
+	out = cordon_xmalloc(queued + len + 2);
+	if (queued)
+		memcpy(out, tc->out + tc->out_off, queued);
+	out[queued] = (uint8_t)(len >> 8);
+	out[queued + 1] = (uint8_t)len;
+	memcpy(out + queued + 2, buf, len);
+	free(tc->out);
+	tc->out = out;
+	tc->out_len = queued + len + 2;
 	tc->out_off = 0;
 	tcp_client_flush(p, tc);
 }
@@ -289,19 +312,34 @@ static void tcp_client_read(struct cordon_dnsproxy *p, struct tcp_client *c)
 
 /*
  * One epoll event of a client. Whatever closes the client on the way (a
- * failed send in a flush, a reset, the end of the stream) only marks it;
- * the one place that frees it is here, after the last use.
+ * failed send in a flush, a reset, the end of the stream) marks it dead
+ * and leaves the memory to the tick; each step checks the mark first.
  */
 static void tcp_client_io(struct cordon_dnsproxy *p, struct tcp_client *c, uint32_t events)
 {
-	c->dispatching = true;
 	if (events & EPOLLOUT)
 		tcp_client_flush(p, c);
-	if (events & (EPOLLIN | EPOLLHUP | EPOLLERR))
+	if (!c->dead && (events & (EPOLLIN | EPOLLHUP | EPOLLERR)))
 		tcp_client_read(p, c);
-	c->dispatching = false;
-	if (c->dead)
-		dp_tcp_client_close(p, c);
+}
+
+/* The end of a loop iteration: no event of its batch can name these any more. */
+static void release_dead(struct cordon_dnsproxy *p)
+{
+	while (p->dead_clients) {
+		struct tcp_client *c = p->dead_clients;
+
+		p->dead_clients = c->next_dead;
+		free(c);
+	}
+	while (p->dead_txns) {
+		struct txn *t = p->dead_txns;
+
+		p->dead_txns = t->next;
+		free(t->buf);
+		free(t->query);
+		free(t);
+	}
 }
 
 /* --- the public face ---------------------------------------------------------- */
@@ -356,6 +394,7 @@ void cordon_dnsproxy_free(struct cordon_dnsproxy *p)
 			dp_tcp_client_close(p, p->clients[i]);
 		}
 	}
+	release_dead(p);
 	for (size_t i = 0; i < ARRAY_SIZE(p->pool); i++)
 		if (p->pool[i].fd > 0)
 			close(p->pool[i].fd);
@@ -393,10 +432,16 @@ int cordon_dnsproxy_handle(struct cordon_dnsproxy *p, void *tagp, uint32_t event
 		tcp_accept(p);
 		return 1;
 	}
-	if (tag->kind == TAG_UPSTREAM_UDP && tag->obj >= (void *)p->pool &&
-	    tag->obj < (void *)(p->pool + ARRAY_SIZE(p->pool))) {
-		dp_pool_readable(p, tag->obj);
-		return 1;
+	/*
+	 * The tag is compared, never read, until it is known to be live: a
+	 * stale one (its object closed earlier in this batch) matches nothing.
+	 */
+	for (size_t i = 0; i < ARRAY_SIZE(p->pool); i++) {
+		if (tag == &p->pool[i].tag) {
+			if (p->pool[i].fd > 0)
+				dp_pool_readable(p, &p->pool[i]);
+			return 1;
+		}
 	}
 	for (struct txn *t = p->txns; t; t = t->next) {
 		if (tag == &t->tag) {
@@ -436,13 +481,14 @@ void cordon_dnsproxy_tick(struct cordon_dnsproxy *p)
 	while (t) {
 		struct txn *next = t->next;
 
-		if (t->deadline_ms <= now)
+		if (!t->dead && t->deadline_ms <= now)
 			dp_txn_retry(p, t, "upstream timeout");
 		t = next;
 	}
 	for (size_t i = 0; i < MAX_TCP_CLIENTS; i++)
 		if (p->clients[i] && p->clients[i]->deadline_ms <= now && !p->clients[i]->pending)
 			dp_tcp_client_close(p, p->clients[i]);
+	release_dead(p);
 }
 
 void cordon_dnsproxy_stats(const struct cordon_dnsproxy *p, struct cordon_dnsproxy_stats *out)

@@ -306,6 +306,7 @@ static void harness_up(struct harness *h, uint32_t qps, bool upstream_alive)
 	struct sockaddr_in *up = (struct sockaddr_in *)&h->upstream;
 	struct epoll_event ev = { .events = EPOLLIN };
 	struct sockaddr_in px = { .sin_family = AF_INET, .sin_port = htons(5353) };
+	int tcp, sndbuf = 4096;
 
 	memset(h, 0, sizeof(*h));
 	h->stub.conn = -1;
@@ -324,8 +325,11 @@ static void harness_up(struct harness *h, uint32_t qps, bool upstream_alive)
 	cfg.qps = qps;
 	cfg.insert = record_insert;
 	cfg.opaque = h;
-	h->proxy = cordon_dnsproxy_new(&cfg, bound_socket(SOCK_DGRAM, "127.0.0.2", 5353),
-				       bound_socket(SOCK_STREAM, "127.0.0.2", 5353), &err);
+	/* Accepted clients inherit a small send buffer: a slow reader fills it soon. */
+	tcp = bound_socket(SOCK_STREAM, "127.0.0.2", 5353);
+	ck_assert_int_eq(setsockopt(tcp, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf)), 0);
+	h->proxy = cordon_dnsproxy_new(&cfg, bound_socket(SOCK_DGRAM, "127.0.0.2", 5353), tcp,
+				       &err);
 	ck_assert_ptr_nonnull(h->proxy);
 	h->epfd = epoll_create1(EPOLL_CLOEXEC);
 	ck_assert_int_eq(cordon_dnsproxy_attach(h->proxy, h->epfd, &err), 0);
@@ -638,6 +642,133 @@ START_TEST(tcp_client_reset_after_denied_query)
 }
 END_TEST
 
+static int tcp_client_connect(int rcvbuf)
+{
+	struct sockaddr_in px = { .sin_family = AF_INET, .sin_port = htons(5353) };
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	ck_assert_int_ge(fd, 0);
+	if (rcvbuf)
+		ck_assert_int_eq(setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf)), 0);
+	inet_pton(AF_INET, "127.0.0.2", &px.sin_addr);
+	ck_assert_int_eq(connect(fd, (struct sockaddr *)&px, sizeof(px)), 0);
+	return fd;
+}
+
+/* Handle one round of the proxy's events (the stub's are left alone). */
+static void drive_proxy_once(struct harness *h, int wait_ms)
+{
+	struct epoll_event evs[16];
+	int n = epoll_wait(h->epfd, evs, 16, wait_ms);
+
+	for (int i = 0; i < n; i++)
+		if (evs[i].data.ptr != &h->stub.udp && evs[i].data.ptr != &h->stub.tcp)
+			cordon_dnsproxy_handle(h->proxy, evs[i].data.ptr, evs[i].events);
+	cordon_dnsproxy_tick(h->proxy);
+}
+
+/*
+ * Pipelined queries on one connection whose peer reads slowly: every query
+ * gets its answer, in order. A reply that found the previous one still
+ * unsent was dropped, so a client saw answers go missing.
+ */
+START_TEST(tcp_pipelined_replies_all_delivered)
+{
+	enum { N = 3000 };
+	struct harness h;
+	struct msgbuf q;
+	static uint8_t in[N * 64], out[N * 64];
+	size_t out_len = 0, out_off = 0, in_len = 0, got = 0;
+	uint64_t deadline = cordon_now_mono_us() / 1000 + 8000;
+	uint16_t expect = 0;
+	int fd;
+
+	harness_up(&h, 0, true);
+	fd = tcp_client_connect(4096);
+	for (uint16_t i = 0; i < N; i++) {
+		query_msg(&q, i, "denied.test", CORDON_DNS_TYPE_A);
+		out[out_len++] = (uint8_t)(q.n >> 8);
+		out[out_len++] = (uint8_t)q.n;
+		memcpy(out + out_len, q.b, q.n);
+		out_len += q.n;
+	}
+	while (got < N && cordon_now_mono_us() / 1000 < deadline) {
+		ssize_t n;
+
+		if (out_off < out_len) {
+			n = send(fd, out + out_off, out_len - out_off, MSG_DONTWAIT | MSG_NOSIGNAL);
+			if (n > 0)
+				out_off += (size_t)n;
+		}
+		drive_proxy_once(&h, 5);
+		/* Read a little at a time, after the proxy has queued more. */
+		n = recv(fd, in + in_len, 512, MSG_DONTWAIT);
+		if (n == 0)
+			break;
+		if (n > 0)
+			in_len += (size_t)n;
+		while (in_len >= 2 && in_len >= 2 + (size_t)(in[0] << 8 | in[1])) {
+			size_t len = (size_t)(in[0] << 8 | in[1]);
+
+			ck_assert_uint_ge(len, 12);
+			ck_assert_int_eq(in[2] << 8 | in[3], expect);
+			ck_assert_int_eq(in[5] & 0x0f, CORDON_DNS_RCODE_NXDOMAIN);
+			expect++;
+			got++;
+			memmove(in, in + 2 + len, in_len - 2 - len);
+			in_len -= 2 + len;
+		}
+	}
+	ck_assert_uint_eq(got, N);
+	close(fd);
+	harness_down(&h);
+}
+END_TEST
+
+/*
+ * An upstream answer and the client's reset in one epoll batch, the answer
+ * first: completing it closes the client (the send fails, nothing is owed
+ * any more), and the batch then hands over the client's own event. The tag
+ * of that event named freed memory, which the proxy read.
+ */
+START_TEST(client_closed_earlier_in_the_batch)
+{
+	struct harness h;
+	struct linger lg = { .l_onoff = 1, .l_linger = 0 };
+	struct cordon_dns_msg *m = reply_msg();
+	struct cordon_dnsproxy_stats st;
+	uint8_t buf[sizeof(((struct msgbuf *)0)->b) + 2];
+	uint64_t deadline = cordon_now_mono_us() / 1000 + 3000;
+	struct msgbuf q;
+	int fd;
+
+	harness_up(&h, 0, true);
+	fd = tcp_client_connect(0);
+	query_msg(&q, 0x4242, "allowed.test", CORDON_DNS_TYPE_A);
+	buf[0] = (uint8_t)(q.n >> 8);
+	buf[1] = (uint8_t)q.n;
+	memcpy(buf + 2, q.b, q.n);
+	ck_assert_int_eq(send(fd, buf, q.n + 2, 0), (ssize_t)(q.n + 2));
+	do {
+		drive_proxy_once(&h, 20);
+		cordon_dnsproxy_stats(h.proxy, &st);
+	} while (st.forwarded < 1 && cordon_now_mono_us() / 1000 < deadline);
+	ck_assert_uint_eq(st.forwarded, 1);
+	/* The answer reaches the proxy's pool socket, then the reset its client socket. */
+	stub_udp(&h.stub);
+	ck_assert_int_eq(setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg)), 0);
+	close(fd);
+	drive_proxy_once(&h, 100);
+	drive_proxy_once(&h, 0);
+	cordon_dnsproxy_stats(h.proxy, &st);
+	ck_assert_uint_eq(st.addrs_inserted, 1);
+	ck_assert_int_gt(ask(&h, "allowed.test", CORDON_DNS_TYPE_A, m), 0);
+	ck_assert_int_eq(rcode(m), CORDON_DNS_RCODE_NOERROR);
+	harness_down(&h);
+	free(m);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("dnsproxy");
@@ -654,6 +785,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, rate_limited);
 	tcase_add_test(tc, insert_failure_is_servfail);
 	tcase_add_test(tc, tcp_client_reset_after_denied_query);
+	tcase_add_test(tc, tcp_pipelined_replies_all_delivered);
+	tcase_add_test(tc, client_closed_earlier_in_the_batch);
 	suite_add_tcase(s, tc);
 	return s;
 }
