@@ -119,18 +119,20 @@ t_ttl_expiry() {
 # (SO_LINGER {1, 0}) before reading the answer: the answer's send fails
 # and closes the client while the proxy's read loop still held it (a
 # use after free in the supervisor: it crashed). 200 of them, then an
-# allowed lookup still works and the exit status is the workload's.
+# allowed lookup (UDP and TCP) and a fetch still work and the exit status
+# is the workload's.
 t_tcp_reset() {
 	local q0
 	net_probe_missing && return
 	ROOTFS=$NET_PROBE_ROOTFS
 	q0=$(lab_dns_queries denied.test)
 	crun_net --net-allow allowed.test -- \
-		'sec-probe dns-reset:10.254.254.1:53:denied.test:200; look allowed.test; tcpdns allowed.test; exit 7'
+		'sec-probe dns-reset:10.254.254.1:53:denied.test:200; look allowed.test; tcpdns allowed.test; get allowed.test; exit 7'
 	expect_rc 7
 	expect_line '^dns-reset:10\.254\.254\.1:53:denied\.test:200=ok 200$' "expected 200 connections made and reset"
 	expect_line '^LOOK allowed.test OK .*198\.18\.1\.10' "expected allowed.test to resolve after the resets"
 	expect_line '^TCPDNS allowed.test rcode=0 an=[1-9][0-9]* addrs=198\.18\.1\.10$' "expected the proxy to still answer over TCP"
+	expect_line '^GET allowed.test:80 OK server1$' "expected a fetch of allowed.test after the resets"
 	[ "$(lab_dns_queries denied.test)" = "$q0" ] || fail "denied.test reached the lab's resolver"
 	expect_json '[.names[] | select(.name == "denied.test" and (.allowed | not))] | length >= 1' \
 		"expected the denied queries in the result"
