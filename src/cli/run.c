@@ -189,9 +189,12 @@ static int result_target_open(struct cordon_spec *spec, const char *path, struct
 		dir = cordon_xstrdup(".");
 	else
 		dir = cordon_xasprintf("%.*s", slash == path ? 1 : (int)(slash - path), path);
-	dir_fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	/* By the host-path walk: host root's write follows no other user's link. */
+	dir_fd = cordon_path_open(dir, "--result-json: directory", CORDON_E_USAGE, err);
 	if (dir_fd < 0)
-		return cordon_error_set(err, CORDON_E_USAGE, errno,
+		return -1;
+	if (fstat(dir_fd, &st) < 0 || !S_ISDIR(st.st_mode))
+		return cordon_error_set(err, CORDON_E_USAGE, ENOTDIR,
 					"--result-json %s: directory %s", path, dir);
 	if (fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
 		if (!S_ISREG(st.st_mode))

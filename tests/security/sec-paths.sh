@@ -114,6 +114,10 @@ t_unsafe_transition_rootful() {
 	expect_cordon_error PATH "'plink'"
 	run "$CORDON" run --no-workspace --net-allow-file "$D/alink" "$ROOTFS" -- true
 	expect_cordon_error PATH "'alink'"
+	# --result-json's directory: root's write never lands in /etc.
+	run "$CORDON" run --no-workspace --result-json "$D/etclink/cordon-sec-paths.json" "$ROOTFS" -- true
+	expect_cordon_error PATH "'etclink'"
+	[ ! -e /etc/cordon-sec-paths.json ] || { rm -f /etc/cordon-sec-paths.json; fail "the result was written into /etc"; }
 	# Root's own symlink in the same place leads where root put it.
 	ln -s "$D/sub" "$CASE_DIR/rootlink"
 	run "$CORDON" run --workspace "$CASE_DIR/rootlink" "$ROOTFS" -- true
