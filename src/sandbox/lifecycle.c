@@ -35,6 +35,8 @@ static int listen_control(struct supervisor *sv, struct cordon_error *err)
 					sv->state->id);
 	if (epoll_ctl(sv->epfd, EPOLL_CTL_ADD, fd, &ev) < 0)
 		return cordon_error_set(err, CORDON_E_INTERNAL, errno, "epoll_ctl");
+	for (size_t i = 0; i < MONITOR_CLIENTS; i++)
+		sv->clients[i] = -1;
 	sv->listen_fd = TAKE_FD(fd);
 	return 0;
 }
@@ -196,18 +198,21 @@ void lifecycle_running(struct supervisor *sv)
 	reply(&sv->start_client, NULL, hook.code ? hook.msg : NULL);
 }
 
-void lifecycle_accept(struct supervisor *sv)
+/* A client's request, read once it is there (the socket is SOCK_SEQPACKET). */
+static void client_request(struct supervisor *sv, int *slot)
 {
 	struct cordon_error err = { 0 };
-	struct timeval tv = { .tv_sec = 1 };
 	uint32_t req = 0;
-	int fd = accept4(sv->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+	ssize_t n = recv(*slot, &req, sizeof(req), MSG_DONTWAIT);
+	int fd;
 
-	if (fd < 0)
-		return;
-	/* A client that connects and says nothing must not stall the supervisor. */
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	if (recv(fd, &req, sizeof(req), 0) != (ssize_t)sizeof(req) || req != MONITOR_START) {
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return; /* not yet: the loop brings us back */
+	/* Out of the table before anything that can close it (the loop's lifetime rule). */
+	epoll_ctl(sv->epfd, EPOLL_CTL_DEL, *slot, NULL);
+	fd = *slot;
+	*slot = -1;
+	if (n != (ssize_t)sizeof(req) || req != MONITOR_START) {
 		cordon_error_set(&err, CORDON_E_USAGE, 0, "unknown request to the monitor");
 		reply(&fd, &err, NULL);
 		return;
@@ -223,6 +228,57 @@ void lifecycle_accept(struct supervisor *sv)
 		reply(&sv->start_client, &err, NULL);
 		start_failed(sv, &err);
 	}
+}
+
+static void client_drop(struct supervisor *sv, int *slot)
+{
+	if (*slot < 0)
+		return;
+	epoll_ctl(sv->epfd, EPOLL_CTL_DEL, *slot, NULL);
+	cordon_closep(slot);
+}
+
+/*
+ * New connections wait in a slot for their request; none is read here, so
+ * a client that connects and says nothing stalls nothing (it held the whole
+ * loop for a second each before).
+ */
+static void accept_clients(struct supervisor *sv)
+{
+	for (;;) {
+		int fd = accept4(sv->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+		struct epoll_event ev = { .events = EPOLLIN };
+		int *slot;
+
+		if (fd < 0)
+			return;
+		slot = &sv->clients[sv->clients_next++ % MONITOR_CLIENTS];
+		client_drop(sv, slot); /* the oldest silent one gives way */
+		ev.data.ptr = slot;
+		if (epoll_ctl(sv->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+			close(fd);
+			continue;
+		}
+		*slot = fd;
+	}
+}
+
+bool lifecycle_dispatch(struct supervisor *sv, void *tag)
+{
+	if (sv->listen_fd < 0)
+		return false;
+	if (tag == &sv->listen_fd) {
+		accept_clients(sv);
+		return true;
+	}
+	for (size_t i = 0; i < MONITOR_CLIENTS; i++) {
+		if (tag == &sv->clients[i]) {
+			if (sv->clients[i] >= 0)
+				client_request(sv, &sv->clients[i]);
+			return true;
+		}
+	}
+	return false;
 }
 
 void lifecycle_finish(struct supervisor *sv)
@@ -244,6 +300,8 @@ void lifecycle_finish(struct supervisor *sv)
 	notify_creator(sv, why);
 	reply(&sv->start_client, why, NULL);
 	if (sv->listen_fd >= 0) {
+		for (size_t i = 0; i < MONITOR_CLIENTS; i++)
+			client_drop(sv, &sv->clients[i]);
 		cordon_closep(&sv->listen_fd);
 		if (state->dir_fd >= 0)
 			unlinkat(state->dir_fd, CORDON_STATE_MONITOR_SOCKET, 0);

@@ -366,8 +366,8 @@ static int supervise(struct supervisor *sv, struct cordon_error *err)
 				relay_output_ready(&sv->relay);
 			else if (tag == &sv->net.pasta_pidfd)
 				handle_uplink_exit(sv);
-			else if (tag == &sv->listen_fd)
-				lifecycle_accept(sv);
+			else if (lifecycle_dispatch(sv, tag))
+				;
 			else if (sv->net.proxy && !sv->child_done)
 				cordon_dnsproxy_handle(sv->net.proxy, tag, evs[i].events);
 		}

@@ -140,6 +140,8 @@ void relay_tick(struct relay *r); /* each loop iteration: paused, but foreground
 void relay_close(struct relay *r);
 
 /* One sandbox's supervisor (run.c), whether `cordon run` or the monitor of `cordon create`. */
+#define MONITOR_CLIENTS 8
+
 struct supervisor {
 	const struct cordon_spec *spec;
 	const struct cordon_sandbox_opts *opts;
@@ -169,6 +171,13 @@ struct supervisor {
 	int notify_fd;       /* create: the waiting `cordon create`, until told */
 	int listen_fd;       /* create: the control socket `cordon start` connects to */
 	int start_client;    /* the `cordon start` waiting for the outcome, or -1 */
+	/*
+	 * create: connections that have not sent their request yet, -1 free.
+	 * Read when they are readable, never waited for: a client that says
+	 * nothing holds a slot until a newer one takes it.
+	 */
+	int clients[MONITOR_CLIENTS];
+	unsigned clients_next;
 };
 
 /* Requests on the monitor's control socket and their answer. */
@@ -203,7 +212,8 @@ int lifecycle_created(struct supervisor *sv, pid_t workload, struct cordon_error
 /* SYNC_RUNNING: record it, answer `cordon start`. */
 void lifecycle_running(struct supervisor *sv);
 /* The control socket is readable: one request. */
-void lifecycle_accept(struct supervisor *sv);
+/* The control socket and its clients: true if tag was one of them (and it was handled). */
+bool lifecycle_dispatch(struct supervisor *sv, void *tag);
 /* The end, however it came: state stopped (or removed), waiting callers answered. */
 void lifecycle_finish(struct supervisor *sv);
 

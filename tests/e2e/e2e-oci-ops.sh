@@ -19,6 +19,45 @@ end_case() {
 	check "the state root $OROOT is empty" root_empty
 }
 
+# Clients of the monitor's control socket that connect and say nothing:
+# the monitor waited up to a second in recv for each, one after another,
+# so 20 of them held `cordon start` (queued behind them) for 9 s or more.
+# Now a connection is read only when its request is there.
+t_silent_monitor_clients() {
+	local sock holder i elapsed
+	setup_case
+	CID=$CASE_ID-c
+	mk_bundle b sh -c "sleep 30; echo $MARK" || return 1
+	oc create --bundle "$BUNDLE" "$CID"
+	expect_rc 0 || return 1
+	sock=$OROOT/$CID/monitor.sock
+	[ -S "$sock" ] || { fail "expected the control socket $sock"; return 1; }
+	"${USER_PREFIX[@]}" /usr/bin/python3 -c '
+import socket, sys, time
+held = []
+for i in range(20):
+    c = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    c.connect(sys.argv[1])
+    held.append(c)
+print("held", flush=True)
+time.sleep(60)
+' "$sock" >"$CASE_DIR/held" 2>&1 &
+	holder=$!
+	for ((i = 0; i < 600; i++)); do
+		grep -qx held "$CASE_DIR/held" && break
+		sleep 0.05
+	done
+	SECONDS=0
+	oc start "$CID"
+	elapsed=$SECONDS
+	expect_rc 0
+	expect_status "$CID" running
+	kill "$holder" 2>/dev/null
+	wait "$holder" 2>/dev/null
+	[ "$elapsed" -lt 5 ] || fail "cordon start took ${elapsed} s behind 20 silent clients (expected well under 5 s)"
+	end_case
+}
+
 # A v2 machine may delegate cgroups to the test user; v1 and hybrid never do.
 cgroups_delegated() { [ "$MODE" = rootful ] || [ "$(stat -fc %T /sys/fs/cgroup)" = cgroup2fs ]; }
 
@@ -507,6 +546,7 @@ t_devices_at_create() {
 }
 
 each_mode "ps: pids as JSON and a table; unknown and stopped refused" t_ps
+each_mode "monitor: 20 clients that say nothing do not hold cordon start" t_silent_monitor_clients
 each_mode "pause: paused, no progress, refusals; resume; delete --force when paused" t_pause_resume
 each_mode "pause a created container, resume to created" t_pause_created
 each_mode "update: cgroup files, --resources, refusals, stopped refused" t_update
