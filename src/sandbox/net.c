@@ -28,7 +28,6 @@
 #include "sandbox-internal.h"
 
 #define NET_HANDOVER_TIMEOUT_MS 30000
-#define EXTRA_BLOCKED_MAX 64
 
 static int fail(struct cordon_error *err, int errnum, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -105,19 +104,43 @@ static int on_dns_insert(void *opaque, const struct cordon_addr *addrs, size_t n
 
 /* --- what the blocked sets hold besides the vetting table ----------------- */
 
-static void push_extra(struct cordon_addr *v, size_t *n, const struct cordon_addr *a)
+/*
+ * A growing list: the host may hold any number of addresses, and one
+ * left out would be one the sandbox could reach, so nothing is capped
+ * and dropped here.
+ */
+struct addr_list {
+	struct cordon_addr *v;
+	size_t n, cap;
+};
+
+static void addr_list_free(struct addr_list *l)
 {
-	if (*n < EXTRA_BLOCKED_MAX && a->family)
-		v[(*n)++] = *a;
+	free(l->v);
+	*l = (struct addr_list){ 0 };
 }
 
-/* Every address of the host's own links: nothing in a sandbox may reach the host. */
-static void host_addresses(struct cordon_addr *v, size_t *n)
+static void push_extra(struct addr_list *l, const struct cordon_addr *a)
+{
+	if (!a->family)
+		return;
+	if (l->n == l->cap) {
+		l->cap = l->cap ? l->cap * 2 : 64;
+		l->v = cordon_xrealloc(l->v, l->cap * sizeof(*l->v));
+	}
+	l->v[l->n++] = *a;
+}
+
+/*
+ * Every address of the host's own links: nothing in a sandbox may reach
+ * the host. A list we could not read whole is no list to block by.
+ */
+static int host_addresses(struct addr_list *l, struct cordon_error *err)
 {
 	struct ifaddrs *ifa = NULL;
 
 	if (getifaddrs(&ifa) < 0)
-		return;
+		return fail(err, errno, "cannot list the host's addresses to block them");
 	for (struct ifaddrs *i = ifa; i; i = i->ifa_next) {
 		struct cordon_addr a = { 0 };
 
@@ -132,69 +155,79 @@ static void host_addresses(struct cordon_addr *v, size_t *n)
 		} else {
 			continue;
 		}
-		push_extra(v, n, &a);
+		push_extra(l, &a);
 	}
 	freeifaddrs(ifa);
+	return 0;
 }
 
 /*
  * The host's default gateways: pasta gives G the same one, and with
  * host loopback mapping off it leads to the real router, which is no
- * destination a sandbox has business with.
+ * destination a sandbox has business with. Without IPv4 routes there is
+ * no way to know them, so that is a failure; a kernel without IPv6 has
+ * no IPv6 route table and no IPv6 gateway.
  */
-static void host_gateways(struct cordon_addr *v, size_t *n)
+static int host_gateways(struct addr_list *l, struct cordon_error *err)
 {
 	_cleanup_free_ char *text = NULL;
+	int r;
 
-	if (cordon_read_file_at(AT_FDCWD, "/proc/net/route", &text, NULL) == 0) {
-		for (char *line = strchr(text, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
-			char ifname[32];
-			unsigned dst, gw, flags;
+	r = cordon_read_file_at(AT_FDCWD, "/proc/net/route", &text, NULL);
+	if (r < 0)
+		return fail(err, -r, "cannot read the host's routes to block its gateways");
+	for (char *line = strchr(text, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
+		char ifname[32];
+		unsigned dst, gw, flags;
 
-			if (sscanf(line + 1, "%31s %x %x %x", ifname, &dst, &gw, &flags) == 4 &&
-			    dst == 0 && gw != 0) {
-				struct cordon_addr a = { .family = AF_INET };
+		if (sscanf(line + 1, "%31s %x %x %x", ifname, &dst, &gw, &flags) == 4 && dst == 0 &&
+		    gw != 0) {
+			struct cordon_addr a = { .family = AF_INET };
 
-				a.u.v4.s_addr = gw; /* the kernel prints it in network order */
-				push_extra(v, n, &a);
-			}
+			a.u.v4.s_addr = gw; /* the kernel prints it in network order */
+			push_extra(l, &a);
 		}
 	}
 	free(TAKE_PTR(text));
-	if (cordon_read_file_at(AT_FDCWD, "/proc/net/ipv6_route", &text, NULL) == 0) {
-		for (char *line = text; line && *line;) {
-			char dst[33], gw[33];
-			unsigned plen;
-			char *next = strchr(line, '\n');
+	r = cordon_read_file_at(AT_FDCWD, "/proc/net/ipv6_route", &text, NULL);
+	if (r == -ENOENT)
+		return 0;
+	if (r < 0)
+		return fail(err, -r, "cannot read the host's IPv6 routes to block its gateways");
+	for (char *line = text; line && *line;) {
+		char dst[33], gw[33];
+		unsigned plen;
+		char *next = strchr(line, '\n');
 
-			if (sscanf(line, "%32s %x %*s %*s %32s", dst, &plen, gw) == 3 && plen == 0 &&
-			    strspn(gw, "0") != 32) {
-				struct cordon_addr a = { .family = AF_INET6 };
+		if (sscanf(line, "%32s %x %*s %*s %32s", dst, &plen, gw) == 3 && plen == 0 &&
+		    strspn(gw, "0") != 32) {
+			struct cordon_addr a = { .family = AF_INET6 };
 
-				for (int k = 0; k < 16; k++) {
-					unsigned byte;
+			for (int k = 0; k < 16; k++) {
+				unsigned byte;
 
-					sscanf(gw + 2 * k, "%2x", &byte);
-					a.u.bytes[k] = (uint8_t)byte;
-				}
-				push_extra(v, n, &a);
+				sscanf(gw + 2 * k, "%2x", &byte);
+				a.u.bytes[k] = (uint8_t)byte;
 			}
-			line = next ? next + 1 : NULL;
+			push_extra(l, &a);
 		}
+		line = next ? next + 1 : NULL;
 	}
+	return 0;
 }
 
 /* pasta copies the host's routes: an IPv6 default route here means one on its tap. */
 static bool host_routes_ipv6(void)
 {
-	struct cordon_addr v[EXTRA_BLOCKED_MAX];
-	size_t n = 0;
+	struct addr_list l = { 0 };
+	struct cordon_error err = { 0 };
+	bool v6 = false;
 
-	host_gateways(v, &n);
-	for (size_t i = 0; i < n; i++)
-		if (v[i].family == AF_INET6)
-			return true;
-	return false;
+	if (host_gateways(&l, &err) == 0)
+		for (size_t i = 0; i < l.n && !v6; i++)
+			v6 = l.v[i].family == AF_INET6;
+	addr_list_free(&l);
+	return v6;
 }
 
 /* --- uplinks ----------------------------------------------------------------- */
@@ -348,19 +381,20 @@ static int commit_ruleset(struct sandbox_net *n, struct cordon_error *err)
 {
 	const struct cordon_net_spec *net = &n->spec->net;
 	struct cordon_gateway_addrs gw;
-	struct cordon_addr extra[EXTRA_BLOCKED_MAX];
+	_cleanup_(addr_list_free) struct addr_list extra = { 0 };
 	_cleanup_free_ struct cordon_cidr *blocked = NULL;
 	const struct cordon_cidr *statics;
-	size_t n_extra = 0, n_blocked, n_static;
+	size_t n_blocked, n_static;
 	struct cordon_nft_config cfg;
 
 	cordon_gateway_addrs(&gw);
-	host_addresses(extra, &n_extra);
 	if (n->uplink_veth)
-		push_extra(extra, &n_extra, &n->uplink.host_addr);
-	if (!net->allow_host_loopback)
-		host_gateways(extra, &n_extra);
-	n_blocked = cordon_gateway_blocked(net->allowlist, extra, n_extra, &blocked);
+		push_extra(&extra, &n->uplink.host_addr);
+	if (!net->allow_host_loopback && host_gateways(&extra, err) < 0)
+		return -1;
+	if (host_addresses(&extra, err) < 0)
+		return -1;
+	n_blocked = cordon_gateway_blocked(net->allowlist, extra.v, extra.n, &blocked);
 	n_static = cordon_allowlist_cidrs(net->allowlist, &statics);
 	cfg = (struct cordon_nft_config){
 		.workload_if = CORDON_GW_IF,

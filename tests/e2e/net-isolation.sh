@@ -43,6 +43,40 @@ t_host_unreachable() {
 	[ "$(lab_http_hits world)" = "$w0" ] || fail "the lab host's default gateway was reached"
 }
 
+# A host with more addresses than cordon once kept (64, the rest dropped
+# silently, the uplink's host end and the default gateway among them):
+# 100 on a veth link of LH, all inside a listed CIDR, and none reached.
+t_host_many_addresses() {
+	local h0 w0 i extra=() probe=''
+	ip -n "$LAB_LH" link add cdt-many type veth peer name cdt-manyp || { fail "cannot add a link to the lab host"; return; }
+	for i in $(seq 1 100); do
+		ip -n "$LAB_LH" addr add "10.77.$((i / 250)).$((i % 250 + 1))/32" dev cdt-many || break
+	done
+	ip -n "$LAB_LH" link set cdt-many up
+	[ "$(ip -n "$LAB_LH" -o -4 addr show dev cdt-many | wc -l)" = 100 ] || fail "expected 100 addresses on the lab host's extra link"
+	h0=$(lh_hits)
+	w0=$(lab_http_hits world)
+	if [ "$MODE" = rootful ]; then
+		extra=(--net-pool 10.232.7.0/28 --net-allow 10.232.0.0/16)
+		probe='W=1 get 10.232.7.1 8080 &'
+	fi
+	crun_net --net-allow "allowed.test,10.77.0.0/16,198.18.0.0/24" "${extra[@]}" -- \
+		"W=1 get 10.77.0.2 8080 & W=1 get 10.77.0.51 8080 & W=1 get 10.77.0.101 8080 & W=1 get $LAB_LH4 8080 & W=1 get $LAB_WORLD4 & $probe get allowed.test & wait"
+	ip -n "$LAB_LH" link del cdt-many
+	expect_rc 0
+	expect_line '^GET allowed.test:80 OK server1$' "expected allowed.test to work alongside"
+	expect_line '^GET 10.77.0.2:8080 FAIL' "expected the host's first added address closed, though listed"
+	expect_line '^GET 10.77.0.51:8080 FAIL' "expected the host's 50th added address closed, though listed"
+	expect_line '^GET 10.77.0.101:8080 FAIL' "expected the host's 100th added address closed, though listed"
+	expect_line "^GET $LAB_LH4:8080 FAIL" "expected the lab host's own address closed, though listed"
+	expect_line "^GET $LAB_WORLD4:80 FAIL" "expected the lab host's default gateway closed, though listed"
+	if [ "$MODE" = rootful ]; then
+		expect_line '^GET 10.232.7.1:8080 FAIL' "expected the uplink's host end closed, though listed"
+	fi
+	[ "$(lh_hits)" = "$h0" ] || fail "the lab host's listener was reached $(($(lh_hits) - h0)) times: $(tail -n 3 "$LAB_DIR/lh-http.log")"
+	[ "$(lab_http_hits world)" = "$w0" ] || fail "the lab host's default gateway was reached"
+}
+
 t_host_loopback_flag() {
 	local h0
 	h0=$(lh_hits)
@@ -177,6 +211,7 @@ t_no_net_admin() {
 }
 
 each_mode "net: the lab host, its gateway and the uplink stay closed, listed or not" net_case t_host_unreachable
+each_mode "net: a host with 100 addresses: none reached, the uplink and gateway among them" net_case t_host_many_addresses
 each_mode "net: --allow-host-loopback: refused with veth, host loopback via pasta" net_case t_host_loopback_flag
 each_mode "net: two sandboxes at once: both egress, neither reaches the other" net_case t_two_sandboxes
 each_mode "net: no nft or route changes from inside" net_case t_no_net_admin
