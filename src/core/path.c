@@ -84,6 +84,7 @@ int cordon_path_open(const char *path, const char *what, enum cordon_code code,
 	for (p = todo;;) {
 		_cleanup_close_ int next = -1;
 		struct stat nst;
+		bool dir_only;
 		char *comp;
 		size_t n;
 
@@ -94,8 +95,12 @@ int cordon_path_open(const char *path, const char *what, enum cordon_code code,
 		comp = p;
 		n = strcspn(p, "/");
 		p += n;
-		if (*p)
+		/* "name/" at the end, as for the kernel: a directory. */
+		dir_only = false;
+		if (*p) {
 			*p++ = '\0';
+			dir_only = !p[strspn(p, "/")];
+		}
 		if (strcmp(comp, ".") == 0)
 			continue;
 		if (!S_ISDIR(st.st_mode))
@@ -111,6 +116,32 @@ int cordon_path_open(const char *path, const char *what, enum cordon_code code,
 				"one owned by uid %u (an unsafe ownership transition, "
 				"docs/security.md)",
 				what, path, (unsigned)st.st_uid, (unsigned)nst.st_uid);
+		if (dir_only && !S_ISDIR(nst.st_mode) && !S_ISLNK(nst.st_mode))
+			return cordon_error_set(err, code, ENOTDIR, "%s %s", what, path);
+		/*
+		 * A second name of another user's making for a file it does
+		 * not own (a hard link, where fs.protected_hardlinks allows
+		 * it): refused like the symlinks below.
+		 */
+		if (!S_ISDIR(nst.st_mode) && !S_ISLNK(nst.st_mode) && !owner_trusted(st.st_uid) &&
+		    nst.st_uid != st.st_uid && nst.st_nlink > 1)
+			return cordon_error_set(
+				err, CORDON_E_PATH, 0,
+				"%s %s: '%s' is a hard link to a file of uid %u in a directory "
+				"owned by uid %u (an unsafe ownership transition, "
+				"docs/security.md)",
+				what, path, comp, (unsigned)nst.st_uid, (unsigned)st.st_uid);
+		/*
+		 * A symlink another user owns is followed only in a directory
+		 * of that same user: in root's sticky /tmp or a shared
+		 * directory, "below the link's directory" is everyone's.
+		 */
+		if (S_ISLNK(nst.st_mode) && !owner_trusted(nst.st_uid) && nst.st_uid != st.st_uid)
+			return cordon_error_set(
+				err, CORDON_E_PATH, 0,
+				"%s %s: '%s' is a symlink of uid %u in a directory owned by uid "
+				"%u (an unsafe ownership transition, docs/security.md)",
+				what, path, comp, (unsigned)nst.st_uid, (unsigned)st.st_uid);
 		if (S_ISLNK(nst.st_mode)) {
 			char target[PATH_MAX];
 			ssize_t len = readlinkat(next, "", target, sizeof(target) - 1);

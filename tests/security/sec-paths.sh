@@ -118,6 +118,28 @@ t_unsafe_transition_rootful() {
 	run "$CORDON" run --no-workspace --result-json "$D/etclink/cordon-sec-paths.json" "$ROOTFS" -- true
 	expect_cordon_error PATH "'etclink'"
 	[ ! -e /etc/cordon-sec-paths.json ] || { rm -f /etc/cordon-sec-paths.json; fail "the result was written into /etc"; }
+	# In a sticky, world-writable directory of root's (a /tmp), the user's
+	# relative link to root's sibling directory: the sibling is not "below"
+	# anything of the user's.
+	mkdir -m 1777 "$CASE_DIR/sticky"
+	mkdir -m 0700 "$CASE_DIR/sticky/rootdir"
+	echo root-secret >"$CASE_DIR/sticky/rootdir/secret"
+	runuser -u "$CORDON_TEST_USER" -- ln -s rootdir "$CASE_DIR/sticky/userjob"
+	run "$CORDON" run --workspace "$CASE_DIR/sticky/userjob" "$ROOTFS" -- cat /workspace/secret
+	expect_cordon_error PATH "'userjob'"
+	expect_out_lacks root-secret "the user's link in /tmp gave the sandbox root's directory"
+	run "$CORDON" run --no-workspace --result-json "$CASE_DIR/sticky/userjob/out.json" "$ROOTFS" -- true
+	expect_cordon_error PATH "'userjob'"
+	[ ! -e "$CASE_DIR/sticky/rootdir/out.json" ] || fail "the result was written into root's directory"
+	# A second name for root's file in the user's directory (a hard link,
+	# as fs.protected_hardlinks=0 would let the user make): refused.
+	ln "$CASE_DIR/profile.json" "$D/hardlink"
+	run "$CORDON" run --no-workspace --seccomp-profile "$D/hardlink" "$ROOTFS" -- true
+	expect_cordon_error PATH "'hardlink'"
+	# "file/" is a directory or nothing, as for the kernel.
+	run "$CORDON" run --no-workspace --bind "$CASE_DIR/allow.txt/:/mnt/x" "$ROOTFS" -- true
+	expect_rc 125
+	expect_err_has "Not a directory"
 	# Root's own symlink in the same place leads where root put it.
 	ln -s "$D/sub" "$CASE_DIR/rootlink"
 	run "$CORDON" run --workspace "$CASE_DIR/rootlink" "$ROOTFS" -- true
