@@ -170,7 +170,8 @@ int cordon_path_open(const char *path, const char *what, enum cordon_code code,
 					"its directory (an unsafe ownership transition, "
 					"docs/security.md)",
 					what, path, comp, target, (unsigned)by);
-			rest = cordon_xasprintf("%s/%s", target, p);
+			rest = *p || dir_only ? cordon_xasprintf("%s/%s", target, p) :
+						cordon_xstrdup(target);
 			free(todo);
 			todo = rest;
 			p = todo;

@@ -671,6 +671,21 @@ START_TEST(path_open_errors)
 	ck_assert_int_lt(cordon_path_open(through, "--x", CORDON_E_ROOTFS, &err), 0);
 	ck_assert_int_eq(err.code, CORDON_E_ROOTFS);
 	ck_assert_int_eq(err.errnum, ENOTDIR);
+	/* "name/" must be a directory, also through a link. */
+	{
+		_cleanup_free_ char *slash = cordon_xasprintf("%s/f/", tmp);
+		_cleanup_free_ char *lslash = cordon_xasprintf("%s/lf/", tmp);
+		_cleanup_free_ char *l = cordon_xasprintf("%s/lf", tmp);
+		_cleanup_close_ int ok = -1;
+
+		ck_assert_int_eq(symlinkat("f", tmpfd, "lf"), 0);
+		ck_assert_int_lt(cordon_path_open(slash, "--x", CORDON_E_PATH, &err), 0);
+		ck_assert_int_eq(err.errnum, ENOTDIR);
+		ck_assert_int_lt(cordon_path_open(lslash, "--x", CORDON_E_PATH, &err), 0);
+		ck_assert_int_eq(err.errnum, ENOTDIR);
+		ok = cordon_path_open(l, "--x", CORDON_E_PATH, &err);
+		ck_assert_int_ge(ok, 0);
+	}
 	ck_assert_int_eq(symlinkat("loop", tmpfd, "loop"), 0);
 	ck_assert_int_lt(cordon_path_open(loop, "--x", CORDON_E_PATH, &err), 0);
 	ck_assert_int_eq(err.errnum, ELOOP);
