@@ -270,6 +270,14 @@ int cordon_nft_create(struct cordon_nft *nft, const struct cordon_nft_config *cf
 /* Add addresses to allow4/allow6 with a timeout (ms), one batch for all of them. */
 int cordon_nft_allow(struct cordon_nft *nft, const struct cordon_addr *addrs, size_t n,
 		     uint32_t timeout_ms, struct cordon_error *err);
+/*
+ * Add addresses to blocked4/blocked6, each as a range of its own, one
+ * batch for all of them (an address the host gained while the sandbox
+ * runs). The caller leaves out addresses a blocked range already covers:
+ * the kernel refuses an overlapping range.
+ */
+int cordon_nft_block(struct cordon_nft *nft, const struct cordon_addr *addrs, size_t n,
+		     struct cordon_error *err);
 int cordon_nft_read_counters(struct cordon_nft *nft, struct cordon_nft_counters *out,
 			     struct cordon_error *err);
 /*

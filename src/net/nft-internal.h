@@ -205,6 +205,14 @@ void nft_build_allow_elems(struct cordon_nft *nft, uint16_t type, int family,
 			   const struct cordon_addr *addrs, size_t n, const bool *skip,
 			   uint32_t timeout_ms);
 
+/*
+ * Append NEWSETELEM messages adding each address of one family to its
+ * blocked set as a range of one address; none may lie in a range the set
+ * holds.
+ */
+void nft_build_block_elems(struct cordon_nft *nft, int family, const struct cordon_addr *addrs,
+			   size_t n);
+
 /* One element as read back from the kernel. */
 struct nft_elem {
 	struct cordon_addr key;

@@ -235,6 +235,33 @@ void nft_build_intervals(struct cordon_nft *nft, const char *set, int family,
 	writer_done(&w);
 }
 
+/*
+ * One address as a range of its own: its start, and the end element one
+ * past it (none at the top of the address space). The caller sends only
+ * addresses no range of the set covers, so the new range overlaps none;
+ * it may touch one, an end element and a start element on one key, which
+ * the kernel takes as two neighbouring ranges.
+ */
+void nft_build_block_elems(struct cordon_nft *nft, int family, const struct cordon_addr *addrs,
+			   size_t n)
+{
+	const char *set = family == AF_INET ? "blocked4" : "blocked6";
+	struct elem_writer w = { nft, NFT_MSG_NEWSETELEM, set, family, elems_holder(set) };
+	size_t len = family_len(family);
+
+	for (size_t i = 0; i < n; i++) {
+		u128 key;
+
+		if (addrs[i].family != family)
+			continue;
+		key = bytes_to_u128(addrs[i].u.bytes, len);
+		writer_add(&w, key, 0, 0);
+		if (key != family_max(family))
+			writer_add(&w, key + 1, NFT_SET_ELEM_INTERVAL_END, 0);
+	}
+	writer_done(&w);
+}
+
 void nft_build_allow_elems(struct cordon_nft *nft, uint16_t type, int family,
 			   const struct cordon_addr *addrs, size_t n, const bool *skip,
 			   uint32_t timeout_ms)

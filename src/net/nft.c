@@ -4,7 +4,8 @@
  *
  * Everything that changes the ruleset is one batch (nft-batch.c): the
  * whole table at creation, every insertion of DNS-attested addresses,
- * the deletion. Reading goes through GET requests and dumps.
+ * every address the host gains while the sandbox runs, the deletion.
+ * Reading goes through GET requests and dumps.
  *
  * Refreshing an element's timeout. Before Linux 6.12 re-adding an
  * element that is already in a set leaves its old expiry in place, so
@@ -162,6 +163,31 @@ int cordon_nft_allow(struct cordon_nft *nft, const struct cordon_addr *addrs, si
 			return ret;
 	}
 	return allow_lookup(nft, addrs, n, timeout_ms, err);
+}
+
+/* --- block ------------------------------------------------------------ */
+
+int cordon_nft_block(struct cordon_nft *nft, const struct cordon_addr *addrs, size_t n,
+		     struct cordon_error *err)
+{
+	static const int families[] = { AF_INET, AF_INET6 };
+	_cleanup_free_ struct cordon_addr *unique = NULL;
+
+	if (n == 0)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (addrs[i].family != AF_INET && addrs[i].family != AF_INET6)
+			return cordon_error_set(err, CORDON_E_NET_POLICY, EINVAL,
+						"nft: block: address %zu has family %d", i,
+						addrs[i].family);
+	if (n > 1) {
+		unique = addrs_unique(addrs, n, &n);
+		addrs = unique;
+	}
+	nft_batch_begin(nft);
+	for (size_t f = 0; f < ARRAY_SIZE(families); f++)
+		nft_build_block_elems(nft, families[f], addrs, n);
+	return nft_batch_commit(nft, "block", err);
 }
 
 /* --- reading ---------------------------------------------------------- */
