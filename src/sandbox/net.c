@@ -12,12 +12,16 @@
  *   3. start the DNS proxy (it asks upstream from the host's namespace);
  *   4. tell the init how to finish the uplink (SYNC_UPLINK); it then
  *      releases the workload.
+ * While the sandbox runs, the addresses the host gains are added to G's
+ * blocked sets as they appear (sandbox_net_watch).
  * Every failure before the workload runs is exit 125; the caller kills
  * the sandbox, and G, with its links, dies with it.
  */
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <ifaddrs.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
 #include <poll.h>
 #include <signal.h>
 #include <string.h>
@@ -377,14 +381,159 @@ static int receive_gateway(struct sandbox_net *n, int sync_fd, struct sync_msg *
 	return 0;
 }
 
+/* --- the host's addresses as they come and go ------------------------------ */
+
+/*
+ * An rtnetlink socket in the namespace whose addresses are blocked (ours),
+ * subscribed to its IPv4 and IPv6 address events. It is opened before
+ * the addresses are first read, so that an address added between the
+ * read and the end of the run is either in the list or in the socket.
+ * A large receive buffer: lost events (ENOBUFS) end the sandbox.
+ */
+static int watch_open(struct sandbox_net *n, struct cordon_error *err)
+{
+	struct sockaddr_nl sa = {
+		.nl_family = AF_NETLINK,
+		.nl_groups = RTMGRP_IPV4_IFADDR | RTMGRP_IPV6_IFADDR,
+	};
+	int fd, size = 1 << 20;
+
+	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK, NETLINK_ROUTE);
+	if (fd < 0)
+		return fail(err, errno, "cannot watch the host's addresses (rtnetlink)");
+	/* FORCE past rmem_max where we may (root); otherwise as much as allowed. */
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof(size)) < 0)
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof(size));
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		close(fd);
+		return fail(err, errno, "cannot watch the host's addresses (rtnetlink bind)");
+	}
+	n->addr_watch = fd;
+	return 0;
+}
+
+static bool blocked_covers(const struct sandbox_net *n, const struct cordon_addr *a)
+{
+	struct cordon_cidr c = { .addr = *a, .prefix = a->family == AF_INET ? 32 : 128 };
+
+	for (size_t i = 0; i < n->n_blocked; i++)
+		if (cordon_cidr_within(&c, &n->blocked[i]))
+			return true;
+	return false;
+}
+
+/* The host's address of an RTM_NEWADDR (as getifaddrs takes it: IFA_LOCAL, else IFA_ADDRESS). */
+static bool newaddr_parse(const struct nlmsghdr *h, struct cordon_addr *out)
+{
+	const struct ifaddrmsg *ifa = NLMSG_DATA(h);
+	const void *local = NULL, *address = NULL;
+	size_t len = 0;
+	int rest;
+
+	if (h->nlmsg_len < NLMSG_LENGTH(sizeof(*ifa)))
+		return false;
+	if (ifa->ifa_family == AF_INET)
+		len = 4;
+	else if (ifa->ifa_family == AF_INET6)
+		len = 16;
+	else
+		return false;
+	rest = (int)(h->nlmsg_len - NLMSG_LENGTH(sizeof(*ifa)));
+	for (const struct rtattr *rta = IFA_RTA(ifa); RTA_OK(rta, rest);
+	     rta = RTA_NEXT(rta, rest)) {
+		if (RTA_PAYLOAD(rta) != len)
+			continue;
+		if (rta->rta_type == IFA_LOCAL)
+			local = RTA_DATA(rta);
+		else if (rta->rta_type == IFA_ADDRESS)
+			address = RTA_DATA(rta);
+	}
+	if (!local)
+		local = address;
+	if (!local)
+		return false;
+	memset(out, 0, sizeof(*out));
+	out->family = ifa->ifa_family;
+	memcpy(out->u.bytes, local, len);
+	return true;
+}
+
+/* Block what one datagram of events adds; 0 or -1 (err set). */
+static int watch_datagram(struct sandbox_net *n, const void *buf, size_t len,
+			  struct cordon_error *err)
+{
+	_cleanup_(addr_list_free) struct addr_list fresh = { 0 };
+	int rest = (int)len;
+
+	for (const struct nlmsghdr *h = buf; NLMSG_OK(h, rest); h = NLMSG_NEXT(h, rest)) {
+		struct cordon_addr a;
+		bool again = false;
+
+		if (h->nlmsg_type != RTM_NEWADDR || !newaddr_parse(h, &a) || blocked_covers(n, &a))
+			continue;
+		/* An address twice in one datagram is one range, not two. */
+		for (size_t i = 0; i < fresh.n && !again; i++)
+			again = memcmp(&fresh.v[i], &a, sizeof(a)) == 0;
+		if (!again)
+			push_extra(&fresh, &a);
+	}
+	if (fresh.n == 0)
+		return 0;
+	if (cordon_nft_block(n->nft, fresh.v, fresh.n, err) < 0) {
+		char a[INET6_ADDRSTRLEN];
+
+		cordon_addr_format(&fresh.v[0], a, sizeof(a));
+		return cordon_error_wrap(err,
+					 "network: the host gained %s, which cannot be blocked", a);
+	}
+	n->blocked = cordon_xrealloc(n->blocked, (n->n_blocked + fresh.n) * sizeof(*n->blocked));
+	for (size_t i = 0; i < fresh.n; i++)
+		n->blocked[n->n_blocked++] = (struct cordon_cidr){
+			.addr = fresh.v[i],
+			.prefix = fresh.v[i].family == AF_INET ? 32 : 128,
+		};
+	return 0;
+}
+
+int sandbox_net_watch(struct sandbox_net *n, struct cordon_error *err)
+{
+	/* Address events are small; one that does not fit is one we cannot read. */
+	_cleanup_free_ char *buf = cordon_xmalloc(65536);
+
+	for (;;) {
+		struct sockaddr_nl from = { 0 };
+		socklen_t from_len = sizeof(from);
+		ssize_t r = recvfrom(n->addr_watch, buf, 65536, MSG_TRUNC, (struct sockaddr *)&from,
+				     &from_len);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0 && errno == EAGAIN)
+			return 0;
+		if (r < 0 && errno == ENOBUFS)
+			return fail(err, ENOBUFS, "events of the host's new addresses were lost: %s",
+				    "an address it gained may be open");
+		if (r < 0)
+			return fail(err, errno, "cannot read the host's address events");
+		if (r > 65536)
+			return fail(err, EMSGSIZE, "an event of the host's addresses was too long");
+		/* Only the kernel speaks for the host's addresses. */
+		if (from.nl_pid != 0)
+			continue;
+		if (watch_datagram(n, buf, (size_t)r, err) < 0)
+			return -1;
+	}
+}
+
+/* --- the ruleset --------------------------------------------------------------- */
+
 static int commit_ruleset(struct sandbox_net *n, struct cordon_error *err)
 {
 	const struct cordon_net_spec *net = &n->spec->net;
 	struct cordon_gateway_addrs gw;
 	_cleanup_(addr_list_free) struct addr_list extra = { 0 };
-	_cleanup_free_ struct cordon_cidr *blocked = NULL;
 	const struct cordon_cidr *statics;
-	size_t n_blocked, n_static;
+	size_t n_static;
 	struct cordon_nft_config cfg;
 
 	cordon_gateway_addrs(&gw);
@@ -392,9 +541,9 @@ static int commit_ruleset(struct sandbox_net *n, struct cordon_error *err)
 		push_extra(&extra, &n->uplink.host_addr);
 	if (!net->allow_host_loopback && host_gateways(&extra, err) < 0)
 		return -1;
-	if (host_addresses(&extra, err) < 0)
+	if (watch_open(n, err) < 0 || host_addresses(&extra, err) < 0)
 		return -1;
-	n_blocked = cordon_gateway_blocked(net->allowlist, extra.v, extra.n, &blocked);
+	n->n_blocked = cordon_gateway_blocked(net->allowlist, extra.v, extra.n, &n->blocked);
 	n_static = cordon_allowlist_cidrs(net->allowlist, &statics);
 	cfg = (struct cordon_nft_config){
 		.workload_if = CORDON_GW_IF,
@@ -404,8 +553,8 @@ static int commit_ruleset(struct sandbox_net *n, struct cordon_error *err)
 		.masquerade = true,
 		.static_allow = statics,
 		.n_static = n_static,
-		.blocked = blocked,
-		.n_blocked = n_blocked,
+		.blocked = n->blocked,
+		.n_blocked = n->n_blocked,
 		.set_size = CORDON_NFT_SET_MAX,
 		.dns_closed = net->dns_none,
 	};
@@ -546,6 +695,9 @@ void sandbox_net_finish(struct sandbox_net *n)
 				   sizeof(rep->uplink_gateway));
 	}
 	pasta_stop(n);
+	cordon_closep(&n->addr_watch);
+	free(TAKE_PTR(n->blocked));
+	n->n_blocked = 0;
 	cordon_dnsproxy_free(TAKE_PTR(n->proxy));
 	cordon_nft_close(TAKE_PTR(n->nft));
 }
@@ -558,6 +710,7 @@ void sandbox_net_init(struct sandbox_net *n, const struct cordon_spec *spec,
 	n->result = result;
 	n->pasta_pidfd = -1;
 	n->pasta_err = -1;
+	n->addr_watch = -1;
 	result->net.enabled = spec->net.enabled;
 	result->net.spec = spec;
 	if (spec->net.enabled)

@@ -328,6 +328,29 @@ static void handle_uplink_exit(struct supervisor *sv)
 	cordon_pidfd_send_signal(sv->pidfd, SIGKILL);
 }
 
+/*
+ * The host gained addresses: into the blocked sets. If one may stay open
+ * (lost events, a failed update), the policy no longer holds: end the
+ * sandbox (exit 125, CORDON_E_NET_POLICY). After the init is gone there
+ * is nothing left to protect, and the socket is closed.
+ */
+static void handle_host_addresses(struct supervisor *sv)
+{
+	struct cordon_result *res = sv->result;
+
+	if (sv->net.addr_watch < 0)
+		return;
+	if (!sv->child_done && sandbox_net_watch(&sv->net, &res->error) == 0)
+		return;
+	epoll_ctl(sv->epfd, EPOLL_CTL_DEL, sv->net.addr_watch, NULL);
+	cordon_closep(&sv->net.addr_watch);
+	if (sv->child_done)
+		return;
+	res->failed = true;
+	res->exit_code = CORDON_EXIT_FAILURE;
+	cordon_pidfd_send_signal(sv->pidfd, SIGKILL);
+}
+
 static int supervise(struct supervisor *sv, struct cordon_error *err)
 {
 	while (!sv->child_done || sv->out[0].fd >= 0 || sv->out[1].fd >= 0) {
@@ -366,6 +389,8 @@ static int supervise(struct supervisor *sv, struct cordon_error *err)
 				relay_output_ready(&sv->relay);
 			else if (tag == &sv->net.pasta_pidfd)
 				handle_uplink_exit(sv);
+			else if (tag == &sv->net.addr_watch)
+				handle_host_addresses(sv);
 			else if (lifecycle_dispatch(sv, tag))
 				;
 			else if (sv->net.proxy && !sv->child_done)
@@ -681,6 +706,8 @@ static int run(struct supervisor *sv, struct cordon_error *err)
 		if (sv->out[i].fd >= 0 && epoll_add(sv->epfd, &sv->out[i].fd, err) < 0)
 			return -1;
 	if (sv->net.pasta_pidfd >= 0 && epoll_add(sv->epfd, &sv->net.pasta_pidfd, err) < 0)
+		return -1;
+	if (sv->net.addr_watch >= 0 && epoll_add(sv->epfd, &sv->net.addr_watch, err) < 0)
 		return -1;
 	relay_attach(&sv->relay, sv->epfd);
 	if (sv->net.proxy && cordon_dnsproxy_attach(sv->net.proxy, sv->epfd, err) < 0)

@@ -66,6 +66,9 @@ struct sandbox_net {
 	struct cordon_nethelper_result uplink; /* veth */
 	pid_t pasta;
 	int pasta_pidfd, pasta_err;
+	int addr_watch;                   /* rtnetlink: the host's new addresses, or -1 */
+	struct cordon_cidr *blocked;      /* what blocked4/blocked6 hold now */
+	size_t n_blocked;
 };
 
 void sandbox_net_init(struct sandbox_net *n, const struct cordon_spec *spec,
@@ -77,6 +80,13 @@ void sandbox_net_init(struct sandbox_net *n, const struct cordon_spec *spec,
  */
 int sandbox_net_setup(struct sandbox_net *n, pid_t init_pid, int sync_fd, struct sync_msg *other,
 		      struct cordon_error *err);
+/*
+ * The host's address events are readable: block each address it gained
+ * that the blocked sets do not cover yet. 0, or -1 (err set) when an
+ * address may be left open (lost events, a failed update): the caller
+ * ends the sandbox.
+ */
+int sandbox_net_watch(struct sandbox_net *n, struct cordon_error *err);
 /* pasta exited: fills err with its last words. */
 bool sandbox_net_uplink_died(struct sandbox_net *n, struct cordon_error *err);
 /* Counters and statistics into the result; stop pasta; close everything. */

@@ -77,6 +77,45 @@ t_host_many_addresses() {
 	[ "$(lab_http_hits world)" = "$w0" ] || fail "the lab host's default gateway was reached"
 }
 
+# An address the host gains while the sandbox runs, inside a listed CIDR:
+# blocked as it appears. The workload waits for the test's go, after
+# the address was added; its DNS lookup is answered only after the
+# supervisor has read the upstream's reply, in a later pass of the
+# loop than the one that saw the address event (queued in the kernel
+# before the query was sent), so the set holds it before the connect.
+# With veth the host's own table drops the sandbox's traffic to any host
+# address too; the gateway's drop counter says the gateway dropped it.
+t_host_new_address() {
+	local h0
+	ip -n "$LAB_LH" link add cdt-new type veth peer name cdt-newp || { fail "cannot add a link to the lab host"; return; }
+	ip -n "$LAB_LH" link set cdt-new up
+	h0=$(lh_hits)
+	rm -f "$WS/ready" "$WS/go" "$CASE_DIR/r.json"
+	crun_bg --result-json "$CASE_DIR/r.json" --dns-upstream "$LAB_DNS4" --timeout 60 \
+		--net-allow "allowed.test,10.77.0.0/16" -- sh -c \
+		'. /workspace/p.sh; touch /workspace/ready; while [ ! -e /workspace/go ]; do sleep 0.05; done; look allowed.test; W=1 get 10.77.1.1 8080; get allowed.test'
+	if ! wait_until 20 test -e "$WS/ready"; then
+		fail "the workload never started: $(cat "$CASE_DIR/err")"
+		kill -9 "$BG_PID" 2>/dev/null
+		wait_bg
+		ip -n "$LAB_LH" link del cdt-new
+		return
+	fi
+	ip -n "$LAB_LH" addr add 10.77.1.1/32 dev cdt-new || fail "cannot add 10.77.1.1 to the lab host"
+	touch "$WS/go"
+	wait_bg
+	ip -n "$LAB_LH" link del cdt-new
+	rm -f "$WS/ready" "$WS/go"
+	JSON=
+	[ -s "$CASE_DIR/r.json" ] && JSON=$(cat "$CASE_DIR/r.json")
+	expect_rc 0
+	expect_json '.dropped_packets >= 1' "expected the gateway to drop the connect to the new address"
+	expect_line '^LOOK allowed.test OK' "expected the lookup before the connect to work"
+	expect_line '^GET 10.77.1.1:8080 FAIL' "expected the address the host gained during the run closed, though listed"
+	expect_line '^GET allowed.test:80 OK server1$' "expected allowed.test to work after the address was blocked"
+	[ "$(lh_hits)" = "$h0" ] || fail "the lab host's listener was reached $(($(lh_hits) - h0)) times: $(tail -n 3 "$LAB_DIR/lh-http.log")"
+}
+
 t_host_loopback_flag() {
 	local h0
 	h0=$(lh_hits)
@@ -212,6 +251,7 @@ t_no_net_admin() {
 
 each_mode "net: the lab host, its gateway and the uplink stay closed, listed or not" net_case t_host_unreachable
 each_mode "net: a host with 100 addresses: none reached, the uplink and gateway among them" net_case t_host_many_addresses
+each_mode "net: an address the host gains during a run: blocked as it appears" net_case t_host_new_address
 each_mode "net: --allow-host-loopback: refused with veth, host loopback via pasta" net_case t_host_loopback_flag
 each_mode "net: two sandboxes at once: both egress, neither reaches the other" net_case t_two_sandboxes
 each_mode "net: no nft or route changes from inside" net_case t_no_net_admin
