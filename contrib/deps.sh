@@ -13,10 +13,12 @@
 # cordon_deps_ensure, which takes the same options and returns instead of exiting.
 
 CORDON_DEPS_REQUIRED=(
-	meson ninja-build pkg-config gcc clang
+	meson ninja-build pkg-config gcc clang libclang-rt-14-dev
 	libcap-dev libseccomp-dev libnl-3-dev libnl-route-3-dev libnftnl-dev libmnl-dev libyajl-dev
 	check busybox-static uidmap iproute2 procps util-linux python3 passt
 )
+# libclang-rt-14-dev: the fuzz build links libFuzzer and the sanitizer runtimes from it;
+# it is only a Recommends of clang, which --no-install-recommends drops.
 # passt: pasta, the rootless uplink of --net-allow.
 # useradd/usermod for the cordon-test user; runuser is in util-linux above.
 # nftables: a second reader of rulesets in tests; dnsmasq-base (the binary, no
