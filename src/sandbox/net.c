@@ -465,7 +465,11 @@ static int watch_datagram(struct sandbox_net *n, const void *buf, size_t len,
 	_cleanup_(addr_list_free) struct addr_list fresh = { 0 };
 	int rest = (int)len;
 
-	for (const struct nlmsghdr *h = buf; NLMSG_OK(h, rest); h = NLMSG_NEXT(h, rest)) {
+	/* NLMSG_OK, with the signs compared explicitly (clang -Wsign-compare). */
+	for (const struct nlmsghdr *h = buf;
+	     rest >= (int)sizeof(*h) && h->nlmsg_len >= sizeof(*h) &&
+	     h->nlmsg_len <= (unsigned int)rest;
+	     h = NLMSG_NEXT(h, rest)) {
 		struct cordon_addr a;
 		bool again = false;
 

@@ -673,7 +673,7 @@ START_TEST(path_open_errors)
 	ck_assert_int_eq(err.errnum, ENOTDIR);
 	/* "name/" must be a directory, also through a link. */
 	{
-		_cleanup_free_ char *slash = cordon_xasprintf("%s/f/", tmp);
+		_cleanup_free_ char *slash = cordon_xasprintf("%s/", f);
 		_cleanup_free_ char *lslash = cordon_xasprintf("%s/lf/", tmp);
 		_cleanup_free_ char *l = cordon_xasprintf("%s/lf", tmp);
 		_cleanup_close_ int ok = -1;
