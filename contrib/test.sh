@@ -199,8 +199,13 @@ if [ "$(id -u)" -eq 0 ] && [ -c /dev/net/tun ]; then
 	if [ "$mode" != 666 ]; then
 		heading "/dev/net/tun"
 		chmod 0666 /dev/net/tun && tun_mode=$mode &&
-			echo "relaxed /dev/net/tun from mode $mode to 0666 for the rootless network tests (pasta); restored at exit"
+			echo "relaxed /dev/net/tun from mode $mode to 0666 for the rootless network tests (pasta); restored at exit or on a signal"
 		trap restore_tun EXIT
+		# Killed: put the mode back too, then die as the signal would.
+		for sig in TERM INT HUP; do
+			# shellcheck disable=SC2064 # the signal is meant to be expanded now
+			trap "restore_tun; tun_mode=; trap - $sig EXIT; kill -$sig \$\$" "$sig"
+		done
 	fi
 fi
 
