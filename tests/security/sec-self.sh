@@ -44,6 +44,29 @@ expect_sealed_copy() {
 		expect_out_lacks "write=0" "expected the copy not to open for writing"
 }
 
+# set_maps HOSTID SIZE: $BUNDLE's uid and gid maps, container 0 at HOSTID.
+set_maps() {
+	"$PYTHON" - "$BUNDLE/config.json" "$1" "$2" <<'PY' || { fail "editing config.json"; return 1; }
+import json, sys
+c = json.load(open(sys.argv[1]))
+for k in ("uidMappings", "gidMappings"):
+    c["linux"][k] = [{"containerID": 0, "hostID": int(sys.argv[2]), "size": int(sys.argv[3])}]
+json.dump(c, open(sys.argv[1], "w"))
+PY
+}
+
+# exec_finds_sealed_copy ID: $BUNDLE created as ID, the hostile loader run
+# by cordon exec there finds a sealed copy; then deleted.
+exec_finds_sealed_copy() {
+	oc create -b "$BUNDLE" "$1"
+	expect_rc 0
+	oc exec "$1" /bin/selfexe
+	expect_rc 0
+	expect_sealed_copy
+	oc delete -f "$1"
+	expect_rc 0
+}
+
 t_binary_not_writable() {
 	need_fakeld || return
 	crun --no-workspace -- /bin/selfexe
@@ -78,21 +101,9 @@ t_exec_sealed() {
 	[ "$MODE" = rootless ] && CORDON=$USER_BIN
 	mk_bundle b sleep 60 || { CORDON=$saved; return; }
 	if [ "$MODE" = rootful ]; then
-		"$PYTHON" - "$BUNDLE/config.json" <<'PY' || { fail "editing config.json"; return; }
-import json, sys
-c = json.load(open(sys.argv[1]))
-for k in ("uidMappings", "gidMappings"):
-    c["linux"][k] = [{"containerID": 0, "hostID": 0, "size": 65536}]
-json.dump(c, open(sys.argv[1], "w"))
-PY
+		set_maps 0 65536 || { CORDON=$saved; return; }
 	fi
-	oc create -b "$BUNDLE" "$id"
-	expect_rc 0
-	oc exec "$id" /bin/selfexe
-	expect_rc 0
-	expect_sealed_copy
-	oc delete -f "$id"
-	expect_rc 0
+	exec_finds_sealed_copy "$id"
 	CORDON=$saved
 	end_case
 }
@@ -118,20 +129,8 @@ t_exec_sealed_nobody() {
 	setup_case
 	CORDON=$NOBODY_BIN
 	mk_bundle b sleep 60 || { CORDON=$saved; return; }
-	"$PYTHON" - "$BUNDLE/config.json" <<'PY' || { CORDON=$saved; fail "editing config.json"; return; }
-import json, sys
-c = json.load(open(sys.argv[1]))
-for k in ("uidMappings", "gidMappings"):
-    c["linux"][k] = [{"containerID": 0, "hostID": 65534, "size": 1}]
-json.dump(c, open(sys.argv[1], "w"))
-PY
-	oc create -b "$BUNDLE" "$id"
-	expect_rc 0
-	oc exec "$id" /bin/selfexe
-	expect_rc 0
-	expect_sealed_copy
-	oc delete -f "$id"
-	expect_rc 0
+	set_maps 65534 1 || { CORDON=$saved; return; }
+	exec_finds_sealed_copy "$id"
 	CORDON=$saved
 	end_case
 }
