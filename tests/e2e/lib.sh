@@ -319,6 +319,14 @@ bg_ended() {
 	[ "${stat%% *}" = Z ]
 }
 
+# Is PID stopped (state T, by a signal)?
+proc_stopped() {
+	local stat
+	{ IFS= read -r stat <"/proc/$1/stat"; } 2>/dev/null || return 1
+	stat=${stat##*) }
+	[ "${stat%% *}" = T ]
+}
+
 # wait_bg, but give up after SECONDS: kill it, fail the case, return 1.
 wait_bg_for() {
 	if ! wait_until "$1" bg_ended; then

@@ -116,6 +116,50 @@ t_host_new_address() {
 	[ "$(lh_hits)" = "$h0" ] || fail "the lab host's listener was reached $(($(lh_hits) - h0)) times: $(tail -n 3 "$LAB_DIR/lh-http.log")"
 }
 
+# The watch's fail-closed path: address events the supervisor could not
+# read (its socket's queue overflowed, ENOBUFS) may hide an address the
+# host gained, so the sandbox ends (exit 125, CORDON_E_NET_POLICY).
+# Deterministic: the supervisor is stopped (SIGSTOP) while the lab host
+# gains 8000 addresses, more events than any receive buffer cordon asks
+# for (1 MiB, which the kernel doubles) can queue, and continued after.
+# Rootless, runuser waits for its child with WUNTRACED and stops itself
+# when the child stops: it is continued too (it then continues the child).
+t_host_events_lost() {
+	local sup parent i batch=$CASE_DIR/flood
+	rm -f "$WS/ready" "$CASE_DIR/r.json"
+	crun_bg --result-json "$CASE_DIR/r.json" --dns-upstream "$LAB_DNS4" --timeout 60 \
+		--net-allow "allowed.test" -- sh -c 'touch /workspace/ready; exec sleep 120'
+	if ! wait_until 20 test -e "$WS/ready"; then
+		fail "the workload never started: $(cat "$CASE_DIR/err")"
+		kill -9 "$BG_PID" 2>/dev/null
+		wait_bg
+		return
+	fi
+	sup=$(supervisor_of "$ID") || { fail "no supervisor found for $ID"; kill -9 "$BG_PID"; wait_bg; return; }
+	parent=$(_ppid_of "$sup")
+	kill -STOP "$sup"
+	wait_until 10 proc_stopped "$sup" || fail "the supervisor did not stop"
+	if [ "$MODE" = rootless ]; then
+		wait_until 10 proc_stopped "$parent" || fail "runuser did not stop with its child"
+	fi
+	for ((i = 0; i < 8000; i++)); do
+		echo "addr add 10.78.$((i / 250)).$((i % 250 + 1))/32 dev cdt-flood"
+	done >"$batch"
+	if ! ip -n "$LAB_LH" link add cdt-flood type veth peer name cdt-floodp ||
+		! ip -n "$LAB_LH" -batch "$batch"; then
+		fail "cannot flood the lab host with addresses"
+	fi
+	[ "$MODE" = rootless ] && kill -CONT "$parent"
+	kill -CONT "$sup"
+	wait_bg_for 30
+	ip -n "$LAB_LH" link del cdt-flood
+	expect_cordon_error NET_POLICY "lost"
+	JSON=
+	[ -s "$CASE_DIR/r.json" ] && JSON=$(cat "$CASE_DIR/r.json")
+	[ "$(printf '%s' "$JSON" | jq -r .error.code)" = CORDON_E_NET_POLICY ] ||
+		fail "expected the result's error to be CORDON_E_NET_POLICY: $JSON"
+}
+
 t_host_loopback_flag() {
 	local h0
 	h0=$(lh_hits)
@@ -252,6 +296,7 @@ t_no_net_admin() {
 each_mode "net: the lab host, its gateway and the uplink stay closed, listed or not" net_case t_host_unreachable
 each_mode "net: a host with 100 addresses: none reached, the uplink and gateway among them" net_case t_host_many_addresses
 each_mode "net: an address the host gains during a run: blocked as it appears" net_case t_host_new_address
+each_mode "net: address events lost (the watch's queue overflowed): the sandbox ends, 125" net_case t_host_events_lost
 each_mode "net: --allow-host-loopback: refused with veth, host loopback via pasta" net_case t_host_loopback_flag
 each_mode "net: two sandboxes at once: both egress, neither reaches the other" net_case t_two_sandboxes
 each_mode "net: no nft or route changes from inside" net_case t_no_net_admin
