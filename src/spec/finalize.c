@@ -56,8 +56,8 @@ static int resolve_host_path(const char *flag, const char *path, enum cordon_cod
 		return cordon_error_set(err, code, ENOTDIR, "%s %s", flag, path);
 	n = readlink(cordon_fd_path(fd, link), name, sizeof(name) - 1);
 	if (n <= 0 || (size_t)n >= sizeof(name) - 1 || name[0] != '/')
-		return cordon_error_set(err, code, n < 0 ? errno : ENAMETOOLONG,
-					"%s %s: its name", flag, path);
+		return cordon_error_set(err, code, n < 0 ? errno : ENAMETOOLONG, "%s %s: its name",
+					flag, path);
 	name[n] = '\0';
 	cordon_path_id_of(&st, id);
 	free(*out);
@@ -79,37 +79,62 @@ static bool is_host_root(const struct cordon_path_id *id)
 	return stat("/", &st) == 0 && st.st_dev == id->dev && st.st_ino == id->ino;
 }
 
-/* Open a file of the rootfs without ever leaving it (symlinks stay inside). */
-static int rootfs_open(const char *rootfs, const char *path)
+/*
+ * Open a file of the rootfs for reading. The image is not trusted, nor
+ * is a running container that may rewrite its own root: the file is
+ * looked up in the rootfs that was checked (cordon_path_reopen refuses
+ * another object at its name), never out of it (RESOLVE_IN_ROOT), never
+ * through a symlink as its last component, and it is looked at through
+ * an O_PATH fd before anything opens it: only a regular file is opened
+ * for reading. A fifo would block the reader or hand it a writer's
+ * endless stream, and the mere open of a device can act (a tape rewinds,
+ * a watchdog starts), as host root when the sandbox is rootful.
+ */
+static int rootfs_open(const struct cordon_spec *spec, const char *path, const char *what,
+		       struct cordon_error *err)
 {
-	/* O_NONBLOCK: a fifo the image put there must not block the open. */
 	struct open_how how = {
-		.flags = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK,
+		.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
 		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
 	};
-	_cleanup_close_ int root = open(rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	_cleanup_close_ int root = -1, at = -1;
+	char link[CORDON_FD_PATH_MAX];
+	struct stat st;
+	int fd;
 
+	root = cordon_path_reopen(spec->rootfs, &spec->rootfs_id, "rootfs", err);
 	if (root < 0)
 		return -1;
-	return cordon_openat2(root, path, &how, sizeof(how));
+	at = cordon_openat2(root, path, &how, sizeof(how));
+	if (at < 0 || fstat(at, &st) < 0)
+		return cordon_error_set(err, CORDON_E_USAGE, errno, "%s", what);
+	if (!S_ISREG(st.st_mode))
+		return cordon_error_set(err, CORDON_E_USAGE, 0, "%s: not a regular file%s", what,
+					S_ISLNK(st.st_mode) ? " (a symlink)" : "");
+	/* The object looked at, opened through its fd; O_NONBLOCK: a lease never holds us. */
+	fd = open(cordon_fd_path(at, link), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return cordon_error_set(err, CORDON_E_USAGE, errno, "%s", what);
+	return fd;
 }
 
 /*
  * Look NAME (or a number) up in a passwd/group style file of the rootfs.
  * Returns 1 when found (id and, for passwd, gid and home filled), 0 when
- * not, -1 with *err filled when the file cannot be read. The image is not
- * trusted: the file is a bounded regular file or it is refused.
+ * not, -1 with *err filled when the file cannot be read. The file is a
+ * bounded regular file (rootfs_open, cordon_input_read_fd) or it is
+ * refused.
  */
-static int rootfs_lookup(const char *rootfs, const char *file, const char *name, bool by_id,
-			 unsigned long id_wanted, unsigned long *id, unsigned long *gid,
+static int rootfs_lookup(const struct cordon_spec *spec, const char *file, const char *name,
+			 bool by_id, unsigned long id_wanted, unsigned long *id, unsigned long *gid,
 			 char **home, struct cordon_error *err)
 {
-	_cleanup_close_ int fd = rootfs_open(rootfs, file);
-	_cleanup_free_ char *text = NULL, *what = cordon_xasprintf("%s%s", rootfs, file);
+	_cleanup_free_ char *text = NULL, *what = cordon_xasprintf("%s%s", spec->rootfs, file);
+	_cleanup_close_ int fd = rootfs_open(spec, file, what, err);
 	char *next = NULL;
 
 	if (fd < 0)
-		return cordon_error_set(err, CORDON_E_USAGE, errno, "%s", what);
+		return -1;
 	if (cordon_input_read_fd(fd, CORDON_INPUT_TEXT_MAX, CORDON_E_USAGE, what, &text, NULL,
 				 err) < 0)
 		return -1;
@@ -177,14 +202,12 @@ static int resolve_user(struct cordon_spec *spec, struct cordon_error *err)
 						"--user: uid %s out of range", user);
 		uid = (unsigned long)v;
 		/* The name is not needed: an unreadable passwd only leaves gid = uid. */
-		r = rootfs_lookup(spec->rootfs, "/etc/passwd", NULL, true, uid, &id, &gid, &home,
-				  &ignored);
+		r = rootfs_lookup(spec, "/etc/passwd", NULL, true, uid, &id, &gid, &home, &ignored);
 		gid_known = r == 1;
 		if (!gid_known)
 			gid = uid;
 	} else {
-		r = rootfs_lookup(spec->rootfs, "/etc/passwd", user, false, 0, &uid, &gid, &home,
-				  err);
+		r = rootfs_lookup(spec, "/etc/passwd", user, false, 0, &uid, &gid, &home, err);
 		if (r < 0)
 			return cordon_error_wrap(err, "--user: no user '%s'", user);
 		if (r == 0)
@@ -199,8 +222,8 @@ static int resolve_user(struct cordon_spec *spec, struct cordon_error *err)
 							"--user: gid %s out of range", group);
 			gid = (unsigned long)v;
 		} else {
-			r = rootfs_lookup(spec->rootfs, "/etc/group", group, false, 0, &gid, NULL,
-					  NULL, err);
+			r = rootfs_lookup(spec, "/etc/group", group, false, 0, &gid, NULL, NULL,
+					  err);
 			if (r < 0)
 				return cordon_error_wrap(err, "--user: no group '%s'", group);
 			if (r == 0)
@@ -299,9 +322,10 @@ static int resolve_limits(struct cordon_spec *spec, struct cordon_error *err)
 		char *norm = cordon_path_normalize(spec->cgroup_parent);
 
 		if (!norm)
-			return cordon_error_set(err, CORDON_E_USAGE, 0,
-						"--cgroup-parent '%s': an absolute path without '..'",
-						spec->cgroup_parent);
+			return cordon_error_set(
+				err, CORDON_E_USAGE, 0,
+				"--cgroup-parent '%s': an absolute path without '..'",
+				spec->cgroup_parent);
 		free(spec->cgroup_parent);
 		spec->cgroup_parent = norm;
 	}
@@ -333,10 +357,11 @@ static int resolve_security(struct cordon_spec *spec, struct cordon_error *err)
 	if (refused) {
 		char name[32];
 
-		return cordon_error_set(err, CORDON_E_USAGE, 0,
-					"--cap-add %s: refused, it would widen the kernel surface the "
-					"workload reaches (safe set: docs/security.md)",
-					cordon_cap_name(__builtin_ctzll(refused), name, sizeof(name)));
+		return cordon_error_set(
+			err, CORDON_E_USAGE, 0,
+			"--cap-add %s: refused, it would widen the kernel surface the "
+			"workload reaches (safe set: docs/security.md)",
+			cordon_cap_name(__builtin_ctzll(refused), name, sizeof(name)));
 	}
 	sec->caps = spec->cap_add & ~spec->cap_drop;
 	/*
@@ -366,8 +391,8 @@ static void oci_default_home(struct cordon_spec *spec)
 			return;
 		}
 	}
-	if (rootfs_lookup(spec->rootfs, "/etc/passwd", NULL, true, spec->uid, &id, &gid, &home,
-			  &ignored) != 1 ||
+	if (rootfs_lookup(spec, "/etc/passwd", NULL, true, spec->uid, &id, &gid, &home, &ignored) !=
+		    1 ||
 	    !home)
 		home = cordon_xstrdup("/");
 	kv = cordon_xasprintf("HOME=%s", home);
@@ -429,8 +454,8 @@ static int finalize_oci(struct cordon_spec *spec, struct cordon_error *err)
 		return cordon_error_set(
 			err, CORDON_E_USAGE, 0,
 			"container id '%s': an id is [A-Za-z0-9][A-Za-z0-9_.-]{0,63}", spec->id);
-	r = resolve_dir("root.path", spec->rootfs, CORDON_E_ROOTFS, &spec->rootfs,
-			&spec->rootfs_id, err);
+	r = resolve_dir("root.path", spec->rootfs, CORDON_E_ROOTFS, &spec->rootfs, &spec->rootfs_id,
+			err);
 	if (r < 0)
 		return r;
 	if (is_host_root(&spec->rootfs_id))
@@ -450,10 +475,11 @@ static int finalize_oci(struct cordon_spec *spec, struct cordon_error *err)
 		 * out with other owners than asked: refused, not degraded.
 		 */
 		if (m->idmap && !cordon_host_root())
-			return cordon_error_set(err, CORDON_E_SPEC, 0,
-						"mounts[%zu] %s: an idmapped mount needs host root (only it "
-						"may idmap a host filesystem)",
-						i, m->destination);
+			return cordon_error_set(
+				err, CORDON_E_SPEC, 0,
+				"mounts[%zu] %s: an idmapped mount needs host root (only it "
+				"may idmap a host filesystem)",
+				i, m->destination);
 		if (m->kind != CORDON_OCI_MOUNT_BIND)
 			continue;
 		snprintf(what, sizeof(what), "mounts[%zu].source", i);
@@ -522,8 +548,8 @@ int cordon_spec_finalize(struct cordon_spec *spec, struct cordon_error *err)
 	}
 	for (size_t i = 0; i < spec->n_binds; i++) {
 		struct cordon_bind *b = &spec->binds[i];
-		_cleanup_free_ char *what = cordon_xasprintf("--bind %s:%s: source", b->source,
-							     b->destination);
+		_cleanup_free_ char *what =
+			cordon_xasprintf("--bind %s:%s: source", b->source, b->destination);
 
 		r = resolve_host_path(what, b->source, CORDON_E_PATH, false, &b->source,
 				      &b->source_id, err);
@@ -559,8 +585,9 @@ int cordon_spec_finalize(struct cordon_spec *spec, struct cordon_error *err)
 					"--tmpfs-size %" PRIu64 ": the minimum is %d MB",
 					spec->tmpfs_size_mb, CORDON_TMPFS_MIN_MB);
 	if (spec->userns == CORDON_USERNS_HOST && geteuid() != 0)
-		return cordon_error_set(err, CORDON_E_USAGE, 0,
-					"--userns host: only root may run without a user namespace");
+		return cordon_error_set(
+			err, CORDON_E_USAGE, 0,
+			"--userns host: only root may run without a user namespace");
 
 	r = resolve_user(spec, err);
 	if (r < 0)

@@ -8,7 +8,9 @@
 # or the rootfs's /etc/passwd (the reader blocked forever); /dev/zero as
 # --net-allow-file (memory grew until allocation failed). Each is refused
 # with exit 125 and one line naming the input, long before the run's
-# 10 s timeout, and leaves nothing behind.
+# 10 s timeout, and leaves nothing behind. The rootfs's /etc/passwd and
+# /etc/group (also a running container's, for cordon exec's HOME) are
+# never even opened unless they are regular files.
 . "$(dirname "$0")/oci-lib.sh"
 
 # A hang of the old code shows as exit 124 within this, not as a slow pass.
@@ -29,6 +31,44 @@ open(path, "w").write(pre + "[" * n + "]" * n + post)
 # A fifo the mode's user may open; nothing ever writes to it.
 mk_fifo() {
 	mkfifo -m 666 "$1" || { _fail_raw "mkfifo $1"; return 1; }
+}
+
+# watch_opens PATH: count, from now on, the opens of PATH's inode
+# (inotify IN_OPEN, which an O_PATH open does not raise); opens_seen
+# stops the count and sets OPENS. The kernel queues an event within the
+# open itself: read after cordon returned, the count is complete.
+watch_opens() {
+	coproc OPENW {
+		"$PYTHON" -c '
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+fd = libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
+if fd < 0 or libc.inotify_add_watch(fd, sys.argv[1].encode(), 0x20) < 0:  # IN_OPEN
+    sys.exit("inotify: " + os.strerror(ctypes.get_errno()))
+print("ready", flush=True)
+sys.stdin.readline()
+n = 0
+try:
+    while True:
+        buf = os.read(fd, 65536)
+        i = 0
+        while i + 16 <= len(buf):
+            n += (int.from_bytes(buf[i + 4:i + 8], "little") & 0x20) != 0
+            i += 16 + int.from_bytes(buf[i + 12:i + 16], "little")
+except BlockingIOError:
+    pass
+print(n, flush=True)
+' "$1" 2>&1
+	}
+	local line=
+	read -r line <&"${OPENW[0]}"
+	[ "$line" = ready ] || { _fail_raw "cannot watch the opens of $1: $line"; return 1; }
+}
+opens_seen() {
+	OPENS=
+	echo stop >&"${OPENW[1]}"
+	read -r OPENS <&"${OPENW[0]}"
+	wait "$OPENW_PID" 2>/dev/null
 }
 
 t_config_deep() {
@@ -126,18 +166,83 @@ t_update_resources_fifo() {
 	end_case
 }
 
-t_rootfs_passwd_fifo() {
+# A device or a fifo at /etc/passwd is refused without being opened: the
+# open of a device can act by itself (a tape rewinds, a watchdog starts),
+# as host root when rootful, and a fifo's writer would be let in. Only an
+# O_PATH look at it, never an open the inotify watch sees.
+passwd_special() {
+	local kind=$1
 	ROOTFS=$CASE_DIR/rootfs
 	copy_rootfs "$ROOTFS" || return
 	rm -f "$ROOTFS/etc/passwd"
-	mk_fifo "$ROOTFS/etc/passwd" || return
+	case $kind in
+	fifo) mk_fifo "$ROOTFS/etc/passwd" || return ;;
+	# /dev/null's numbers: whatever opens it, nothing happens to the host.
+	device) mknod -m 666 "$ROOTFS/etc/passwd" c 1 3 || { _fail_raw "mknod"; return; } ;;
+	esac
+	watch_opens "$ROOTFS/etc/passwd" || return
 	crun --user nobody -- true
 	expect_cordon_error USAGE "$ROOTFS/etc/passwd: not a regular file"
-	# A numeric uid needs no entry: the fifo is passed over, the run goes on.
 	crun --user 1000 -- true
 	expect_rc 0
-	expect_err_empty "--user 1000 over a fifo passwd warned or failed"
+	expect_err_empty "--user 1000 over a $kind passwd warned or failed"
+	opens_seen
+	[ "$OPENS" = 0 ] || fail "the $kind at the rootfs's /etc/passwd was opened (inotify saw IN_OPEN)"
 }
+t_rootfs_passwd_fifo_unopened() { passwd_special fifo; }
+t_rootfs_passwd_device_unopened() { passwd_special device; }
+
+# A symlink as /etc/passwd is not followed, even to a file of the rootfs.
+t_rootfs_passwd_symlink() {
+	ROOTFS=$CASE_DIR/rootfs
+	copy_rootfs "$ROOTFS" || return
+	mv "$ROOTFS/etc/passwd" "$ROOTFS/etc/passwd.real"
+	ln -s passwd.real "$ROOTFS/etc/passwd"
+	crun --user sandbox -- true
+	expect_cordon_error USAGE "$ROOTFS/etc/passwd: not a regular file (a symlink)"
+}
+
+# A 1 GiB /etc/passwd (sparse) and a 1 GiB /etc/group: refused at once.
+t_rootfs_passwd_huge() {
+	ROOTFS=$CASE_DIR/rootfs
+	copy_rootfs "$ROOTFS" || return
+	truncate -s 1G "$ROOTFS/etc/passwd" "$ROOTFS/etc/group"
+	crun --user sandbox -- true
+	expect_cordon_error USAGE "$ROOTFS/etc/passwd: larger than"
+	crun --user 1000:staff -- true
+	expect_cordon_error USAGE "$ROOTFS/etc/group: larger than"
+}
+
+# cordon exec looks up the process's HOME in the running container's
+# /etc/passwd, which the container may have replaced (a writable root):
+# with a fifo or a device there the exec runs at once with HOME=/, and
+# the file is never opened.
+exec_passwd_special() {
+	local kind=$1 id=$CASE_ID-x
+	setup_case
+	ROOTFS=$CASE_DIR/rootfs
+	copy_rootfs "$ROOTFS" || return
+	mk_bundle b sleep "$MARK" || return
+	oc create -b "$BUNDLE" "$id" && oc start "$id"
+	expect_rc 0 || return
+	rm -f "$ROOTFS/etc/passwd"
+	case $kind in
+	fifo) mk_fifo "$ROOTFS/etc/passwd" || return ;;
+	device) mknod -m 666 "$ROOTFS/etc/passwd" c 1 3 || { _fail_raw "mknod"; return; } ;;
+	esac
+	watch_opens "$ROOTFS/etc/passwd" || return
+	# shellcheck disable=SC2016 # expanded inside the container
+	oc exec --user 1000 "$id" sh -c 'echo "HOME=$HOME"'
+	expect_rc 0
+	expect_out_eq "HOME=/"
+	opens_seen
+	[ "$OPENS" = 0 ] || fail "the $kind at the container's /etc/passwd was opened (inotify saw IN_OPEN)"
+	oc delete -f "$id"
+	expect_rc 0
+	end_case
+}
+t_exec_passwd_fifo() { exec_passwd_special fifo; }
+t_exec_passwd_device() { exec_passwd_special device; }
 
 each_mode "config.json nested 1,000,000 deep: create and run --bundle refuse it" t_config_deep
 each_mode "config.json nested exactly 64 deep runs, 65 is refused" t_config_at_limit
@@ -148,5 +253,10 @@ each_mode "--net-allow-file /dev/zero: not a regular file" t_allow_file_dev_zero
 each_mode "--net-allow-file over 4 MiB: refused" t_allow_file_too_large
 each_mode "exec --process a fifo: not a regular file" t_exec_process_fifo
 each_mode "update --resources a fifo: not a regular file" t_update_resources_fifo
-each_mode "rootfs /etc/passwd a fifo: --user NAME refused, --user UID runs" t_rootfs_passwd_fifo
+each_mode "rootfs /etc/passwd a fifo: refused and never opened" t_rootfs_passwd_fifo_unopened
+each_mode "rootfs /etc/passwd a device: refused and never opened" t_rootfs_passwd_device_unopened
+each_mode "rootfs /etc/passwd a symlink: not followed" t_rootfs_passwd_symlink
+each_mode "rootfs /etc/passwd and /etc/group of 1 GiB: refused at once" t_rootfs_passwd_huge
+each_mode "exec: the container's /etc/passwd a fifo: HOME=/ at once, never opened" t_exec_passwd_fifo
+each_mode "exec: the container's /etc/passwd a device: HOME=/ at once, never opened" t_exec_passwd_device
 done_testing
