@@ -156,6 +156,7 @@ struct cordon_exec_opts {
 	uid_t uid;
 	gid_t gid;
 	cordon_capset caps;        /* --cap (added to the process's sets) */
+	bool no_new_privs;         /* --no-new-privs: set whatever the process says */
 	bool tty;                  /* --tty */
 	int console_fd;            /* connected --console-socket, or -1 */
 	bool detach;               /* return once execve succeeded */

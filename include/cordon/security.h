@@ -124,7 +124,7 @@ enum cordon_seccomp_oci_kind {
 /* The i-th name of a kind, NULL past the last. */
 const char *cordon_seccomp_oci_name(enum cordon_seccomp_oci_kind kind, size_t i);
 
-/* Install filters (the process must have no_new_privs set). */
+/* Install filters (the process must have no_new_privs set, or CAP_SYS_ADMIN effective). */
 int cordon_seccomp_install(const struct cordon_bpf *filters, size_t n,
 			   struct cordon_error *err);
 
@@ -132,6 +132,21 @@ int cordon_seccomp_install(const struct cordon_bpf *filters, size_t n,
 
 struct cordon_security {
 	cordon_capset caps; /* bounding set (and, for uid 0, permitted/effective) */
+	/*
+	 * An OCI config's process.capabilities: the effective, permitted,
+	 * inheritable and ambient sets applied as given (caps holds the
+	 * bounding set). Without it (`cordon run`) root gets caps as
+	 * effective and permitted, any other uid nothing, and inheritable and
+	 * ambient stay empty.
+	 */
+	bool config_sets;
+	cordon_capset effective, permitted, inheritable, ambient;
+	/*
+	 * An OCI config's process.noNewPrivileges false (and no annotation
+	 * forcing it): no_new_privs is left unset. Never for `cordon run`;
+	 * zero, the default, sets it.
+	 */
+	bool new_privs_allowed;
 	struct cordon_rlimits rlimits;
 	enum cordon_seccomp_mode seccomp;
 	const struct cordon_bpf *filters;
@@ -150,11 +165,18 @@ struct cordon_security {
  * the bounding set (dropping needs CAP_SETPCAP), ambient set cleared.
  */
 int cordon_security_before_ids(const struct cordon_security *sec, struct cordon_error *err);
-/* After setresuid: exact capability sets, then no_new_privs. */
+/*
+ * After setresuid: exact capability sets, the ambient set raised, then
+ * no_new_privs. Where no_new_privs is left off and seccomp is still to
+ * come, CAP_SYS_ADMIN stays effective until the filter is installed
+ * (the kernel asks for one or the other): cordon_security_seccomp drops
+ * it again.
+ */
 int cordon_security_after_ids(const struct cordon_security *sec, bool uid_is_root,
 			      struct cordon_error *err);
-/* The last step before execve. */
-int cordon_security_seccomp(const struct cordon_security *sec, struct cordon_error *err);
+/* The last step before execve: the filters, then the final capability sets. */
+int cordon_security_seccomp(const struct cordon_security *sec, bool uid_is_root,
+			    struct cordon_error *err);
 
 /*
  * self.c: the binary the sandbox can reach through /proc/self/exe. Call

@@ -29,7 +29,8 @@ static const char exec_usage[] =
 	"  --cwd DIR                working directory inside the container\n"
 	"  -e, --env K=V            set a variable (repeatable; added to the config's)\n"
 	"  -u, --user UID[:GID]     numeric ids inside the container\n"
-	"  -c, --cap CAP            add a capability (repeatable; the safe set only)\n"
+	"  -c, --cap CAP            add a capability (repeatable; the config's policy)\n"
+	"  --no-new-privs           set no_new_privs whatever the process says\n"
 	"  --preserve-fds N         pass fds 3..3+N-1 on to the process\n"
 	"  -h, --help               this text\n";
 
@@ -59,7 +60,7 @@ static const struct cli_flag exec_flags[] = {
 	{ "user", X_USER, true, 'u' },
 	{ "cap", X_CAP, true, 'c' },
 	{ "preserve-fds", X_PRESERVE_FDS, true, 0 },
-	/* runc's; cordon sets no_new_privs on every process: accepted, no effect. */
+	/* no_new_privs for this process, whatever its config says. */
 	{ "no-new-privs", X_NO_NEW_PRIVS, false, 0 },
 	{ "help", X_HELP, false, 0 },
 	{ NULL, 0, false, 0 },
@@ -95,18 +96,20 @@ static int parse_user(const char *value, struct cordon_exec_opts *opts, struct c
 	return 0;
 }
 
-static int parse_cap(const char *value, cordon_capset *caps, struct cordon_error *err)
+/*
+ * Any capability the kernel knows; what the container may have is the
+ * config's policy, checked with the rest of the process (finalize). A name
+ * cordon does not know is not granted, with a warning, as the config's.
+ */
+static int parse_cap(const char *value, cordon_capset *caps)
 {
+	struct cordon_error ignored = { 0 };
 	cordon_capset one;
 
-	if (cordon_cap_parse("--cap", value, &one, err) < 0)
-		return -1;
-	if (one & ~cordon_cap_oci_set())
-		return cordon_error_set(
-			err, CORDON_E_USAGE, 0,
-			"--cap %s: refused (only the safe set a config.json may grant, "
-			"see docs/security.md)",
-			value);
+	if (cordon_cap_parse("--cap", value, &one, &ignored) < 0) {
+		cordon_warn("--cap %s: unknown capability, not granted", value);
+		return 0;
+	}
 	*caps |= one;
 	return 0;
 }
@@ -146,7 +149,10 @@ static int apply_flag(struct exec_args *a, int id, const char *value, struct cor
 	case X_USER:
 		return parse_user(value, &a->opts, err);
 	case X_CAP:
-		return parse_cap(value, &a->opts.caps, err);
+		return parse_cap(value, &a->opts.caps);
+	case X_NO_NEW_PRIVS:
+		a->opts.no_new_privs = true;
+		break;
 	case X_PRESERVE_FDS:
 		return cli_parse_preserve_fds(value, &a->opts.preserve_fds, err);
 	case X_HELP:

@@ -173,10 +173,16 @@ int cordon_fs_build(const struct cordon_spec *spec, const struct cordon_fs_host 
 	/*
 	 * Read-only last: mount points were created above through this very
 	 * mount. Only the root mount itself: /tmp, /dev and rw binds stay rw.
-	 * nodev and nosuid hold for the rootfs in every mode: a device node or
-	 * setuid file in an untrusted image must not be usable. A bundle whose
-	 * root.readonly is false gets its rootfs writable, as runc does.
+	 * nodev holds for the rootfs in every mode: a device node in an
+	 * untrusted image must not be usable. So does nosuid, but for a
+	 * config whose process.noNewPrivileges is false: its image's setuid
+	 * programs (su, sudo) are meant to work, as with runc; what they gain
+	 * is capabilities of the container's own user namespace, within its
+	 * bounding set. A bundle whose root.readonly is false gets its rootfs
+	 * writable, as runc does.
 	 */
+	if (spec->oci && spec->security.new_privs_allowed)
+		root_attrs &= ~(unsigned long long)MOUNT_ATTR_NOSUID;
 	if (!spec->overlay && (!spec->oci || spec->oci->root_readonly))
 		root_attrs |= MOUNT_ATTR_RDONLY;
 	if (fs_setattr(root, root_attrs, "rootfs", err) < 0)

@@ -277,7 +277,7 @@ static _Noreturn void workload_main(const struct child_ctx *ctx, int ready_fd, i
 	if (sandbox_enter_cwd(spec->cwd, &err) < 0)
 		workload_fail(report_fd, CORDON_EXIT_FAILURE, err.code, err.errnum, "%s", err.msg);
 
-	if (cordon_security_seccomp(&spec->security, &err) < 0)
+	if (cordon_security_seccomp(&spec->security, spec->uid == 0, &err) < 0)
 		workload_fail(report_fd, CORDON_EXIT_FAILURE, err.code, err.errnum, "%s", err.msg);
 	code = sandbox_exec_search(spec->argv, spec->env, &errnum);
 	workload_fail(report_fd, code, CORDON_E_EXEC, errnum, "%s", spec->argv[0]);

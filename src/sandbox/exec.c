@@ -168,7 +168,7 @@ static _Noreturn void exec_process(const struct exec_ctx *x)
 		exec_fail(x->report_fd, CORDON_EXIT_FAILURE, CORDON_E_INTERNAL, errno,
 			  "close_range");
 
-	if (cordon_security_seccomp(&spec->security, &err) < 0)
+	if (cordon_security_seccomp(&spec->security, spec->uid == 0, &err) < 0)
 		exec_fail_err(x->report_fd, &err);
 	code = sandbox_exec_search(spec->argv, spec->env, &errnum);
 	exec_fail(x->report_fd, code, CORDON_E_EXEC, errnum, "%s", spec->argv[0]);
@@ -322,11 +322,19 @@ static int exec_spec(const struct cordon_state *state, const struct cordon_exec_
 		if (opts->has_gid)
 			spec->gid = opts->gid;
 	}
-	/* Added to the process's sets, as runc does; finalize holds them to the safe set. */
+	/*
+	 * Added to the bounding, permitted and effective sets, as runc does;
+	 * finalize holds them to the config's policy (the safe set under the
+	 * network annotations).
+	 */
 	oci->caps.bounding |= opts->caps;
 	oci->caps.permitted |= opts->caps;
 	oci->caps.effective |= opts->caps;
 	spec->security.caps |= opts->caps;
+	spec->security.permitted |= opts->caps;
+	spec->security.effective |= opts->caps;
+	if (opts->no_new_privs)
+		spec->security.new_privs_allowed = false;
 	if (oci->terminal && opts->console_fd < 0)
 		return cordon_error_set(
 			err, CORDON_E_USAGE, 0,

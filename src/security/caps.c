@@ -7,6 +7,7 @@
 #include <sys/syscall.h>
 
 #include "cordon/security.h"
+#include "security-internal.h"
 
 /*
  * Capabilities are handled with prctl and capset directly: libcap would be
@@ -163,31 +164,97 @@ int cordon_security_before_ids(const struct cordon_security *sec, struct cordon_
 						"dropping capability %d from the bounding set", cap);
 	}
 	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
-		return cordon_error_set(err, CORDON_E_SECURITY, errno, "clearing ambient capabilities");
+		return cordon_error_set(err, CORDON_E_SECURITY, errno,
+					"clearing ambient capabilities");
+	/*
+	 * A config's permitted set outlives the change to a uid other than
+	 * 0 (the kernel clears it otherwise); execve clears the flag again.
+	 */
+	if (sec->config_sets && prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0)
+		return cordon_error_set(err, CORDON_E_SECURITY, errno, "keepcaps");
 	return 0;
 }
 
-int cordon_security_after_ids(const struct cordon_security *sec, bool uid_is_root,
-			      struct cordon_error *err)
+/* The sets the process ends up with: the config's, or `cordon run`'s rule. */
+static void final_sets(const struct cordon_security *sec, bool uid_is_root, cordon_capset *eff,
+		       cordon_capset *perm, cordon_capset *inh)
 {
-	struct __user_cap_header_struct header = { .version = _LINUX_CAPABILITY_VERSION_3 };
-	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = { { 0 } };
-	cordon_capset granted = 0;
-
+	if (sec->config_sets) {
+		*eff = sec->effective & known_caps();
+		*perm = sec->permitted & known_caps();
+		*inh = sec->inheritable & known_caps();
+		return;
+	}
 	/*
 	 * Root keeps exactly the granted set (execve as uid 0 recomputes
 	 * permitted from the bounding set, so this matches what it will
 	 * have); any other uid keeps nothing, as after a normal setuid.
 	 * Inheritable and ambient stay empty.
 	 */
-	if (uid_is_root)
-		granted = sec->caps & known_caps();
-	data[0].effective = data[0].permitted = (uint32_t)granted;
-	data[1].effective = data[1].permitted = (uint32_t)(granted >> 32);
+	*eff = *perm = uid_is_root ? sec->caps & known_caps() : 0;
+	*inh = 0;
+}
+
+/*
+ * Installing a filter without no_new_privs takes CAP_SYS_ADMIN in our
+ * own namespace: held from the id change until the filter is in.
+ */
+bool security_admin_for_seccomp(const struct cordon_security *sec, bool uid_is_root)
+{
+	cordon_capset eff, perm, inh;
+
+	if (!sec->new_privs_allowed ||
+	    (sec->seccomp == CORDON_SECCOMP_UNCONFINED && !sec->mode_guard))
+		return false;
+	final_sets(sec, uid_is_root, &eff, &perm, &inh);
+	return !(eff & 1ULL << CAP_SYS_ADMIN);
+}
+
+int security_capset(const struct cordon_security *sec, bool uid_is_root, bool admin,
+		    struct cordon_error *err)
+{
+	struct __user_cap_header_struct header = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = { { 0 } };
+	cordon_capset eff, perm, inh;
+
+	final_sets(sec, uid_is_root, &eff, &perm, &inh);
+	if (admin) {
+		eff |= 1ULL << CAP_SYS_ADMIN;
+		perm |= 1ULL << CAP_SYS_ADMIN;
+	}
+	data[0].effective = (uint32_t)eff;
+	data[1].effective = (uint32_t)(eff >> 32);
+	data[0].permitted = (uint32_t)perm;
+	data[1].permitted = (uint32_t)(perm >> 32);
+	data[0].inheritable = (uint32_t)inh;
+	data[1].inheritable = (uint32_t)(inh >> 32);
 	if (syscall(SYS_capset, &header, data) < 0)
 		return cordon_error_set(err, CORDON_E_SECURITY, errno, "setting capabilities");
+	return 0;
+}
+
+int cordon_security_after_ids(const struct cordon_security *sec, bool uid_is_root,
+			      struct cordon_error *err)
+{
+	if (security_capset(sec, uid_is_root, security_admin_for_seccomp(sec, uid_is_root), err) <
+	    0)
+		return -1;
+	/*
+	 * Ambient capabilities survive the execve of a program without file
+	 * capabilities, also for a uid other than 0: the kernel raises only
+	 * what is permitted and inheritable (the parser dropped the rest).
+	 */
+	if (sec->config_sets) {
+		for (int cap = 0; cap <= last_cap(); cap++)
+			if ((sec->ambient & 1ULL << cap) &&
+			    prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, cap, 0, 0) < 0)
+				return cordon_error_set(err, CORDON_E_SECURITY, errno,
+							"raising ambient capability %d", cap);
+		if (prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0) < 0)
+			return cordon_error_set(err, CORDON_E_SECURITY, errno, "keepcaps");
+	}
 	/* setuid binaries and file capabilities inside the rootfs gain nothing. */
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+	if (!sec->new_privs_allowed && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		return cordon_error_set(err, CORDON_E_SECURITY, errno, "no_new_privs");
 	return 0;
 }

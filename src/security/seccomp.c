@@ -5,6 +5,7 @@
 #include <sys/syscall.h>
 
 #include "cordon/security.h"
+#include "security-internal.h"
 
 void cordon_seccomp_digest(const struct cordon_bpf *filters, size_t n, char out[65])
 {
@@ -33,7 +34,8 @@ int cordon_seccomp_install(const struct cordon_bpf *filters, size_t n, struct co
 	return 0;
 }
 
-int cordon_security_seccomp(const struct cordon_security *sec, struct cordon_error *err)
+int cordon_security_seccomp(const struct cordon_security *sec, bool uid_is_root,
+			    struct cordon_error *err)
 {
 	/*
 	 * The guard goes first: a profile may deny seccomp(2) itself, and
@@ -41,7 +43,16 @@ int cordon_security_seccomp(const struct cordon_security *sec, struct cordon_err
 	 */
 	if (sec->mode_guard && cordon_seccomp_install(cordon_seccomp_mode_guard(), 1, err) < 0)
 		return cordon_error_wrap(err, "the mode guard");
-	if (sec->seccomp == CORDON_SECCOMP_UNCONFINED)
-		return 0;
-	return cordon_seccomp_install(sec->filters, sec->n_filters, err);
+	if (sec->seccomp != CORDON_SECCOMP_UNCONFINED &&
+	    cordon_seccomp_install(sec->filters, sec->n_filters, err) < 0)
+		return -1;
+	/*
+	 * Without no_new_privs the filter needed CAP_SYS_ADMIN: dropped now,
+	 * through capset under the filter (as runc does; a profile that
+	 * denies capset fails the process here rather than leave it).
+	 */
+	if (security_admin_for_seccomp(sec, uid_is_root) &&
+	    security_capset(sec, uid_is_root, false, err) < 0)
+		return cordon_error_wrap(err, "after the seccomp filter");
+	return 0;
 }

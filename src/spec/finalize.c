@@ -402,11 +402,15 @@ static void oci_default_home(struct cordon_spec *spec)
 }
 
 /*
- * The capability policy of --cap-add, and SETFCAP besides: a config.json
- * cannot grant what widens the kernel surface (docs/security.md, the safe
- * set); SETFCAP is in the default sets of the engines that write configs.
+ * The capabilities of an OCI config are the launcher's to choose (runc and
+ * crun apply them): inside cordon's user namespaces each acts only on what
+ * the container's own namespaces own. Under cordon's network annotations
+ * the container is held to `cordon run`'s policy instead (the safe set,
+ * and SETFCAP): its egress policy is cordon's promise, whose argument
+ * includes a bounding set without NET_ADMIN (docs/security.md).
  */
-static int oci_check_caps(const struct cordon_oci_caps *caps, struct cordon_error *err)
+static int oci_check_caps(const struct cordon_spec *spec, const struct cordon_oci_caps *caps,
+			  struct cordon_error *err)
 {
 	const struct {
 		const char *name;
@@ -418,6 +422,8 @@ static int oci_check_caps(const struct cordon_oci_caps *caps, struct cordon_erro
 	};
 	cordon_capset safe = cordon_cap_oci_set();
 
+	if (!spec->net.n_allow)
+		return 0;
 	for (size_t i = 0; i < ARRAY_SIZE(sets); i++) {
 		cordon_capset refused = sets[i].set & ~safe;
 		char name[32];
@@ -425,8 +431,9 @@ static int oci_check_caps(const struct cordon_oci_caps *caps, struct cordon_erro
 		if (refused)
 			return cordon_error_set(
 				err, CORDON_E_SPEC, 0,
-				"process.capabilities.%s: CAP_%s is refused, it would widen the kernel "
-				"surface the workload reaches (safe set: docs/security.md)",
+				"process.capabilities.%s: CAP_%s is refused with "
+				"annotations.run.cordon.net.allow, it would widen the kernel surface "
+				"the workload reaches (safe set: docs/security.md)",
 				sets[i].name,
 				cordon_cap_name(__builtin_ctzll(refused), name, sizeof(name)));
 	}
@@ -462,7 +469,7 @@ static int finalize_oci(struct cordon_spec *spec, struct cordon_error *err)
 		return cordon_error_set(err, CORDON_E_ROOTFS, 0,
 					"root.path: the host's / cannot be a sandbox root");
 	free(TAKE_PTR(spec->workspace));
-	r = oci_check_caps(&oci->caps, err);
+	r = oci_check_caps(spec, &oci->caps, err);
 	if (r < 0)
 		return r;
 	for (size_t i = 0; i < oci->n_mounts; i++) {

@@ -59,6 +59,8 @@ int oci_parse_linux(struct oci_parse *p, yajl_val linux_obj);
 int oci_parse_resources(struct oci_parse *p, yajl_val resources);
 /* run.cordon.net.allow, run.cordon.dns.upstream, run.cordon.dns → spec->net (oci-net.c). */
 int oci_parse_net_annotations(struct oci_parse *p);
+/* The value of annotation key, or NULL. */
+const char *oci_annotation(const struct cordon_oci *oci, const char *key);
 
 /* Name tables shared by the parser and the generator. */
 extern const char *const oci_ns_names[CORDON_OCI_NS_COUNT];

@@ -13,7 +13,7 @@
 #define ANN_UPSTREAM "run.cordon.dns.upstream"
 #define ANN_DNS "run.cordon.dns"
 
-static const char *annotation(const struct cordon_oci *oci, const char *key)
+const char *oci_annotation(const struct cordon_oci *oci, const char *key)
 {
 	for (size_t i = 0; i < oci->n_annotations; i++)
 		if (strcmp(oci->annotations[2 * i], key) == 0)
@@ -81,8 +81,9 @@ static int parse_upstreams(struct oci_parse *p, const char *value)
 int oci_parse_net_annotations(struct oci_parse *p)
 {
 	const struct cordon_oci *oci = p->oci;
-	const char *allow = annotation(oci, ANN_ALLOW), *upstream = annotation(oci, ANN_UPSTREAM),
-		   *dns = annotation(oci, ANN_DNS);
+	const char *allow = oci_annotation(oci, ANN_ALLOW),
+		   *upstream = oci_annotation(oci, ANN_UPSTREAM),
+		   *dns = oci_annotation(oci, ANN_DNS);
 	const char *first = allow ? ANN_ALLOW : upstream ? ANN_UPSTREAM : ANN_DNS;
 	const char *path = oci->ns_path[CORDON_OCI_NS_NETWORK];
 

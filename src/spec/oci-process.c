@@ -70,46 +70,61 @@ int oci_cap_from_name(const char *name)
 	return -1;
 }
 
-static int parse_capset(yajl_val v, const char *path, cordon_capset *out, struct cordon_error *err)
+/*
+ * A name cordon does not know is left out with a warning: the spec asks
+ * runtimes to log what cannot be granted and not to fail for it (a config
+ * written for a newer kernel).
+ */
+static int parse_capset(struct oci_parse *p, yajl_val v, const char *path, cordon_capset *out)
 {
 	*out = 0;
 	if (!v)
 		return 0;
-	if (oci_want_array(v, path, err) < 0)
+	if (oci_want_array(v, path, p->err) < 0)
 		return -1;
 	for (size_t i = 0; i < v->u.array.len; i++) {
-		char p[OCI_PATH_MAX];
+		char e[OCI_PATH_MAX];
 		const char *name;
 		int cap;
 
-		oci_path(p, "%s[%zu]", path, i);
-		if (oci_string_ref(v->u.array.values[i], p, &name, err) < 0)
+		oci_path(e, "%s[%zu]", path, i);
+		if (oci_string_ref(v->u.array.values[i], e, &name, p->err) < 0)
 			return -1;
 		cap = oci_cap_from_name(name);
-		if (cap < 0)
-			return oci_error(err, "%s: unknown capability '%s'", p, name);
+		if (cap < 0) {
+			oci_warn(p->oci, "%s: unknown capability '%s', not granted", e, name);
+			continue;
+		}
 		*out |= 1ULL << cap;
 	}
 	return 0;
 }
 
+/*
+ * The five sets, applied as given (security/caps.c): without
+ * "capabilities" every set is empty, for root too, as with runc.
+ */
 static int parse_caps(struct oci_parse *p, yajl_val caps)
 {
 	struct cordon_oci_caps *c = &p->oci->caps;
+	struct cordon_security *sec = &p->spec->security;
 
+	memset(c, 0, sizeof(*c));
+	sec->config_sets = true;
+	sec->caps = sec->effective = sec->permitted = sec->inheritable = sec->ambient = 0;
 	if (!caps)
 		return 0;
 	if (oci_want_object(caps, "process.capabilities", p->err) < 0 ||
-	    parse_capset(oci_get(caps, "bounding"), "process.capabilities.bounding", &c->bounding,
-			 p->err) < 0 ||
-	    parse_capset(oci_get(caps, "effective"), "process.capabilities.effective",
-			 &c->effective, p->err) < 0 ||
-	    parse_capset(oci_get(caps, "permitted"), "process.capabilities.permitted",
-			 &c->permitted, p->err) < 0 ||
-	    parse_capset(oci_get(caps, "inheritable"), "process.capabilities.inheritable",
-			 &c->inheritable, p->err) < 0 ||
-	    parse_capset(oci_get(caps, "ambient"), "process.capabilities.ambient", &c->ambient,
-			 p->err) < 0)
+	    parse_capset(p, oci_get(caps, "bounding"), "process.capabilities.bounding",
+			 &c->bounding) < 0 ||
+	    parse_capset(p, oci_get(caps, "effective"), "process.capabilities.effective",
+			 &c->effective) < 0 ||
+	    parse_capset(p, oci_get(caps, "permitted"), "process.capabilities.permitted",
+			 &c->permitted) < 0 ||
+	    parse_capset(p, oci_get(caps, "inheritable"), "process.capabilities.inheritable",
+			 &c->inheritable) < 0 ||
+	    parse_capset(p, oci_get(caps, "ambient"), "process.capabilities.ambient", &c->ambient) <
+		    0)
 		return -1;
 	/* The kernel's own invariants (capabilities(7)); a config that breaks them fails at exec.
 	 */
@@ -127,7 +142,11 @@ static int parse_caps(struct oci_parse *p, yajl_val caps)
 			 "inheritable are not raised");
 		c->ambient &= c->permitted & c->inheritable;
 	}
-	p->spec->security.caps = c->bounding;
+	sec->caps = c->bounding;
+	sec->effective = c->effective;
+	sec->permitted = c->permitted;
+	sec->inheritable = c->inheritable;
+	sec->ambient = c->ambient;
 	return 0;
 }
 
@@ -364,9 +383,12 @@ int oci_parse_process(struct oci_parse *p, yajl_val process)
 	    parse_caps(p, oci_get(process, "capabilities")) < 0 ||
 	    parse_rlimits(p, oci_get(process, "rlimits")) < 0)
 		return -1;
+	/* Absent means false (the spec's default); an annotation may force it (oci.c). */
+	oci->no_new_privileges = false;
 	if ((v = oci_get(process, "noNewPrivileges")) &&
 	    oci_bool(v, "process.noNewPrivileges", &oci->no_new_privileges, p->err) < 0)
 		return -1;
+	p->spec->security.new_privs_allowed = !oci->no_new_privileges;
 	if ((v = oci_get(process, "oomScoreAdj"))) {
 		if (oci_int(v, "process.oomScoreAdj", -1000, 1000, &adj, p->err) < 0)
 			return -1;

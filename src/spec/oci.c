@@ -252,6 +252,10 @@ static void reset_config_fields(struct cordon_spec *spec)
 	spec->uid = 0;
 	spec->gid = 0;
 	spec->security.caps = 0;
+	spec->security.config_sets = false;
+	spec->security.effective = spec->security.permitted = 0;
+	spec->security.inheritable = spec->security.ambient = 0;
+	spec->security.new_privs_allowed = false;
 	cordon_rlimits_default(&spec->security.rlimits);
 	cordon_seccomp_profile_free(&spec->security);
 	spec->security.seccomp = CORDON_SECCOMP_DEFAULT;
@@ -289,6 +293,27 @@ static int parse_object(const char *json, size_t len, const char *what, yajl_val
 	if (r < 0)
 		return what ? cordon_error_wrap(err, "%s", what) : -1;
 	*out = tree;
+	return 0;
+}
+
+/*
+ * run.cordon.no-new-privileges: "true" sets no_new_privs whatever
+ * process.noNewPrivileges says (for the container's process and every
+ * exec'd one, since exec reads the annotations of the config kept at
+ * create); "false" leaves it to the process.
+ */
+static int parse_nnp_annotation(struct oci_parse *p)
+{
+	const char *v = oci_annotation(p->oci, "run.cordon.no-new-privileges");
+
+	if (!v || strcmp(v, "false") == 0)
+		return 0;
+	if (strcmp(v, "true") != 0)
+		return oci_error(p->err,
+				 "annotations.run.cordon.no-new-privileges: expected 'true' or "
+				 "'false', got '%s'",
+				 v);
+	p->spec->security.new_privs_allowed = false;
 	return 0;
 }
 
@@ -340,6 +365,8 @@ int cordon_spec_from_oci(struct cordon_spec *spec, const char *bundle_dir, const
 		r = check_cross(&p);
 	if (r == 0)
 		r = oci_parse_net_annotations(&p);
+	if (r == 0)
+		r = parse_nnp_annotation(&p);
 	yajl_tree_free(tree);
 	return r;
 }
@@ -356,6 +383,10 @@ static void reset_process_fields(struct cordon_spec *spec)
 	spec->uid = 0;
 	spec->gid = 0;
 	spec->security.caps = 0;
+	spec->security.config_sets = false;
+	spec->security.effective = spec->security.permitted = 0;
+	spec->security.inheritable = spec->security.ambient = 0;
+	spec->security.new_privs_allowed = false;
 	cordon_rlimits_default(&spec->security.rlimits);
 	oci->terminal = false;
 	oci->has_console_size = false;
@@ -384,6 +415,8 @@ int cordon_spec_process_from_json(struct cordon_spec *spec, const char *json, si
 		return -1;
 	reset_process_fields(spec);
 	r = oci_parse_process(&p, tree);
+	if (r == 0)
+		r = parse_nnp_annotation(&p);
 	yajl_tree_free(tree);
 	return r;
 }

@@ -143,6 +143,58 @@ t_volume() {
 		fail "the container's file is owned by $(stat -c %u "$vol/out"), not the caller"
 }
 
+# The probe image: the rootfs with the security tests' probe as /bin/probe
+# and a setuid-root copy as /bin/suid-probe (an image's su or sudo).
+pm_probe_image() {
+	local dir=$PM_TMP/probe-image
+	if [ -z "${SEC_PROBE:-}" ]; then
+		fail "SEC_PROBE is not set (the security tests' probe)"
+		return 1
+	fi
+	if [ ! -f "$PM_TMP/probe.tar" ]; then
+		mkdir -p "$dir/bin"
+		cp "$SEC_PROBE" "$dir/bin/probe"
+		cp "$SEC_PROBE" "$dir/bin/suid-probe"
+		chmod 4755 "$dir/bin/suid-probe"
+		cp "$PM_TMP/rootfs.tar" "$PM_TMP/probe.tar"
+		tar -C "$dir" --owner=0 --group=0 -rf "$PM_TMP/probe.tar" bin/probe bin/suid-probe ||
+			{ fail "could not add the probe to the image"; return 1; }
+		chmod 644 "$PM_TMP/probe.tar"
+	fi
+	pm import --change 'ENV PATH=/bin' "$PM_TMP/probe.tar" "$IMAGE-probe"
+	expect_rc 0
+}
+
+# podman leaves no_new_privs off (its default): an image's setuid-root
+# program runs as root for another user; --security-opt no-new-privileges
+# takes that away.
+t_setuid_program() {
+	pm_setup || return
+	pm_probe_image || return
+	pm run --rm --network none --user 1000:1000 "$IMAGE-probe" /bin/suid-probe ids
+	expect_rc 0
+	[ "$(out_lines)" = "ids=1000,0,0:1000,1000,1000" ] ||
+		fail "the setuid program did not run as root: '$OUT'"
+	pm run --rm --network none --user 1000:1000 --security-opt no-new-privileges \
+		"$IMAGE-probe" /bin/suid-probe ids
+	expect_rc 0
+	[ "$(out_lines)" = "ids=1000,1000,1000:1000,1000,1000" ] ||
+		fail "no-new-privileges: the setuid program gained root: '$OUT'"
+}
+
+# --cap-add for a user other than root: podman asks for it as ambient, and
+# it works without file capabilities (port 80 bound).
+t_ambient_capability() {
+	pm_setup || return
+	pm_probe_image || return
+	pm run --rm --network none --user 1000:1000 --cap-add NET_BIND_SERVICE "$IMAGE-probe" \
+		/bin/probe bind:80
+	expect_rc 0
+	[ "$(out_lines)" = "bind:80=ok" ] || fail "ambient NET_BIND_SERVICE: port 80 not bound: '$OUT'"
+	pm run --rm --network none --user 1000:1000 "$IMAGE-probe" /bin/probe bind:80
+	[ "$(out_lines)" = "bind:80=EACCES" ] || fail "without --cap-add: expected EACCES, got '$OUT'"
+}
+
 t_memory_limit() {
 	pm_setup || return
 	pm run --rm --network none --memory 32m "$IMAGE" dd if=/dev/zero of=/dev/null bs=100M count=1
@@ -213,6 +265,8 @@ each_mode "exit codes: 3, 137 for SIGKILL, 127 for a missing program" t_exit_cod
 each_mode "run -t: the container's stdio is a terminal" t_terminal
 each_mode "run -d, exec, exec -t, stop (143), rm" t_detached_exec_stop_rm
 each_mode "-v: a volume read and written, the write the caller's" t_volume
+each_mode "a setuid program of the image (no_new_privs off), and with no-new-privileges" t_setuid_program
+each_mode "--cap-add for uid 1000: an ambient capability" t_ambient_capability
 # Rootless podman on cgroup v1 and hybrid drops limits itself (no delegation).
 rootful_only "--memory: over the limit 137, under it 0" t_memory_limit
 rootful_only "--pids-limit: a fork past the limit fails" t_pids_limit

@@ -204,6 +204,7 @@ START_TEST(containerd_config)
 	ck_assert_uint_eq(oci->caps.permitted, CAP(10));
 	ck_assert_uint_eq(__builtin_popcountll(oci->caps.bounding), 14);
 	ck_assert(oci->no_new_privileges);
+	ck_assert(!spec.security.new_privs_allowed);
 	ck_assert_int_eq(oci->oom_score_adj, 969);
 	ck_assert(!oci->terminal);
 	ck_assert_str_eq(spec.argv[2], "daemon off;");
@@ -349,10 +350,8 @@ static const struct {
 	{ { .process = PROCESS("\"capabilities\": []") }, "process.capabilities: expected object" },
 	{ { .process = PROCESS("\"capabilities\": {\"bounding\": \"CAP_KILL\"}") },
 	  "process.capabilities.bounding: expected array" },
-	{ { .process = PROCESS("\"capabilities\": {\"bounding\": [\"CAP_NOPE\"]}") },
-	  "process.capabilities.bounding[0]: unknown capability 'CAP_NOPE'" },
-	{ { .process = PROCESS("\"capabilities\": {\"permitted\": [\"CAP_KILL\", \"kill\"]}") },
-	  "process.capabilities.permitted[1]: unknown capability 'kill'" },
+	{ { .top = "\"annotations\": {\"run.cordon.no-new-privileges\": \"1\"}" },
+	  "annotations.run.cordon.no-new-privileges: expected 'true' or 'false', got '1'" },
 	{ { .process = PROCESS("\"capabilities\": {\"effective\": [\"CAP_KILL\"]}") },
 	  "process.capabilities.effective: not a subset of permitted" },
 	{ { .process = PROCESS("\"rlimits\": {}") }, "process.rlimits: expected array" },
@@ -1230,24 +1229,34 @@ END_TEST
 
 START_TEST(finalize_capability_policy)
 {
-	/* containerd's and podman's default sets are within what a config may grant... */
-	_cleanup_free_ char *containerd = read_data("containerd.json");
+	/* A config's capabilities are the launcher's: SYS_ADMIN is granted... */
 	struct parts p = {
-		.process = PROCESS("\"capabilities\": {\"bounding\": [\"CAP_KILL\"], "
-				   "\"permitted\": [\"CAP_KILL\", \"CAP_SYS_ADMIN\"]}"),
+		.process = PROCESS("\"capabilities\": {\"bounding\": [\"CAP_KILL\", \"CAP_NOPE\"], "
+				   "\"permitted\": [\"CAP_KILL\", \"CAP_SYS_ADMIN\", \"kill\"]}"),
 	};
-	_cleanup_free_ char *json = build(&p);
+	struct parts net = {
+		.process = p.process,
+		.top = "\"annotations\": {\"run.cordon.net.allow\": \"192.0.2.1\"}",
+	};
+	_cleanup_free_ char *json = build(&p), *json_net = build(&net);
 	struct cordon_error err = { 0 };
 	struct cordon_spec spec;
 
 	unit_mkdirs(tmp, "rootfs");
-	parse_ok(&spec, tmp, containerd);
-	ck_assert_uint_eq(spec.oci->caps.bounding & ~cordon_cap_oci_set(), 0);
-	/* ...SETFCAP among them, which --cap-add refuses */
-	ck_assert_uint_ne(spec.oci->caps.bounding & ~cordon_cap_safe_set(), 0);
-	cordon_spec_free(&spec);
-	/* ...anything else is refused, as with --cap-add */
 	parse_ok(&spec, tmp, json);
+	ck_assert_int_eq(cordon_spec_finalize(&spec, &err), 0);
+	ck_assert(spec.security.config_sets);
+	ck_assert_uint_eq(spec.security.permitted, CAP(5) | CAP(21));
+	ck_assert_uint_eq(spec.security.caps, CAP(5));
+	/* ...and names cordon does not know are warnings, not errors. */
+	ck_assert_uint_ge(spec.oci->n_warnings, 2);
+	ck_assert_msg(strstr(spec.oci->warnings[0], "bounding[1]: unknown capability 'CAP_NOPE'"),
+		      "%s", spec.oci->warnings[0]);
+	ck_assert_msg(strstr(spec.oci->warnings[1], "permitted[2]: unknown capability 'kill'"),
+		      "%s", spec.oci->warnings[1]);
+	cordon_spec_free(&spec);
+	/* Under cordon's network policy, the safe set and SETFCAP only, as with --cap-add. */
+	parse_ok(&spec, tmp, json_net);
 	ck_assert_int_lt(cordon_spec_finalize(&spec, &err), 0);
 	ck_assert_int_eq(err.code, CORDON_E_SPEC);
 	ck_assert_msg(strstr(err.msg, "process.capabilities.permitted: CAP_SYS_ADMIN is refused"),

@@ -1,0 +1,217 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# shellcheck disable=SC2317 # cases are called through each_mode
+# e2e: OCI conformance (docs/oci.md): what config.json asks for is what the
+# container sees, read back from inside: the capability sets and
+# NoNewPrivs of /proc/self/status, setuid programs, ambient capabilities.
+#
+# SEC_PROBE (tests/security's static probe) is copied into a rootfs for
+# what busybox cannot show (a setuid program's ids, a bind to a port).
+. "$(dirname "$0")/oci-lib.sh"
+
+SEC_PROBE=${SEC_PROBE:-}
+
+# cfg PYTHON: run PYTHON on the bundle's config.json as `c` (then saved);
+# ARGS after it are sys.argv[1:].
+cfg() {
+	local code=$1
+	shift
+	"$PYTHON" - "$BUNDLE/config.json" "$code" "$@" <<'EOF' || { fail "editing config.json: $code"; return 1; }
+import json, sys
+path, code = sys.argv[1], sys.argv[2]
+sys.argv = sys.argv[2:]
+c = json.load(open(path))
+exec(code)
+json.dump(c, open(path, "w"))
+EOF
+}
+
+# status_field NAME: the value of NAME in the /proc/self/status on $OUT.
+status_field() { awk -v k="$1:" '$1 == k { print $2 }' <<<"$OUT"; }
+
+# expect_caps INH PRM EFF BND AMB: the five sets on $OUT (hex, 16 digits).
+expect_caps() {
+	local names=(CapInh CapPrm CapEff CapBnd CapAmb) want=("$@") i got
+	for i in 0 1 2 3 4; do
+		got=$(status_field "${names[$i]}")
+		[ "$got" = "${want[$i]}" ] || fail "${names[$i]}: expected ${want[$i]}, got '$got'"
+	done
+}
+
+# probe_rootfs: a copy of the rootfs with the probe as /bin/probe and a
+# setuid-root copy of it as /bin/suid-probe; sets ROOTFS_COPY.
+probe_rootfs() {
+	if [ -z "$SEC_PROBE" ]; then
+		[ "${CI:-}" = true ] && { fail "SEC_PROBE is not set (the security tests' probe)"; return 1; }
+		skip_case "no sec-probe in this build"
+		return 1
+	fi
+	ROOTFS_COPY=$CASE_DIR/rootfs
+	copy_rootfs "$ROOTFS_COPY" || return 1
+	cp "$SEC_PROBE" "$ROOTFS_COPY/bin/probe"
+	cp "$SEC_PROBE" "$ROOTFS_COPY/bin/suid-probe"
+	# The sandbox's root owns the rootfs: host root's files (idmapped), the caller's rootless.
+	[ "$MODE" = rootless ] && chown -R "$TEST_UID:$TEST_GID" "$ROOTFS_COPY"
+	chmod 4755 "$ROOTFS_COPY/bin/suid-probe"
+}
+
+# user_1000: the process runs as uid and gid 1000. Rootless, the config
+# maps the caller to 0 and the subordinate range above it (the caller's
+# own id alone would leave 1000 unmapped).
+user_1000() {
+	local base
+	cfg 'c["process"]["user"] = {"uid": 1000, "gid": 1000}' || return 1
+	[ "$MODE" = rootless ] || return 0
+	base=$(awk -F: -v u="$CORDON_TEST_USER" '$1 == u { print $2; exit }' /etc/subuid)
+	cfg 'u = [{"containerID": 0, "hostID": int(sys.argv[1]), "size": 1}, {"containerID": 1, "hostID": int(sys.argv[3]), "size": 65536}]
+g = [{"containerID": 0, "hostID": int(sys.argv[2]), "size": 1}, {"containerID": 1, "hostID": int(sys.argv[3]), "size": 65536}]
+c["linux"]["uidMappings"] = u; c["linux"]["gidMappings"] = g' "$TEST_UID" "$TEST_GID" "$base"
+}
+
+# Bits: CAP_KILL 5, CAP_NET_BIND_SERVICE 10, CAP_NET_RAW 13, CAP_SYS_ADMIN 21.
+CAPS5='{"bounding": ["CAP_SYS_ADMIN", "CAP_NET_RAW", "CAP_KILL", "CAP_NO_SUCH_ONE"],
+	"effective": ["CAP_KILL"], "permitted": ["CAP_KILL", "CAP_NET_RAW"],
+	"inheritable": ["CAP_NET_RAW"], "ambient": ["CAP_NET_RAW"]}'
+
+# All five sets as the config gives them, for root and another uid (the
+# ambient one raised after the uid change); a capability outside cordon
+# run's safe set (SYS_ADMIN) is the config's to grant; an unknown name is
+# a warning, not an error.
+t_caps_sets() {
+	local id=$CASE_ID-c
+	setup_case
+	mk_bundle b cat /proc/self/status || return
+	cfg 'c["process"]["capabilities"] = json.loads(sys.argv[1])' "$CAPS5" || return
+	oc run -b "$BUNDLE" "$id"
+	expect_rc 0 || return
+	expect_err_has "CAP_NO_SUCH_ONE"
+	# Root: execve raises permitted and effective to the bounding and
+	# inheritable sets, but no_new_privs keeps them within the permitted set.
+	expect_caps 0000000000002000 0000000000002020 0000000000002020 0000000000202020 0000000000002000
+	cfg 'c["process"]["noNewPrivileges"] = False' || return
+	oc run -b "$BUNDLE" "$id"
+	expect_rc 0 || return
+	expect_caps 0000000000002000 0000000000202020 0000000000202020 0000000000202020 0000000000002000
+	user_1000 || return
+	oc run -b "$BUNDLE" "$id"
+	expect_rc 0 || return
+	# Another uid keeps what is ambient, and only that.
+	expect_caps 0000000000002000 0000000000002000 0000000000002000 0000000000202020 0000000000002000
+	# No capabilities object: nothing at all, for root too.
+	cfg 'c["process"].pop("capabilities"); c["process"]["user"] = {"uid": 0, "gid": 0}
+c["linux"].pop("uidMappings", None); c["linux"].pop("gidMappings", None)' || return
+	oc run -b "$BUNDLE" "$id"
+	expect_rc 0 || return
+	expect_caps 0000000000000000 0000000000000000 0000000000000000 0000000000000000 0000000000000000
+	end_case
+}
+
+# exec --cap adds any capability the kernel knows to the bounding,
+# permitted and effective sets; an unknown one is a warning.
+t_exec_caps() {
+	local id=$CASE_ID-e
+	setup_case
+	mk_bundle b sleep "$MARK" || return
+	oc create -b "$BUNDLE" "$id"
+	expect_rc 0 || return
+	oc exec --cap CAP_SYS_ADMIN --cap CAP_NO_SUCH_ONE "$id" cat /proc/self/status
+	expect_rc 0
+	expect_err_has "CAP_NO_SUCH_ONE"
+	[ $((0x$(status_field CapBnd) & 0x200000)) != 0 ] || fail "exec --cap CAP_SYS_ADMIN: not in the bounding set"
+	[ $((0x$(status_field CapEff) & 0x200000)) != 0 ] || fail "exec --cap CAP_SYS_ADMIN: not effective"
+	oc delete --force "$id"
+	expect_rc 0
+	end_case
+}
+
+# Under cordon's network annotations the container keeps cordon run's policy.
+t_caps_policy_net() {
+	local id=$CASE_ID-p
+	setup_case
+	ANNOTATIONS='{"run.cordon.net.allow": "192.0.2.1"}' mk_bundle b true || return
+	cfg 'c["process"]["capabilities"]["bounding"].append("CAP_NET_ADMIN")' || return
+	oc run -b "$BUNDLE" "$id"
+	expect_cordon_error SPEC "CAP_NET_ADMIN is refused with annotations.run.cordon.net.allow"
+	end_case
+}
+
+# process.noNewPrivileges as the config says; run.cordon.no-new-privileges
+# "true" and exec --no-new-privs force it; cordon run always sets it.
+t_no_new_privs() {
+	local id=$CASE_ID-n
+	setup_case
+	mk_bundle b grep NoNewPrivs /proc/self/status || return
+	cfg 'c["process"]["noNewPrivileges"] = False' || return
+	oc run -b "$BUNDLE" "$id"
+	expect_rc 0
+	expect_out_eq "NoNewPrivs:	0" "noNewPrivileges false: expected NoNewPrivs 0"
+	cfg 'c["process"].pop("noNewPrivileges")' || return
+	oc run -b "$BUNDLE" "$id"
+	expect_out_eq "NoNewPrivs:	0" "noNewPrivileges absent (false): expected NoNewPrivs 0"
+	cfg 'c["process"]["noNewPrivileges"] = True' || return
+	oc run -b "$BUNDLE" "$id"
+	expect_out_eq "NoNewPrivs:	1" "noNewPrivileges true: expected NoNewPrivs 1"
+	cfg 'c["process"]["noNewPrivileges"] = False; c["annotations"] = {"run.cordon.no-new-privileges": "true"}' || return
+	oc run -b "$BUNDLE" "$id"
+	expect_out_eq "NoNewPrivs:	1" "the annotation: expected NoNewPrivs 1"
+	cfg 'c["annotations"] = {"run.cordon.no-new-privileges": "yes"}' || return
+	oc run -b "$BUNDLE" "$id"
+	expect_cordon_error SPEC "run.cordon.no-new-privileges: expected 'true' or 'false'"
+	cfg 'c["annotations"] = {}; c["process"]["args"] = ["sleep", sys.argv[1]]' "$MARK" || return
+	oc create -b "$BUNDLE" "$id"
+	expect_rc 0 || return
+	oc exec "$id" grep NoNewPrivs /proc/self/status
+	expect_out_eq "NoNewPrivs:	0" "exec: expected the config's NoNewPrivs 0"
+	oc exec --no-new-privs "$id" grep NoNewPrivs /proc/self/status
+	expect_out_eq "NoNewPrivs:	1" "exec --no-new-privs: expected NoNewPrivs 1"
+	oc delete --force "$id"
+	crun -- grep NoNewPrivs /proc/self/status
+	expect_out_eq "NoNewPrivs:	1" "cordon run: expected NoNewPrivs 1"
+	end_case
+}
+
+# A setuid-root program of the image works for another uid where the
+# config leaves no_new_privs off, and gains nothing where it sets it.
+t_setuid_program() {
+	local id=$CASE_ID-s
+	setup_case
+	probe_rootfs || return
+	mk_bundle b /bin/suid-probe ids || return
+	cfg 'c["root"]["path"] = sys.argv[1]; c["process"]["noNewPrivileges"] = False' "$ROOTFS_COPY" || return
+	user_1000 || return
+	oc run -b "$BUNDLE" "$id"
+	expect_rc 0
+	expect_out_eq "ids=1000,0,0:1000,1000,1000" "noNewPrivileges false: the setuid program did not run as root"
+	cfg 'c["process"]["noNewPrivileges"] = True' || return
+	oc run -b "$BUNDLE" "$id"
+	expect_rc 0
+	expect_out_eq "ids=1000,1000,1000:1000,1000,1000" "noNewPrivileges true: the setuid program gained root"
+	end_case
+}
+
+# An ambient capability lets a program of another uid use it without file
+# capabilities: NET_BIND_SERVICE binds port 80.
+t_ambient_bind() {
+	local id=$CASE_ID-a
+	setup_case
+	probe_rootfs || return
+	mk_bundle b /bin/probe bind:80 || return
+	cfg 'c["root"]["path"] = sys.argv[1]; n = ["CAP_NET_BIND_SERVICE"]
+c["process"]["capabilities"] = {"bounding": n, "permitted": n, "inheritable": n, "ambient": n}' "$ROOTFS_COPY" || return
+	user_1000 || return
+	oc run -b "$BUNDLE" "$id"
+	expect_rc 0
+	expect_out_eq "bind:80=ok" "ambient NET_BIND_SERVICE: port 80 not bound"
+	cfg 'c["process"]["capabilities"]["ambient"] = []' || return
+	oc run -b "$BUNDLE" "$id"
+	expect_out_eq "bind:80=EACCES" "without the ambient capability: expected EACCES"
+	end_case
+}
+
+each_mode "process.capabilities: the five sets, root and uid 1000, SYS_ADMIN granted, an unknown name warned" t_caps_sets
+each_mode "exec --cap: any known capability added, an unknown one warned" t_exec_caps
+each_mode "capabilities under the network annotations: cordon run's policy" t_caps_policy_net
+each_mode "noNewPrivileges: as configured, forced by the annotation and exec --no-new-privs" t_no_new_privs
+each_mode "a setuid program: root with noNewPrivileges false, nothing with true" t_setuid_program
+each_mode "an ambient capability for uid 1000: NET_BIND_SERVICE binds port 80" t_ambient_bind
+done_testing
