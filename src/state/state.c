@@ -654,12 +654,14 @@ int cordon_state_sweep(int root_fd, unsigned budget)
 	if (!d)
 		return 0;
 	fd = -1;
-	while (budget > 0 && (de = readdir(d))) {
+	/* The dup shares root_fd's offset: a sweep before this one read it to the end. */
+	rewinddir(d);
+	/* The budget counts removals: live entries read past cost nothing of it. */
+	while ((unsigned)removed < budget && (de = readdir(d))) {
 		_cleanup_close_ int dir = -1;
 
 		if (de->d_name[0] == '.' || !cordon_id_valid(de->d_name))
 			continue;
-		budget--;
 		dir = openat(root_fd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		/* A locked entry is being created or worked on by a command: not ours. */
 		if (dir < 0 || flock(dir, LOCK_EX | LOCK_NB) < 0 || entry_kept(dir))
