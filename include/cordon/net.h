@@ -361,14 +361,21 @@ struct cordon_dnsproxy_stats {
 	uint64_t addrs_inserted, addrs_refused;
 };
 
+/* Listening sockets of one kind (UDP, TCP) a proxy serves, at most. */
+#define CORDON_DNSPROXY_MAX_LISTENERS 4
+
 /*
- * A proxy serving the given sockets (UDP and listening TCP, already bound,
- * non-blocking; it takes ownership). Its fds are driven by the caller's
- * epoll loop through cordon_dnsproxy_fds / cordon_dnsproxy_handle, so the
- * supervisor runs it in its own single loop.
+ * A proxy serving the given sockets: n_udp UDP and n_tcp listening TCP
+ * sockets, each already bound, non-blocking, and at most one UDP socket
+ * per address family (a reply leaves through the UDP socket of the
+ * client's family). It takes ownership of every fd, also when it fails.
+ * Its fds are driven by the caller's epoll loop through
+ * cordon_dnsproxy_attach / cordon_dnsproxy_handle, so the supervisor runs
+ * it in its own single loop.
  */
 struct cordon_dnsproxy *cordon_dnsproxy_new(const struct cordon_dnsproxy_config *cfg,
-					    int udp_fd, int tcp_fd, struct cordon_error *err);
+					    const int *udp_fds, size_t n_udp, const int *tcp_fds,
+					    size_t n_tcp, struct cordon_error *err);
 void cordon_dnsproxy_free(struct cordon_dnsproxy *p);
 /* Register every fd the proxy wants watched into epfd (data.ptr = p's own tags). */
 int cordon_dnsproxy_attach(struct cordon_dnsproxy *p, int epfd, struct cordon_error *err);
@@ -431,10 +438,15 @@ int cordon_gateway_prepare(struct cordon_error *err);
 int cordon_gateway_link(pid_t workload_pid, struct cordon_error *err);
 
 /*
- * The DNS proxy's listening sockets in G: UDP and TCP on [::]:53, dual
- * stack (the nft input chain admits only the workload link's port 53).
+ * The DNS proxy's listening sockets in G, UDP and TCP on port 53 of the
+ * gateway's own addresses: [0] IPv4 on CORDON_GW_ADDR4, [1] IPv6 on
+ * CORDON_GW_ADDR6, IPv6 only (never a dual-stack socket that would take
+ * and answer IPv4 as an IPv4-mapped IPv6 source). Made before gw0 and its
+ * addresses exist (IP_FREEBIND).
  */
-int cordon_gateway_dns_sockets(int *udp_fd, int *tcp_fd, struct cordon_error *err);
+#define CORDON_GW_DNS_SOCKETS 2
+int cordon_gateway_dns_sockets(int udp[CORDON_GW_DNS_SOCKETS], int tcp[CORDON_GW_DNS_SOCKETS],
+			       struct cordon_error *err);
 
 /* Workload side, inside W before capabilities are dropped: eth0 up, addresses, default routes. */
 int cordon_gateway_workload_link(struct cordon_error *err);

@@ -70,6 +70,13 @@ struct udp_socket {
 	int family;
 };
 
+/* A listening socket of the proxy's, UDP or TCP, and its address family. */
+struct listener {
+	struct tag tag;
+	int fd;
+	int family;
+};
+
 struct txn {
 	struct tag tag;
 	struct txn *next; /* in p->txns while live, in p->dead_txns once freed */
@@ -99,8 +106,9 @@ struct cordon_dnsproxy {
 	struct cordon_dnsproxy_config cfg;
 	const struct cordon_cidr *cidrs;
 	size_t n_cidrs;
-	struct tag udp_tag, tcp_tag;
-	int udp_fd, tcp_fd, epfd;
+	struct listener udp[CORDON_DNSPROXY_MAX_LISTENERS], tcp[CORDON_DNSPROXY_MAX_LISTENERS];
+	size_t n_udp, n_tcp;
+	int epfd;
 	struct udp_socket pool[UDP_POOL * 2];
 	unsigned pool_next;
 	struct txn *txns;

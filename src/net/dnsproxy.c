@@ -101,8 +101,11 @@ void dp_reply(struct cordon_dnsproxy *p, const struct sockaddr_storage *to, sock
 	uint8_t *out;
 
 	if (!tc) {
-		sendto(p->udp_fd, buf, len, MSG_DONTWAIT | MSG_NOSIGNAL,
-		       (const struct sockaddr *)to, to_len);
+		/* The listener of the client's family: the query came in on it. */
+		for (size_t i = 0; i < p->n_udp; i++)
+			if (p->udp[i].family == to->ss_family)
+				sendto(p->udp[i].fd, buf, len, MSG_DONTWAIT | MSG_NOSIGNAL,
+				       (const struct sockaddr *)to, to_len);
 		return;
 	}
 	if (tc->dead)
@@ -234,13 +237,13 @@ static void query(struct cordon_dnsproxy *p, const uint8_t *buf, size_t len,
 		dp_txn_retry(p, t, "upstream unreachable");
 }
 
-static void udp_readable(struct cordon_dnsproxy *p)
+static void udp_readable(struct cordon_dnsproxy *p, struct listener *l)
 {
 	for (int i = 0; i < 64; i++) {
 		uint8_t buf[DNS_UDP_MAX];
 		struct sockaddr_storage from;
 		socklen_t from_len = sizeof(from);
-		ssize_t n = recvfrom(p->udp_fd, buf, sizeof(buf), MSG_DONTWAIT,
+		ssize_t n = recvfrom(l->fd, buf, sizeof(buf), MSG_DONTWAIT,
 				     (struct sockaddr *)&from, &from_len);
 
 		if (n < 0)
@@ -249,10 +252,10 @@ static void udp_readable(struct cordon_dnsproxy *p)
 	}
 }
 
-static void tcp_accept(struct cordon_dnsproxy *p)
+static void tcp_accept(struct cordon_dnsproxy *p, struct listener *l)
 {
 	for (;;) {
-		int fd = accept4(p->tcp_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		int fd = accept4(l->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		struct tcp_client *c;
 		struct epoll_event ev;
 		size_t slot;
@@ -344,17 +347,68 @@ static void release_dead(struct cordon_dnsproxy *p)
 
 /* --- the public face ---------------------------------------------------------- */
 
-struct cordon_dnsproxy *cordon_dnsproxy_new(const struct cordon_dnsproxy_config *cfg, int udp_fd,
-					    int tcp_fd, struct cordon_error *err)
+/* Take the listeners of one kind; 0, or -1 (err set) for a socket we cannot use. */
+static int take_listeners(struct listener *ls, size_t *n_out, const int *fds, size_t n,
+			  enum tag_kind kind, const char *what, struct cordon_error *err)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct sockaddr_storage ss;
+		socklen_t len = sizeof(ss);
+
+		ls[i] = (struct listener){ .tag = { kind, &ls[i] }, .fd = fds[i] };
+		*n_out = i + 1;
+		if (fds[i] < 0 || getsockname(fds[i], (struct sockaddr *)&ss, &len) < 0)
+			return cordon_error_set(err, CORDON_E_NET_POLICY,
+						fds[i] < 0 ? EBADF : errno,
+						"DNS proxy: %s socket %zu", what, i);
+		ls[i].family = ss.ss_family;
+		for (size_t k = 0; kind == TAG_UDP_LISTEN && k < i; k++)
+			if (ls[k].family == ls[i].family)
+				return cordon_error_set(
+					err, CORDON_E_NET_POLICY, EINVAL,
+					"DNS proxy: two UDP sockets of one address family");
+	}
+	return 0;
+}
+
+static void close_fds(const int *fds, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+}
+
+struct cordon_dnsproxy *cordon_dnsproxy_new(const struct cordon_dnsproxy_config *cfg,
+					    const int *udp_fds, size_t n_udp, const int *tcp_fds,
+					    size_t n_tcp, struct cordon_error *err)
 {
 	struct cordon_dnsproxy *p;
 
 	if (!cfg->allowlist || (cfg->n_upstreams == 0) || !cfg->upstreams) {
 		cordon_error_set(err, CORDON_E_NET_POLICY, 0,
 				 "DNS proxy: no allowlist or upstream");
+		close_fds(udp_fds, n_udp);
+		close_fds(tcp_fds, n_tcp);
+		return NULL;
+	}
+	if (n_udp > CORDON_DNSPROXY_MAX_LISTENERS || n_tcp > CORDON_DNSPROXY_MAX_LISTENERS) {
+		cordon_error_set(err, CORDON_E_NET_POLICY, EINVAL,
+				 "DNS proxy: more than %d listening sockets of a kind",
+				 CORDON_DNSPROXY_MAX_LISTENERS);
+		close_fds(udp_fds, n_udp);
+		close_fds(tcp_fds, n_tcp);
 		return NULL;
 	}
 	p = cordon_xcalloc(1, sizeof(*p));
+	p->epfd = -1;
+	if (take_listeners(p->udp, &p->n_udp, udp_fds, n_udp, TAG_UDP_LISTEN, "UDP", err) < 0 ||
+	    take_listeners(p->tcp, &p->n_tcp, tcp_fds, n_tcp, TAG_TCP_LISTEN, "TCP", err) < 0) {
+		/* Ours now, taken or not. */
+		close_fds(udp_fds, n_udp);
+		close_fds(tcp_fds, n_tcp);
+		free(p);
+		return NULL;
+	}
 	p->cfg = *cfg;
 	if (!p->cfg.upstream_timeout_ms)
 		p->cfg.upstream_timeout_ms = 2000;
@@ -369,11 +423,6 @@ struct cordon_dnsproxy *cordon_dnsproxy_new(const struct cordon_dnsproxy_config 
 	p->tokens = p->cfg.qps;
 	p->tokens_at_ms = dp_now_ms();
 	p->n_cidrs = cordon_allowlist_cidrs(cfg->allowlist, &p->cidrs);
-	p->udp_fd = udp_fd;
-	p->tcp_fd = tcp_fd;
-	p->epfd = -1;
-	p->udp_tag = (struct tag){ TAG_UDP_LISTEN, p };
-	p->tcp_tag = (struct tag){ TAG_TCP_LISTEN, p };
 	p->msg = cordon_xmalloc(sizeof(*p->msg));
 	return p;
 }
@@ -398,10 +447,10 @@ void cordon_dnsproxy_free(struct cordon_dnsproxy *p)
 	for (size_t i = 0; i < ARRAY_SIZE(p->pool); i++)
 		if (p->pool[i].fd > 0)
 			close(p->pool[i].fd);
-	if (p->udp_fd >= 0)
-		close(p->udp_fd);
-	if (p->tcp_fd >= 0)
-		close(p->tcp_fd);
+	for (size_t i = 0; i < p->n_udp; i++)
+		close(p->udp[i].fd);
+	for (size_t i = 0; i < p->n_tcp; i++)
+		close(p->tcp[i].fd);
 	free(p->msg);
 	free(p);
 }
@@ -411,12 +460,14 @@ int cordon_dnsproxy_attach(struct cordon_dnsproxy *p, int epfd, struct cordon_er
 	struct epoll_event ev = { .events = EPOLLIN };
 
 	p->epfd = epfd;
-	ev.data.ptr = &p->udp_tag;
-	if (p->udp_fd >= 0 && epoll_ctl(epfd, EPOLL_CTL_ADD, p->udp_fd, &ev) < 0)
-		return cordon_error_set(err, CORDON_E_NET_POLICY, errno, "DNS proxy: epoll");
-	ev.data.ptr = &p->tcp_tag;
-	if (p->tcp_fd >= 0 && epoll_ctl(epfd, EPOLL_CTL_ADD, p->tcp_fd, &ev) < 0)
-		return cordon_error_set(err, CORDON_E_NET_POLICY, errno, "DNS proxy: epoll");
+	for (size_t i = 0; i < p->n_udp + p->n_tcp; i++) {
+		struct listener *l = i < p->n_udp ? &p->udp[i] : &p->tcp[i - p->n_udp];
+
+		ev.data.ptr = &l->tag;
+		if (epoll_ctl(epfd, EPOLL_CTL_ADD, l->fd, &ev) < 0)
+			return cordon_error_set(err, CORDON_E_NET_POLICY, errno,
+						"DNS proxy: epoll");
+	}
 	return 0;
 }
 
@@ -424,13 +475,17 @@ int cordon_dnsproxy_handle(struct cordon_dnsproxy *p, void *tagp, uint32_t event
 {
 	struct tag *tag = tagp;
 
-	if (tag == &p->udp_tag) {
-		udp_readable(p);
-		return 1;
+	for (size_t i = 0; i < p->n_udp; i++) {
+		if (tag == &p->udp[i].tag) {
+			udp_readable(p, &p->udp[i]);
+			return 1;
+		}
 	}
-	if (tag == &p->tcp_tag) {
-		tcp_accept(p);
-		return 1;
+	for (size_t i = 0; i < p->n_tcp; i++) {
+		if (tag == &p->tcp[i].tag) {
+			tcp_accept(p, &p->tcp[i]);
+			return 1;
+		}
 	}
 	/*
 	 * The tag is compared, never read, until it is known to be live: a

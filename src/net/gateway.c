@@ -106,36 +106,86 @@ int cordon_gateway_link(pid_t workload_pid, struct cordon_error *err)
 	return 0;
 }
 
-static int dns_socket(int type, struct cordon_error *err)
-{
-	struct sockaddr_in6 sa = { .sin6_family = AF_INET6, .sin6_port = htons(53),
-				   .sin6_addr = IN6ADDR_ANY_INIT };
-	int fd = socket(AF_INET6, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	int off = 0, on = 1;
+#ifndef IPV6_FREEBIND
+#define IPV6_FREEBIND 78 /* Linux 4.15; not in every libc's headers */
+#endif
 
+/*
+ * One listener of the proxy on port 53 of the gateway's own address a:
+ * bound to that address, never to the wildcard, and an IPv6 socket is
+ * IPv6 only. A dual-stack [::]:53 socket took IPv4 queries as
+ * IPv4-mapped sources and answered an IPv6 packet from ::ffff:X as IPv4,
+ * to X, wherever X was. The address is not on gw0 yet (the link is made
+ * once the workload has its namespace): FREEBIND lets the bind come
+ * first, and the socket receives once the address is there.
+ */
+static int dns_socket(const struct cordon_addr *a, int type, struct cordon_error *err)
+{
+	struct sockaddr_storage ss = { 0 };
+	socklen_t len;
+	int fd, on = 1;
+	char text[INET6_ADDRSTRLEN];
+
+	if (a->family == AF_INET) {
+		struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
+
+		sin->sin_family = AF_INET;
+		sin->sin_port = htons(53);
+		sin->sin_addr = a->u.v4;
+		len = sizeof(*sin);
+	} else {
+		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&ss;
+
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_port = htons(53);
+		sin6->sin6_addr = a->u.v6;
+		len = sizeof(*sin6);
+	}
+	cordon_addr_format(a, text, sizeof(text));
+	fd = socket(a->family, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return cordon_error_set(err, CORDON_E_NET_POLICY, errno, "DNS proxy socket");
-	if (setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof(off)) < 0 ||
-	    (type == SOCK_STREAM && setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on)) < 0) ||
-	    bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	if ((a->family == AF_INET6 &&
+	     (setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &on, sizeof(on)) < 0 ||
+	      setsockopt(fd, IPPROTO_IPV6, IPV6_FREEBIND, &on, sizeof(on)) < 0)) ||
+	    (a->family == AF_INET &&
+	     setsockopt(fd, IPPROTO_IP, IP_FREEBIND, &on, sizeof(on)) < 0) ||
+	    (type == SOCK_STREAM &&
+	     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on)) < 0) ||
+	    bind(fd, (struct sockaddr *)&ss, len) < 0 ||
 	    (type == SOCK_STREAM && listen(fd, 64) < 0)) {
 		int e = errno;
 
 		close(fd);
-		return cordon_error_set(err, CORDON_E_NET_POLICY, e, "DNS proxy socket on port 53");
+		return cordon_error_set(
+			err, CORDON_E_NET_POLICY, e, "DNS proxy socket on %s%s%s:53",
+			a->family == AF_INET6 ? "[" : "", text, a->family == AF_INET6 ? "]" : "");
 	}
 	return fd;
 }
 
-int cordon_gateway_dns_sockets(int *udp_fd, int *tcp_fd, struct cordon_error *err)
+int cordon_gateway_dns_sockets(int udp[CORDON_GW_DNS_SOCKETS], int tcp[CORDON_GW_DNS_SOCKETS],
+			       struct cordon_error *err)
 {
-	*udp_fd = dns_socket(SOCK_DGRAM, err);
-	if (*udp_fd < 0)
-		return -1;
-	*tcp_fd = dns_socket(SOCK_STREAM, err);
-	if (*tcp_fd < 0) {
-		cordon_closep(udp_fd);
-		return -1;
+	struct cordon_gateway_addrs gw;
+	const struct cordon_addr *addrs[CORDON_GW_DNS_SOCKETS];
+
+	cordon_gateway_addrs(&gw);
+	addrs[0] = &gw.gw4;
+	addrs[1] = &gw.gw6;
+	for (size_t i = 0; i < CORDON_GW_DNS_SOCKETS; i++)
+		udp[i] = tcp[i] = -1;
+	for (size_t i = 0; i < CORDON_GW_DNS_SOCKETS; i++) {
+		udp[i] = dns_socket(addrs[i], SOCK_DGRAM, err);
+		if (udp[i] >= 0)
+			tcp[i] = dns_socket(addrs[i], SOCK_STREAM, err);
+		if (udp[i] < 0 || tcp[i] < 0) {
+			for (size_t k = 0; k <= i; k++) {
+				cordon_closep(&udp[k]);
+				cordon_closep(&tcp[k]);
+			}
+			return -1;
+		}
 	}
 	return 0;
 }

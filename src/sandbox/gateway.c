@@ -19,36 +19,51 @@
  * DNS proxy's sockets and a netfilter socket. Then hand the supervisor
  * what it serves or configures from outside: G and our user namespace
  * (for the uplink), the netfilter socket (the ruleset, then the allow
- * sets) and the DNS sockets. Sockets keep the namespace they were made
+ * sets) and the DNS sockets (UDP and TCP on the gateway's IPv4 and IPv6
+ * address). Sockets keep the namespace they were made
  * in. Sent before the filesystem is built, so that the uplink (a helper
  * or pasta) is set up while we mount.
  */
 int sandbox_gateway_start(const struct child_ctx *ctx, struct cordon_error *err)
 {
 	struct sync_msg msg = { .type = SYNC_NET };
-	_cleanup_close_ int gw_ns = -1, userns = -1, udp = -1, tcp = -1;
+	_cleanup_close_ int gw_ns = -1, userns = -1;
+	int udp[CORDON_GW_DNS_SOCKETS] = { -1, -1 }, tcp[CORDON_GW_DNS_SOCKETS] = { -1, -1 };
 	struct cordon_nft *nft;
-	int fds[5], r;
+	int fds[SYNC_NET_FDS], r;
 
-	if (cordon_gateway_prepare(err) < 0 || cordon_gateway_dns_sockets(&udp, &tcp, err) < 0)
+	if (cordon_gateway_prepare(err) < 0 || cordon_gateway_dns_sockets(udp, tcp, err) < 0)
 		return -1;
 	gw_ns = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
-	if (gw_ns < 0)
-		return cordon_error_set(err, CORDON_E_NAMESPACE, errno, "opening the gateway namespace");
 	/* Ours to give: a rootless supervisor cannot open it (we share its mm's user namespace). */
 	userns = open("/proc/self/ns/user", O_RDONLY | O_CLOEXEC);
-	if (userns < 0)
-		return cordon_error_set(err, CORDON_E_NAMESPACE, errno, "opening the user namespace");
-	nft = cordon_nft_open(err);
-	if (!nft)
+	nft = gw_ns >= 0 && userns >= 0 ? cordon_nft_open(err) : NULL;
+	if (gw_ns < 0 || userns < 0 || !nft) {
+		for (size_t i = 0; i < CORDON_GW_DNS_SOCKETS; i++) {
+			cordon_closep(&udp[i]);
+			cordon_closep(&tcp[i]);
+		}
+		if (gw_ns < 0)
+			return cordon_error_set(err, CORDON_E_NAMESPACE, errno,
+						"opening the gateway namespace");
+		if (userns < 0)
+			return cordon_error_set(err, CORDON_E_NAMESPACE, errno,
+						"opening the user namespace");
 		return cordon_error_wrap(err, "gateway");
-	fds[0] = gw_ns;
-	fds[1] = cordon_nft_fd(nft);
-	fds[2] = udp;
-	fds[3] = tcp;
-	fds[4] = userns;
-	r = sync_send(ctx->sync_fd, &msg, fds, 5);
+	}
+	fds[SYNC_NET_FD_NETNS] = gw_ns;
+	fds[SYNC_NET_FD_NFT] = cordon_nft_fd(nft);
+	fds[SYNC_NET_FD_USERNS] = userns;
+	for (size_t i = 0; i < CORDON_GW_DNS_SOCKETS; i++) {
+		fds[SYNC_NET_FD_UDP + i] = udp[i];
+		fds[SYNC_NET_FD_TCP + i] = tcp[i];
+	}
+	r = sync_send(ctx->sync_fd, &msg, fds, SYNC_NET_FDS);
 	cordon_nft_close(nft);
+	for (size_t i = 0; i < CORDON_GW_DNS_SOCKETS; i++) {
+		close(udp[i]);
+		close(tcp[i]);
+	}
 	if (r < 0)
 		return cordon_error_set(err, CORDON_E_INTERNAL, -r, "handing the gateway over");
 	return 0;

@@ -9,7 +9,9 @@
  *      need the host's side of things;
  *   2. commit G's ruleset through the netfilter socket (the allow sets
  *      start empty: only listed CIDRs pass until DNS attests more);
- *   3. start the DNS proxy (it asks upstream from the host's namespace);
+ *   3. start the DNS proxy on the listeners the init made (UDP and TCP on
+ *      the gateway's IPv4 and IPv6 address); it asks upstream from the
+ *      host's namespace;
  *   4. tell the init how to finish the uplink (SYNC_UPLINK); it then
  *      releases the workload.
  * While the sandbox runs, the addresses the host gains are added to G's
@@ -354,12 +356,12 @@ static void pasta_stop(struct sandbox_net *n)
 
 /* --- the handover ------------------------------------------------------------ */
 
-/* Wait for SYNC_NET and its five fds; anything else is the init's failure, passed on. */
+/* Wait for SYNC_NET and its fds; anything else is the init's failure, passed on. */
 static int receive_gateway(struct sandbox_net *n, int sync_fd, struct sync_msg *other,
-			   int fds[5], struct cordon_error *err)
+			   int fds[SYNC_NET_FDS], struct cordon_error *err)
 {
 	struct pollfd p = { .fd = sync_fd, .events = POLLIN };
-	size_t n_fds = 5;
+	size_t n_fds = SYNC_NET_FDS;
 	ssize_t r;
 
 	r = poll(&p, 1, NET_HANDOVER_TIMEOUT_MS);
@@ -373,7 +375,7 @@ static int receive_gateway(struct sandbox_net *n, int sync_fd, struct sync_msg *
 			close(fds[i]);
 		return 1;
 	}
-	if (n_fds != 5) {
+	if (n_fds != SYNC_NET_FDS) {
 		for (size_t i = 0; i < n_fds; i++)
 			close(fds[i]);
 		return fail(err, EPROTO, "the gateway handover carried %zu fds", n_fds);
@@ -589,7 +591,9 @@ static uint32_t ttl_floor_s(void)
 }
 #endif
 
-static int start_proxy(struct sandbox_net *n, int udp, int tcp, struct cordon_error *err)
+/* Takes the listeners (CORDON_GW_DNS_SOCKETS of each kind), also when it fails. */
+static int start_proxy(struct sandbox_net *n, const int *udp, const int *tcp,
+		       struct cordon_error *err)
 {
 	const struct cordon_net_spec *net = &n->spec->net;
 	struct cordon_dnsproxy_config cfg = {
@@ -603,10 +607,17 @@ static int start_proxy(struct sandbox_net *n, int udp, int tcp, struct cordon_er
 		.opaque = n,
 	};
 
-	n->proxy = cordon_dnsproxy_new(&cfg, udp, tcp, err);
+	n->proxy = cordon_dnsproxy_new(&cfg, udp, CORDON_GW_DNS_SOCKETS, tcp, CORDON_GW_DNS_SOCKETS,
+				       err);
 	if (!n->proxy)
 		return cordon_error_wrap(err, "network");
 	return 0;
+}
+
+static void close_listeners(int (*fds)[SYNC_NET_FDS - SYNC_NET_FD_UDP])
+{
+	for (size_t i = 0; i < ARRAY_SIZE(*fds); i++)
+		cordon_closep(&(*fds)[i]);
 }
 
 int sandbox_net_setup(struct sandbox_net *n, pid_t init_pid, int sync_fd, struct sync_msg *other,
@@ -615,20 +626,23 @@ int sandbox_net_setup(struct sandbox_net *n, pid_t init_pid, int sync_fd, struct
 	const struct cordon_net_spec *net = &n->spec->net;
 	struct sync_msg up = { .type = SYNC_UPLINK };
 	struct sync_uplink payload = { 0 };
-	int fds[5] = { -1, -1, -1, -1, -1 }, r;
-	_cleanup_close_ int gw_ns = -1, udp = -1, tcp = -1, userns = -1;
+	int fds[SYNC_NET_FDS], r;
+	_cleanup_close_ int gw_ns = -1, userns = -1;
+	/* The DNS listeners, until the proxy takes them. */
+	_cleanup_(close_listeners) int dns[SYNC_NET_FDS - SYNC_NET_FD_UDP];
 
+	for (size_t i = 0; i < ARRAY_SIZE(dns); i++)
+		dns[i] = -1;
 	other->type = 0;
 	r = receive_gateway(n, sync_fd, other, fds, err);
 	if (r != 0)
 		return r;
-	gw_ns = fds[0];
-	udp = fds[2];
-	tcp = fds[3];
-	userns = fds[4];
-	n->nft = cordon_nft_open_fd(fds[1], err);
+	gw_ns = fds[SYNC_NET_FD_NETNS];
+	userns = fds[SYNC_NET_FD_USERNS];
+	memcpy(dns, fds + SYNC_NET_FD_UDP, sizeof(dns));
+	n->nft = cordon_nft_open_fd(fds[SYNC_NET_FD_NFT], err);
 	if (!n->nft) {
-		close(fds[1]);
+		close(fds[SYNC_NET_FD_NFT]);
 		return cordon_error_wrap(err, "network");
 	}
 
@@ -646,11 +660,13 @@ int sandbox_net_setup(struct sandbox_net *n, pid_t init_pid, int sync_fd, struct
 	}
 	if (commit_ruleset(n, err) < 0)
 		return -1;
-	if (net->dns_none) {
-		cordon_closep(&udp);
-		cordon_closep(&tcp);
-	} else if (start_proxy(n, TAKE_FD(udp), TAKE_FD(tcp), err) < 0) {
-		return -1;
+	if (!net->dns_none) {
+		r = start_proxy(n, dns, dns + CORDON_GW_DNS_SOCKETS, err);
+		/* Taken, whatever the outcome. */
+		for (size_t i = 0; i < ARRAY_SIZE(dns); i++)
+			dns[i] = -1;
+		if (r < 0)
+			return -1;
 	}
 	memcpy(up.text, &payload, sizeof(payload));
 	r = sync_send(sync_fd, &up, NULL, 0);

@@ -14,17 +14,17 @@
 
 /* Messages on the SOCK_SEQPACKET sync socket, one datagram each. */
 enum sync_type {
-	SYNC_GO = 1,       /* supervisor → init: maps written, fds attached */
+	SYNC_GO = 1,	   /* supervisor → init: maps written, fds attached */
 	SYNC_SETUP_FAILED, /* init → supervisor: error before exec (exit 125) */
 	SYNC_EXEC_FAILED,  /* init → supervisor: execve failed (exit 126/127) */
-	SYNC_EXITED,       /* init → supervisor: the workload's wait status */
-	SYNC_NET,          /* init → supervisor: gateway netns, nft, DNS udp, tcp, userns (fds) */
-	SYNC_UPLINK,       /* supervisor → init: struct sync_uplink in text */
-	SYNC_CREATED,      /* init → supervisor: set up, the workload (host pid in status) waits */
-	SYNC_START,        /* supervisor → init: release the workload */
-	SYNC_RUNNING,      /* init → supervisor: the workload's execve succeeded */
-	SYNC_MOUNT_TREE,   /* supervisor → init, before GO: mounts[status]'s idmapped tree (fd) */
-	SYNC_SIGNAL,       /* supervisor → init: signal status came from the caller's terminal */
+	SYNC_EXITED,	   /* init → supervisor: the workload's wait status */
+	SYNC_NET,	   /* init → supervisor: the gateway's fds, SYNC_NET_FD_* */
+	SYNC_UPLINK,	   /* supervisor → init: struct sync_uplink in text */
+	SYNC_CREATED,	 /* init → supervisor: set up, the workload (host pid in status) waits */
+	SYNC_START,	 /* supervisor → init: release the workload */
+	SYNC_RUNNING,	 /* init → supervisor: the workload's execve succeeded */
+	SYNC_MOUNT_TREE, /* supervisor → init, before GO: mounts[status]'s idmapped tree (fd) */
+	SYNC_SIGNAL,	 /* supervisor → init: signal status came from the caller's terminal */
 };
 
 struct sync_msg {
@@ -33,6 +33,16 @@ struct sync_msg {
 	int32_t errnum;
 	uint32_t code;   /* enum cordon_code */
 	char text[768]; /* as struct cordon_error.msg */
+};
+
+/* SYNC_NET's fds, in this order: G, the netfilter socket, our user namespace, the DNS listeners. */
+enum {
+	SYNC_NET_FD_NETNS,
+	SYNC_NET_FD_NFT,
+	SYNC_NET_FD_USERNS,
+	SYNC_NET_FD_UDP, /* CORDON_GW_DNS_SOCKETS of them */
+	SYNC_NET_FD_TCP = SYNC_NET_FD_UDP + CORDON_GW_DNS_SOCKETS, /* as many */
+	SYNC_NET_FDS = SYNC_NET_FD_TCP + CORDON_GW_DNS_SOCKETS,
 };
 
 /* SYNC_UPLINK's payload: how the gateway's uplink must be finished. */

@@ -6,7 +6,7 @@
 
 #include "sandbox-internal.h"
 
-#define SYNC_MAX_FDS 5
+#define SYNC_MAX_FDS SYNC_NET_FDS /* the most any message carries */
 
 const int sandbox_forwarded_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
 const size_t sandbox_n_forwarded_signals = ARRAY_SIZE(sandbox_forwarded_signals);

@@ -106,7 +106,7 @@ static _Noreturn void proxy(void)
 	struct cordon_allowlist *al = cordon_allowlist_new();
 	struct cordon_dnsproxy_config cfg = { 0 };
 	struct cordon_dnsproxy *p;
-	int epfd = epoll_create1(0);
+	int epfd = epoll_create1(0), udp;
 
 	u->sin_family = AF_INET;
 	u->sin_port = htons(STUB_PORT);
@@ -120,7 +120,8 @@ static _Noreturn void proxy(void)
 	cfg.n_upstreams = 1;
 	cfg.max_inflight = 4 * WINDOW;
 	cfg.insert = accept_insert;
-	p = cordon_dnsproxy_new(&cfg, udp_bound("127.0.0.2", PROXY_PORT, true), -1, &err);
+	udp = udp_bound("127.0.0.2", PROXY_PORT, true);
+	p = cordon_dnsproxy_new(&cfg, &udp, 1, NULL, 0, &err);
 	if (!p || cordon_dnsproxy_attach(p, epfd, &err) < 0) {
 		cordon_error_print(&err);
 		exit(1);

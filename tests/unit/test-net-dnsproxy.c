@@ -10,6 +10,7 @@
 #include <check.h>
 #include <fcntl.h>
 #include <net/if.h>
+#include <poll.h>
 #include <sched.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -299,18 +300,20 @@ static int record_insert(void *opaque, const struct cordon_addr *a, size_t n, ui
 	return 0;
 }
 
-static void harness_up(struct harness *h, uint32_t qps, bool upstream_alive)
+/*
+ * The proxy on the given listeners, its upstream the stub (or nothing),
+ * and h->client a UDP socket connected to client_to. Call after
+ * private_network.
+ */
+static void harness_start(struct harness *h, uint32_t qps, bool upstream_alive, const int *udp,
+			  size_t n_udp, const int *tcp, size_t n_tcp,
+			  const struct sockaddr_storage *client_to)
 {
 	struct cordon_error err = { 0 };
 	struct cordon_dnsproxy_config cfg = { 0 };
 	struct sockaddr_in *up = (struct sockaddr_in *)&h->upstream;
 	struct epoll_event ev = { .events = EPOLLIN };
-	struct sockaddr_in px = { .sin_family = AF_INET, .sin_port = htons(5353) };
-	int tcp, sndbuf = 4096;
 
-	memset(h, 0, sizeof(*h));
-	h->stub.conn = -1;
-	private_network();
 	h->stub.udp = upstream_alive ? bound_socket(SOCK_DGRAM, "127.0.0.1", 5300) : -1;
 	h->stub.tcp = upstream_alive ? bound_socket(SOCK_STREAM, "127.0.0.1", 5300) : -1;
 	up->sin_family = AF_INET;
@@ -325,12 +328,8 @@ static void harness_up(struct harness *h, uint32_t qps, bool upstream_alive)
 	cfg.qps = qps;
 	cfg.insert = record_insert;
 	cfg.opaque = h;
-	/* Accepted clients inherit a small send buffer: a slow reader fills it soon. */
-	tcp = bound_socket(SOCK_STREAM, "127.0.0.2", 5353);
-	ck_assert_int_eq(setsockopt(tcp, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf)), 0);
-	h->proxy = cordon_dnsproxy_new(&cfg, bound_socket(SOCK_DGRAM, "127.0.0.2", 5353), tcp,
-				       &err);
-	ck_assert_ptr_nonnull(h->proxy);
+	h->proxy = cordon_dnsproxy_new(&cfg, udp, n_udp, tcp, n_tcp, &err);
+	ck_assert_msg(h->proxy != NULL, "%s", err.msg);
 	h->epfd = epoll_create1(EPOLL_CLOEXEC);
 	ck_assert_int_eq(cordon_dnsproxy_attach(h->proxy, h->epfd, &err), 0);
 	if (upstream_alive) {
@@ -339,9 +338,31 @@ static void harness_up(struct harness *h, uint32_t qps, bool upstream_alive)
 		ev.data.ptr = &h->stub.tcp;
 		epoll_ctl(h->epfd, EPOLL_CTL_ADD, h->stub.tcp, &ev);
 	}
-	h->client = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	inet_pton(AF_INET, "127.0.0.2", &px.sin_addr);
-	ck_assert_int_eq(connect(h->client, (struct sockaddr *)&px, sizeof(px)), 0);
+	h->client = socket(client_to->ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	ck_assert_int_ge(h->client, 0);
+	ck_assert_int_eq(connect(h->client, (const struct sockaddr *)client_to,
+				 client_to->ss_family == AF_INET ? sizeof(struct sockaddr_in) :
+								   sizeof(struct sockaddr_in6)),
+			 0);
+}
+
+static void harness_up(struct harness *h, uint32_t qps, bool upstream_alive)
+{
+	struct sockaddr_storage to = { 0 };
+	struct sockaddr_in *px = (struct sockaddr_in *)&to;
+	int udp, tcp, sndbuf = 4096;
+
+	memset(h, 0, sizeof(*h));
+	h->stub.conn = -1;
+	private_network();
+	/* Accepted clients inherit a small send buffer: a slow reader fills it soon. */
+	tcp = bound_socket(SOCK_STREAM, "127.0.0.2", 5353);
+	ck_assert_int_eq(setsockopt(tcp, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf)), 0);
+	udp = bound_socket(SOCK_DGRAM, "127.0.0.2", 5353);
+	px->sin_family = AF_INET;
+	px->sin_port = htons(5353);
+	inet_pton(AF_INET, "127.0.0.2", &px->sin_addr);
+	harness_start(h, qps, upstream_alive, &udp, 1, &tcp, 1, &to);
 }
 
 static void harness_down(struct harness *h)
@@ -769,6 +790,166 @@ START_TEST(client_closed_earlier_in_the_batch)
 }
 END_TEST
 
+/* --- the gateway's listeners ------------------------------------------------------ */
+
+static void sockaddr_text(const struct sockaddr_storage *ss, char *buf, size_t len)
+{
+	char ip[INET6_ADDRSTRLEN] = "?";
+
+	if (ss->ss_family == AF_INET) {
+		const struct sockaddr_in *sin = (const void *)ss;
+
+		inet_ntop(AF_INET, &sin->sin_addr, ip, sizeof(ip));
+		snprintf(buf, len, "%s:%u", ip, ntohs(sin->sin_port));
+	} else {
+		const struct sockaddr_in6 *sin6 = (const void *)ss;
+
+		inet_ntop(AF_INET6, &sin6->sin6_addr, ip, sizeof(ip));
+		snprintf(buf, len, "[%s]:%u", ip, ntohs(sin6->sin6_port));
+	}
+}
+
+static void assert_bound(int fd, int type, const char *want)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+	int v, listening = 0;
+	socklen_t vl = sizeof(v);
+	char got[96];
+
+	ck_assert_int_eq(getsockname(fd, (struct sockaddr *)&ss, &len), 0);
+	sockaddr_text(&ss, got, sizeof(got));
+	ck_assert_msg(!strcmp(got, want), "listener bound to %s, want %s", got, want);
+	ck_assert_int_eq(getsockopt(fd, SOL_SOCKET, SO_TYPE, &v, &vl), 0);
+	ck_assert_int_eq(v, type);
+	if (ss.ss_family == AF_INET6) {
+		vl = sizeof(v);
+		ck_assert_int_eq(getsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &v, &vl), 0);
+		ck_assert_msg(v == 1, "the IPv6 listener %s is dual-stack", got);
+	}
+	vl = sizeof(listening);
+	ck_assert_int_eq(getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &vl), 0);
+	ck_assert_int_eq(listening, type == SOCK_STREAM);
+}
+
+/*
+ * The proxy's listeners in the gateway: one IPv4 and one IPv6-only socket
+ * per protocol, each on the gateway's own address, made before the
+ * address exists. A dual-stack [::]:53 socket answered an IPv6 query from
+ * an IPv4-mapped source as IPv4, to wherever that source named.
+ */
+START_TEST(gateway_listeners_one_per_family)
+{
+	struct harness h;
+	struct cordon_error err = { 0 };
+	struct cordon_gateway_addrs gw;
+	struct cordon_dns_msg *m = reply_msg();
+	struct cordon_link *l;
+	struct sockaddr_storage to = { 0 };
+	struct sockaddr_in *to4 = (struct sockaddr_in *)&to;
+	struct sockaddr_in6 *to6 = (struct sockaddr_in6 *)&to;
+	int udp[CORDON_GW_DNS_SOCKETS], tcp[CORDON_GW_DNS_SOCKETS];
+
+	memset(&h, 0, sizeof(h));
+	h.stub.conn = -1;
+	private_network();
+	cordon_gateway_addrs(&gw);
+	ck_assert_msg(cordon_gateway_dns_sockets(udp, tcp, &err) == 0, "%s", err.msg);
+	assert_bound(udp[0], SOCK_DGRAM, CORDON_GW_ADDR4 ":53");
+	assert_bound(tcp[0], SOCK_STREAM, CORDON_GW_ADDR4 ":53");
+	assert_bound(udp[1], SOCK_DGRAM, "[" CORDON_GW_ADDR6 "]:53");
+	assert_bound(tcp[1], SOCK_STREAM, "[" CORDON_GW_ADDR6 "]:53");
+
+	/* The addresses come later (gw0 is made after the sockets): here on lo. */
+	l = cordon_link_open(&err);
+	ck_assert_ptr_nonnull(l);
+	ck_assert_msg(cordon_link_addr(l, "lo", &gw.gw4, 32, &err) == 0, "%s", err.msg);
+	ck_assert_msg(cordon_link_addr(l, "lo", &gw.gw6, 128, &err) == 0, "%s", err.msg);
+	cordon_link_close(l);
+	/*
+	 * Even without duplicate address detection, packets to a new IPv6
+	 * address may be lost until the kernel's address work has run (its
+	 * local route comes then): wait until a datagram to it arrives.
+	 */
+	{
+		struct sockaddr_in6 sa = { .sin6_family = AF_INET6,
+					   .sin6_port = htons(5399),
+					   .sin6_addr = gw.gw6.u.v6 };
+		int rx = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+		int tx = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+		int i;
+
+		ck_assert_int_eq(setsockopt(rx, IPPROTO_IPV6, 78 /* IPV6_FREEBIND */, &(int){ 1 },
+					    sizeof(int)),
+				 0);
+		ck_assert_int_eq(bind(rx, (struct sockaddr *)&sa, sizeof(sa)), 0);
+		for (i = 0; i < 250; i++) {
+			struct pollfd pf = { .fd = rx, .events = POLLIN };
+
+			sendto(tx, "x", 1, 0, (struct sockaddr *)&sa, sizeof(sa));
+			if (poll(&pf, 1, 20) == 1)
+				break;
+		}
+		ck_assert_msg(i < 250, "nothing sent to %s arrived", CORDON_GW_ADDR6);
+		close(rx);
+		close(tx);
+	}
+	to4->sin_family = AF_INET;
+	to4->sin_port = htons(53);
+	to4->sin_addr = gw.gw4.u.v4;
+	harness_start(&h, 0, true, udp, CORDON_GW_DNS_SOCKETS, tcp, CORDON_GW_DNS_SOCKETS, &to);
+	ck_assert_int_gt(ask(&h, "allowed.test", CORDON_DNS_TYPE_A, m), 0);
+	ck_assert_int_eq(rcode(m), CORDON_DNS_RCODE_NOERROR);
+	ck_assert_int_gt(ask(&h, "denied.test", CORDON_DNS_TYPE_A, m), 0);
+	ck_assert_int_eq(rcode(m), CORDON_DNS_RCODE_NXDOMAIN);
+	/* Over IPv6: the answer leaves through the IPv6 listener. */
+	close(h.client);
+	memset(&to, 0, sizeof(to));
+	to6->sin6_family = AF_INET6;
+	to6->sin6_port = htons(53);
+	to6->sin6_addr = gw.gw6.u.v6;
+	h.client = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	ck_assert_int_eq(connect(h.client, (struct sockaddr *)to6, sizeof(*to6)), 0);
+	ck_assert_int_gt(ask(&h, "allowed.test", CORDON_DNS_TYPE_A, m), 0);
+	ck_assert_int_eq(rcode(m), CORDON_DNS_RCODE_NOERROR);
+	ck_assert_uint_eq(h.stub.queries, 2);
+	harness_down(&h);
+	free(m);
+}
+END_TEST
+
+/* Two UDP listeners of one family (which would a reply leave by?), or a bad fd: refused, all
+ * closed. */
+START_TEST(listeners_refused_and_closed)
+{
+	struct cordon_allowlist *al = cordon_allowlist_new();
+	struct cordon_dnsproxy_config cfg = { 0 };
+	struct cordon_error err = { 0 };
+	struct sockaddr_storage up = { .ss_family = AF_INET };
+	int udp[2], tcp[1];
+
+	private_network();
+	ck_assert_int_eq(cordon_allowlist_add(al, "allowed.test", false, &err), 0);
+	cfg.allowlist = al;
+	cfg.upstreams = &up;
+	cfg.n_upstreams = 1;
+	udp[0] = bound_socket(SOCK_DGRAM, "127.0.0.2", 5353);
+	udp[1] = bound_socket(SOCK_DGRAM, "127.0.0.3", 5353);
+	tcp[0] = bound_socket(SOCK_STREAM, "127.0.0.2", 5353);
+	ck_assert_ptr_null(cordon_dnsproxy_new(&cfg, udp, 2, tcp, 1, &err));
+	ck_assert_msg(strstr(err.msg, "two UDP sockets of one address family"), "%s", err.msg);
+	for (size_t i = 0; i < 2; i++)
+		ck_assert_int_eq(fcntl(udp[i], F_GETFD), -1);
+	ck_assert_int_eq(fcntl(tcp[0], F_GETFD), -1);
+
+	udp[0] = bound_socket(SOCK_DGRAM, "127.0.0.2", 5353);
+	udp[1] = -1;
+	ck_assert_ptr_null(cordon_dnsproxy_new(&cfg, udp, 2, NULL, 0, &err));
+	ck_assert_int_eq(fcntl(udp[0], F_GETFD), -1);
+	cordon_allowlist_free(al);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("dnsproxy");
@@ -787,6 +968,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, tcp_client_reset_after_denied_query);
 	tcase_add_test(tc, tcp_pipelined_replies_all_delivered);
 	tcase_add_test(tc, client_closed_earlier_in_the_batch);
+	tcase_add_test(tc, gateway_listeners_one_per_family);
+	tcase_add_test(tc, listeners_refused_and_closed);
 	suite_add_tcase(s, tc);
 	return s;
 }
