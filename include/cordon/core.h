@@ -185,6 +185,19 @@ int cordon_write_file_at(int dirfd, const char *path, const char *data, size_t l
 /* Read a small file into a NUL-terminated malloc'd buffer. */
 int cordon_read_file_at(int dirfd, const char *path, char **out, size_t *out_len);
 
+/* --- files cordon writes where names may be planted (src/core/output.c) */
+
+#define CORDON_REPLACE_SYNC 1u /* fsync the file before it gets its name */
+/*
+ * Give NAME in DIR_FD a new file holding DATA: made without a name
+ * (O_TMPFILE, else O_CREAT|O_EXCL|O_NOFOLLOW under TEMP_PREFIX and 64
+ * random bits), then renamed over NAME. A symlink, hard link or file
+ * planted at NAME or at any temp name never receives the write. MODE as
+ * for open(2). 0 or -errno; no temp name is left on failure.
+ */
+int cordon_file_replace_at(int dir_fd, const char *name, const char *temp_prefix,
+			   const void *data, size_t len, mode_t mode, unsigned flags);
+
 /* --- files a caller or an image hands cordon (src/core/input.c) ---- */
 
 /*

@@ -5,7 +5,6 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/random.h>
 #include <yajl/yajl_gen.h>
 
 #include "cordon/sandbox.h"
@@ -44,106 +43,21 @@ static void gen_count(yajl_gen g, const char *k, bool known, uint64_t v)
 }
 
 /*
- * Where the result goes, and why so: the supervisor (host root when
- * rootful) writes into a directory the workload may share, after the
- * workload could plant anything there. So:
- *   - every name is resolved relative to the directory fd opened when the
- *     flag was read (spec->result_dir_fd): a directory renamed or replaced
- *     by a symlink meanwhile does not move the write;
- *   - the file is made new, never opened by name: O_TMPFILE (no name at
- *     all), else O_CREAT|O_EXCL|O_NOFOLLOW under a random name; neither
- *     follows a planted symlink nor reuses a planted file;
- *   - it gets its name by renameat(), which replaces the directory entry
- *     itself: a final name turned into a symlink is replaced, its target
- *     untouched (a directory there makes it fail).
- * The file is created with the supervisor's own ids, as any file it makes.
+ * Where the result goes: the supervisor (host root when rootful) writes
+ * into a directory the workload may share, after the workload could
+ * plant anything there. So every name is resolved relative to the
+ * directory fd opened when the flag was read (spec->result_dir_fd), and
+ * the file is made new and renamed over the final name
+ * (cordon_file_replace_at): no planted symlink or file receives it. The
+ * file is created with the supervisor's own ids, as any file it makes.
  */
 #define RESULT_TEMP_PREFIX ".cordon-result-"
-
-/* A temp name nobody can plant ahead: 64 random bits. */
-static int temp_name(char name[static sizeof(RESULT_TEMP_PREFIX) + 16])
-{
-	uint64_t bits;
-
-	if (getrandom(&bits, sizeof(bits), 0) != (ssize_t)sizeof(bits))
-		return -EIO;
-	snprintf(name, sizeof(RESULT_TEMP_PREFIX) + 16, RESULT_TEMP_PREFIX "%016" PRIx64, bits);
-	return 0;
-}
-
-static int write_body(int fd, const unsigned char *buf, size_t len)
-{
-	if (cordon_write_all(fd, buf, len) < 0 || cordon_write_all(fd, "\n", 1) < 0 ||
-	    fsync(fd) < 0)
-		return -errno;
-	return 0;
-}
-
-/* The written O_TMPFILE file under a fresh random name in dir_fd. */
-static int link_anonymous(int dir_fd, int fd, char *tmp)
-{
-	char proc[64];
-
-	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
-	for (int tries = 0; tries < 8; tries++) {
-		int r = temp_name(tmp);
-
-		if (r < 0)
-			return r;
-		/* linkat never follows newpath: an existing name is EEXIST. */
-		if (linkat(AT_FDCWD, proc, dir_fd, tmp, AT_SYMLINK_FOLLOW) == 0)
-			return 0;
-		if (errno != EEXIST)
-			return -errno;
-	}
-	return -EEXIST;
-}
-
-/* Filesystems without O_TMPFILE: a new file under a fresh random name. */
-static int create_named(int dir_fd, char *tmp)
-{
-	for (int tries = 0; tries < 8; tries++) {
-		int r = temp_name(tmp), fd;
-
-		if (r < 0)
-			return r;
-		fd = openat(dir_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-			    0644);
-		if (fd >= 0)
-			return fd;
-		if (errno != EEXIST)
-			return -errno;
-	}
-	return -EEXIST;
-}
-
-/* The body into a new file of dir_fd, named tmp on success. */
-static int write_temp(int dir_fd, const unsigned char *buf, size_t len, char *tmp)
-{
-	_cleanup_close_ int fd = openat(dir_fd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
-	int r;
-
-	if (fd >= 0) {
-		r = write_body(fd, buf, len);
-		return r < 0 ? r : link_anonymous(dir_fd, fd, tmp);
-	}
-	/* EISDIR: a kernel older than O_TMPFILE; EOPNOTSUPP: the filesystem lacks it. */
-	if (errno != EOPNOTSUPP && errno != EISDIR)
-		return -errno;
-	fd = create_named(dir_fd, tmp);
-	if (fd < 0)
-		return fd;
-	r = write_body(fd, buf, len);
-	if (r < 0)
-		unlinkat(dir_fd, tmp, 0);
-	return r;
-}
 
 int cordon_result_write(const struct cordon_spec *spec, const struct cordon_result *res,
 			struct cordon_error *err)
 {
 	yajl_gen g = yajl_gen_alloc(NULL);
-	char tmp[sizeof(RESULT_TEMP_PREFIX) + 16];
+	_cleanup_free_ char *body = NULL;
 	const char *id = spec->id;
 	const unsigned char *buf;
 	size_t len;
@@ -186,14 +100,14 @@ int cordon_result_write(const struct cordon_spec *spec, const struct cordon_resu
 		yajl_gen_map_close(g);
 	}
 	yajl_gen_map_close(g);
+	/* The object and a newline: one write, one file. */
 	yajl_gen_get_buf(g, &buf, &len);
-	r = write_temp(spec->result_dir_fd, buf, len, tmp);
+	body = cordon_xmalloc(len + 1);
+	memcpy(body, buf, len);
+	body[len] = '\n';
 	yajl_gen_free(g);
-	if (r == 0 &&
-	    renameat(spec->result_dir_fd, tmp, spec->result_dir_fd, spec->result_name) < 0) {
-		r = -errno;
-		unlinkat(spec->result_dir_fd, tmp, 0);
-	}
+	r = cordon_file_replace_at(spec->result_dir_fd, spec->result_name, RESULT_TEMP_PREFIX, body,
+				   len + 1, 0644, CORDON_REPLACE_SYNC);
 	if (r < 0)
 		return cordon_error_set(err, CORDON_E_RESULT, -r, "--result-json %s",
 					spec->result_json);

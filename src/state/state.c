@@ -12,8 +12,9 @@
 #include "cordon/state.h"
 
 #define STATE_FILE "state.json"
-#define STATE_TMP "state.json.tmp"
 #define CGROUPS_FILE "cgroups"
+/* The temp names of cordon_file_replace_at: a '.' first, never an id. */
+#define STATE_TEMP_PREFIX ".cordon-state-"
 #define SWEEP_BUDGET 16
 
 uint64_t cordon_proc_start_time(pid_t pid)
@@ -33,26 +34,60 @@ uint64_t cordon_proc_start_time(pid_t pid)
 	if (p[1] != ' ' || p[2] == 'Z' || p[2] == 'X')
 		return 0;
 	/* start time is field 22 */
-	if (sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
+	if (sscanf(p + 2,
+		   "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
 		   &start) != 1)
 		return 0;
 	return start;
 }
 
-static int ensure_dir(const char *path, struct cordon_error *err)
+/*
+ * A directory of ours, checked on the fd that is then used: a directory
+ * (not a symlink to one), owned by us, writable by nobody else. Someone
+ * else's directory (or a symlink) in /tmp must not be trusted, nor an
+ * entry a planted name could redirect.
+ */
+static int private_dir(int fd)
 {
 	struct stat st;
 
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 022))
+		return -EPERM;
+	return 0;
+}
+
+/* The directory NAME of dir_fd (AT_FDCWD: a path), opened without following a link and checked. */
+static int open_private_dir(int dir_fd, const char *name)
+{
+	int fd = openat(dir_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int r;
+
+	if (fd < 0)
+		return -errno;
+	r = private_dir(fd);
+	if (r < 0) {
+		close(fd);
+		return r;
+	}
+	return fd;
+}
+
+static int ensure_dir(const char *path, struct cordon_error *err)
+{
+	int fd;
+
 	if (mkdir(path, 0700) < 0 && errno != EEXIST)
 		return cordon_error_set(err, CORDON_E_STATE, errno, "creating %s", path);
-	if (lstat(path, &st) < 0)
-		return cordon_error_set(err, CORDON_E_STATE, errno, "%s", path);
-	/* Someone else's directory (or a symlink) in /tmp must not be trusted. */
-	if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 022))
+	fd = open_private_dir(AT_FDCWD, path);
+	if (fd == -EPERM || fd == -ENOTDIR || fd == -ELOOP)
 		return cordon_error_set(err, CORDON_E_STATE, 0,
 					"%s is not a private directory owned by uid %u", path,
 					geteuid());
-	return 0;
+	if (fd < 0)
+		return cordon_error_set(err, CORDON_E_STATE, -fd, "opening %s", path);
+	return fd;
 }
 
 /*
@@ -89,11 +124,9 @@ int cordon_state_root_open(const char *override, char **path_out, struct cordon_
 		path = cordon_xasprintf("/tmp/cordon-%u", geteuid());
 	if (override && ensure_parents(path, err) < 0)
 		return -1;
-	if (ensure_dir(path, err) < 0)
-		return -1;
-	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	fd = ensure_dir(path, err);
 	if (fd < 0)
-		return cordon_error_set(err, CORDON_E_STATE, errno, "opening %s", path);
+		return -1;
 	if (path_out)
 		*path_out = TAKE_PTR(path);
 	return fd;
@@ -197,21 +230,39 @@ static char *state_json(const char *id, const struct cordon_state_info *info)
 	return out;
 }
 
-/* Write STATE_FILE.tmp and rename it over STATE_FILE. */
+/*
+ * Every file of the state directory is written whole, as a new file
+ * renamed over its name (cordon_file_replace_at): a symlink or a hard link
+ * planted at the name or a temp name never receives the bytes.
+ */
+static int state_write(int dir_fd, const char *name, const void *data, size_t len)
+{
+	return cordon_file_replace_at(dir_fd, name, STATE_TEMP_PREFIX, data, len, 0600, 0);
+}
+
+/*
+ * And read only as what cordon wrote: a regular file (never through a
+ * symlink, never a fifo that blocks), bounded. 0 or -errno.
+ */
+static int state_read(int dir_fd, const char *name, size_t max, char **out, size_t *out_len)
+{
+	_cleanup_close_ int fd =
+		openat(dir_fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	struct cordon_error err = { 0 };
+
+	if (fd < 0)
+		return -errno;
+	if (cordon_input_read_fd(fd, max, CORDON_E_STATE, name, out, out_len, &err) < 0)
+		return err.errnum ? -err.errnum : -EINVAL;
+	return 0;
+}
+
 static int write_state(int dirfd, const char *id, const struct cordon_state_info *info,
 		       struct cordon_error *err)
 {
 	_cleanup_free_ char *json = state_json(id, info);
-	int r;
+	int r = state_write(dirfd, STATE_FILE, json, strlen(json));
 
-	{
-		_cleanup_close_ int fd = openat(dirfd, STATE_TMP, O_WRONLY | O_CREAT | O_TRUNC |
-								  O_NOFOLLOW | O_CLOEXEC, 0600);
-
-		r = fd < 0 ? -errno : cordon_write_all(fd, json, strlen(json));
-	}
-	if (r == 0 && renameat(dirfd, STATE_TMP, dirfd, STATE_FILE) < 0)
-		r = -errno;
 	if (r < 0)
 		return cordon_error_set(err, CORDON_E_STATE, -r, "writing state of %s", id);
 	return 0;
@@ -237,15 +288,15 @@ static int parse_state(const char *id, const char *text, struct cordon_state_inf
 	memset(info, 0, sizeof(*info));
 	if (!tree || !YAJL_IS_OBJECT(tree)) {
 		yajl_tree_free(tree);
-		return cordon_error_set(err, CORDON_E_STATE, 0, "container %s: state.json is corrupt",
-					id);
+		return cordon_error_set(err, CORDON_E_STATE, 0,
+					"container %s: state.json is corrupt", id);
 	}
 	v = yajl_tree_get(tree, status_path, yajl_t_string);
 	st = v ? YAJL_GET_STRING(v) : "";
-	info->status = strcmp(st, "creating") == 0  ? CORDON_STATUS_CREATING
-		       : strcmp(st, "created") == 0 ? CORDON_STATUS_CREATED
-		       : strcmp(st, "running") == 0 ? CORDON_STATUS_RUNNING
-						    : CORDON_STATUS_STOPPED;
+	info->status = strcmp(st, "creating") == 0 ? CORDON_STATUS_CREATING :
+		       strcmp(st, "created") == 0  ? CORDON_STATUS_CREATED :
+		       strcmp(st, "running") == 0  ? CORDON_STATUS_RUNNING :
+						     CORDON_STATUS_STOPPED;
 	v = yajl_tree_get(tree, kept_path, yajl_t_true);
 	info->kept = v != NULL;
 	info->pid = (pid_t)get_int(tree, "pid");
@@ -288,8 +339,8 @@ static int lock_dir(int dir, bool exclusive, const char *id, struct cordon_error
 	return 0;
 }
 
-int cordon_state_create(struct cordon_state *state, const char *root, const struct cordon_spec *spec,
-			bool kept, struct cordon_error *err)
+int cordon_state_create(struct cordon_state *state, const char *root,
+			const struct cordon_spec *spec, bool kept, struct cordon_error *err)
 {
 	struct cordon_state_info *info = &state->info;
 	pid_t pid = getpid();
@@ -313,10 +364,10 @@ int cordon_state_create(struct cordon_state *state, const char *root, const stru
 		return cordon_error_set(err, CORDON_E_STATE, e, "creating state for %s", spec->id);
 	}
 	state->created = true;
-	state->dir_fd = openat(state->root_fd, spec->id,
-			       O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	state->dir_fd = open_private_dir(state->root_fd, spec->id);
 	if (state->dir_fd < 0) {
-		cordon_error_set(err, CORDON_E_STATE, errno, "opening state of %s", spec->id);
+		cordon_error_set(err, CORDON_E_STATE, -state->dir_fd, "opening state of %s",
+				 spec->id);
 		cordon_state_remove(state);
 		return -1;
 	}
@@ -368,34 +419,34 @@ int cordon_state_open(struct cordon_state *state, const char *root, const char *
 	memset(state, 0, sizeof(*state));
 	state->dir_fd = -1;
 	if (!cordon_id_valid(id))
-		return cordon_error_set(err, CORDON_E_USAGE, 0,
-					"container id '%s': an id is [A-Za-z0-9][A-Za-z0-9_.-]{0,63}",
-					id);
+		return cordon_error_set(
+			err, CORDON_E_USAGE, 0,
+			"container id '%s': an id is [A-Za-z0-9][A-Za-z0-9_.-]{0,63}", id);
 	state->root_fd = cordon_state_root_open(root, NULL, err);
 	if (state->root_fd < 0)
 		return -1;
 	snprintf(state->id, sizeof(state->id), "%s", id);
-	state->dir_fd = openat(state->root_fd, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	state->dir_fd = open_private_dir(state->root_fd, id);
 	if (state->dir_fd < 0) {
-		int e = errno;
+		int e = -state->dir_fd;
 
 		cordon_state_close(state);
 		if (e == ENOENT)
-			return cordon_error_set(err, CORDON_E_STATE, 0, "container %s does not exist",
-						id);
+			return cordon_error_set(err, CORDON_E_STATE, 0,
+						"container %s does not exist", id);
 		return cordon_error_set(err, CORDON_E_STATE, e, "opening state of %s", id);
 	}
 	if (lock_dir(state->dir_fd, exclusive, id, err) < 0) {
 		cordon_state_close(state);
 		return -1;
 	}
-	r = cordon_read_file_at(state->dir_fd, STATE_FILE, &text, NULL);
+	r = state_read(state->dir_fd, STATE_FILE, CORDON_INPUT_JSON_MAX, &text, NULL);
 	if (r < 0) {
 		cordon_state_close(state);
 		/* Removed while we waited for the lock: it is gone. */
 		if (r == -ENOENT)
-			return cordon_error_set(err, CORDON_E_STATE, 0, "container %s does not exist",
-						id);
+			return cordon_error_set(err, CORDON_E_STATE, 0,
+						"container %s does not exist", id);
 		return cordon_error_set(err, CORDON_E_STATE, -r, "reading state of %s", id);
 	}
 	if (parse_state(id, text, &state->info, err) < 0) {
@@ -473,33 +524,31 @@ char **cordon_state_ids(int root_fd)
 int cordon_state_record_cgroups(struct cordon_state *state, const char *const *dirs, size_t n,
 				struct cordon_error *err)
 {
-	_cleanup_close_ int dir = -1, fd = -1;
-	int r = 0;
+	_cleanup_free_ char *text = NULL;
+	size_t len = 0;
+	int r;
 
 	if (n == 0)
 		return 0;
-	dir = openat(state->root_fd, state->id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (dir >= 0)
-		fd = openat(dir, CGROUPS_FILE, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return cordon_error_set(err, CORDON_E_STATE, errno, "recording cgroups of %s",
-					state->id);
-	for (size_t i = 0; i < n && r == 0; i++) {
-		r = cordon_write_all(fd, dirs[i], strlen(dirs[i]));
-		if (r == 0)
-			r = cordon_write_all(fd, "\n", 1);
+	for (size_t i = 0; i < n; i++) {
+		size_t k = strlen(dirs[i]);
+
+		text = cordon_xrealloc(text, len + k + 1);
+		memcpy(text + len, dirs[i], k);
+		text[len + k] = '\n';
+		len += k + 1;
 	}
+	r = state_write(state->dir_fd, CGROUPS_FILE, text, len);
 	if (r < 0)
-		return cordon_error_set(err, CORDON_E_STATE, -r, "recording cgroups of %s", state->id);
+		return cordon_error_set(err, CORDON_E_STATE, -r, "recording cgroups of %s",
+					state->id);
 	return 0;
 }
 
 int cordon_state_save_config(struct cordon_state *state, const char *text, size_t len,
 			     struct cordon_error *err)
 {
-	_cleanup_close_ int fd = openat(state->dir_fd, CORDON_STATE_CONFIG,
-					O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-	int r = fd < 0 ? -errno : cordon_write_all(fd, text, len);
+	int r = state_write(state->dir_fd, CORDON_STATE_CONFIG, text, len);
 
 	if (r < 0)
 		return cordon_error_set(err, CORDON_E_STATE, -r, "keeping the config of %s",
@@ -510,7 +559,7 @@ int cordon_state_save_config(struct cordon_state *state, const char *text, size_
 int cordon_state_read_config(const struct cordon_state *state, char **text, size_t *len,
 			     struct cordon_error *err)
 {
-	int r = cordon_read_file_at(state->dir_fd, CORDON_STATE_CONFIG, text, len);
+	int r = state_read(state->dir_fd, CORDON_STATE_CONFIG, CORDON_INPUT_JSON_MAX, text, len);
 
 	if (r < 0)
 		return cordon_error_set(err, CORDON_E_STATE, -r,
@@ -530,13 +579,14 @@ static void remove_cgroups(int dir)
 	_cleanup_free_ char *text = NULL;
 	char *save = NULL;
 
-	if (cordon_read_file_at(dir, CGROUPS_FILE, &text, NULL) < 0)
+	if (state_read(dir, CGROUPS_FILE, CORDON_INPUT_TEXT_MAX, &text, NULL) < 0)
 		return;
 	for (char *p = strtok_r(text, "\n", &save); p; p = strtok_r(NULL, "\n", &save)) {
 		size_t len = strlen(p);
 
 		if (strncmp(p, "/sys/fs/cgroup/", 15) != 0 || strstr(p, "/../") ||
-		    strstr(p, "/./") || p[len - 1] == '/' || (len >= 3 && strcmp(p + len - 3, "/..") == 0))
+		    strstr(p, "/./") || p[len - 1] == '/' ||
+		    (len >= 3 && strcmp(p + len - 3, "/..") == 0))
 			continue;
 		cordon_cgroup_remove_tree(p, false);
 	}
@@ -548,7 +598,7 @@ char **cordon_state_cgroup_dirs(const struct cordon_state *state, size_t *n)
 	char **dirs = NULL, *save = NULL;
 
 	*n = 0;
-	if (cordon_read_file_at(state->dir_fd, CGROUPS_FILE, &text, NULL) == 0)
+	if (state_read(state->dir_fd, CGROUPS_FILE, CORDON_INPUT_TEXT_MAX, &text, NULL) == 0)
 		for (char *p = strtok_r(text, "\n", &save); p; p = strtok_r(NULL, "\n", &save))
 			cordon_strv_push(&dirs, n, p);
 	if (!dirs)
@@ -563,7 +613,7 @@ size_t cordon_state_cgroup_pids(const struct cordon_state *state, pid_t **pids)
 	size_t n = 0;
 
 	*pids = NULL;
-	if (cordon_read_file_at(state->dir_fd, CGROUPS_FILE, &text, NULL) < 0)
+	if (state_read(state->dir_fd, CGROUPS_FILE, CORDON_INPUT_TEXT_MAX, &text, NULL) < 0)
 		return 0;
 	for (char *p = strtok_r(text, "\n", &save); p; p = strtok_r(NULL, "\n", &save)) {
 		_cleanup_free_ char *procs = NULL, *path = cordon_xasprintf("%s/cgroup.procs", p);
@@ -588,15 +638,27 @@ size_t cordon_state_cgroup_pids(const struct cordon_state *state, pid_t **pids)
 	return n;
 }
 
+/*
+ * Every name in the entry (what cordon wrote, a temp name a crash left,
+ * anything planted: unlinkat never follows a link), then the entry.
+ */
 static void remove_entry(int root_fd, const char *id)
 {
-	static const char *const files[] = { CGROUPS_FILE, STATE_FILE, STATE_TMP,
-					     CORDON_STATE_MONITOR_SOCKET, CORDON_STATE_CONFIG };
-	_cleanup_close_ int dir = openat(root_fd, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int fd = openat(root_fd, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
-	if (dir >= 0)
-		for (size_t i = 0; i < ARRAY_SIZE(files); i++)
-			unlinkat(dir, files[i], 0);
+	if (fd >= 0) {
+		DIR *d = fdopendir(fd);
+		struct dirent *de;
+
+		if (!d) {
+			close(fd);
+		} else {
+			while ((de = readdir(d)))
+				if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
+					unlinkat(dirfd(d), de->d_name, 0);
+			closedir(d);
+		}
+	}
 	unlinkat(root_fd, id, AT_REMOVEDIR);
 }
 
@@ -629,7 +691,7 @@ static bool entry_kept(int dir)
 	struct stat st;
 	bool keep;
 
-	if (cordon_read_file_at(dir, STATE_FILE, &buf, NULL) < 0) {
+	if (state_read(dir, STATE_FILE, CORDON_INPUT_JSON_MAX, &buf, NULL) < 0) {
 		/* A directory without state: an owner between mkdir and write, or one
 		 * that died right there. Only an old one is reaped. */
 		return !(fstat(dir, &st) == 0 && st.st_mtime + 60 < time(NULL));

@@ -1,13 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * Unit tests of src/state: the sweep of state directories whose
- * supervisor is gone.
+ * supervisor is gone; the files of a state directory, written so that
+ * nothing planted at their names receives the bytes, read only as the
+ * regular files cordon wrote, and an entry, a private directory of ours
+ * removed with whatever it holds.
  */
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cordon/state.h"
 #include "unit.h"
@@ -120,6 +124,233 @@ START_TEST(sweep_skips_locked_entries)
 }
 END_TEST
 
+/* --- the files of a state directory ------------------------------------ */
+
+#define VICTIM_TEXT "the victim's own content\n"
+
+/* The files cases: a scratch dir holding the state root and a victim file. */
+static char *files_tmp, *files_root, *victim;
+
+static void files_setup(void)
+{
+	char path[PATH_MAX];
+
+	files_tmp = unit_tmpdir();
+	victim = unit_write(files_tmp, "victim", VICTIM_TEXT);
+	snprintf(path, sizeof(path), "%s/root", files_tmp);
+	files_root = strdup(path);
+}
+
+static void files_teardown(void)
+{
+	unit_rm_rf(files_tmp);
+	free(files_tmp);
+	free(files_root);
+	free(victim);
+}
+
+/* A claimed id "s1" under the root, as cordon run makes it (state.json: creating). */
+static void state_new(struct cordon_state *st)
+{
+	struct cordon_error err = { 0 };
+	struct cordon_spec spec;
+
+	cordon_spec_init(&spec);
+	spec.id = strdup("s1");
+	spec.rootfs = strdup("/");
+	ck_assert_msg(cordon_state_create(st, files_root, &spec, true, &err) == 0, "%s", err.msg);
+	cordon_spec_free(&spec);
+}
+
+/* ROOT/s1/NAME */
+static char *entry_path(const char *name)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/s1%s%s", files_root, *name ? "/" : "", name);
+	return strdup(path);
+}
+
+static void plant_symlink(const char *name)
+{
+	_cleanup_free_ char *p = entry_path(name);
+
+	unlink(p);
+	ck_assert_msg(symlink(victim, p) == 0, "symlink %s: %s", p, strerror(errno));
+}
+
+static void plant_hardlink(const char *name)
+{
+	_cleanup_free_ char *p = entry_path(name);
+
+	unlink(p);
+	ck_assert_msg(link(victim, p) == 0, "link %s: %s", p, strerror(errno));
+}
+
+static void assert_victim_intact(void)
+{
+	_cleanup_free_ char *text = NULL;
+	struct stat st;
+
+	ck_assert_int_eq(cordon_read_file_at(AT_FDCWD, victim, &text, NULL), 0);
+	ck_assert_str_eq(text, VICTIM_TEXT);
+	ck_assert_int_eq(lstat(victim, &st), 0);
+	ck_assert_msg(S_ISREG(st.st_mode), "the victim is no longer a regular file");
+}
+
+/* NAME in the entry is a file of its own (not the victim) holding WANT (or starting with it). */
+static void assert_own_file(const char *name, const char *want, bool prefix)
+{
+	_cleanup_free_ char *p = entry_path(name), *text = NULL;
+	struct stat st;
+
+	ck_assert_int_eq(lstat(p, &st), 0);
+	ck_assert_msg(S_ISREG(st.st_mode) && st.st_nlink == 1,
+		      "%s: mode %o, %ju links: not a file of its own", name, st.st_mode,
+		      (uintmax_t)st.st_nlink);
+	ck_assert_int_eq(st.st_mode & 07777, 0600);
+	ck_assert_int_eq(cordon_read_file_at(AT_FDCWD, p, &text, NULL), 0);
+	if (prefix)
+		ck_assert_msg(strncmp(text, want, strlen(want)) == 0, "%s: '%s'", name, text);
+	else
+		ck_assert_str_eq(text, want);
+}
+
+START_TEST(writes_replace_planted_names)
+{
+	const char *dirs[] = { "/sys/fs/cgroup/a", "/sys/fs/cgroup/b" };
+	struct cordon_error err = { 0 };
+	struct cordon_state st;
+
+	state_new(&st);
+	/* Symlinks and hard links to the victim at every name cordon writes. */
+	plant_symlink("cgroups");
+	plant_hardlink("config.json");
+	plant_hardlink("state.json.tmp"); /* the fixed temp name cordon once used */
+	plant_symlink("state.json");
+	ck_assert_msg(cordon_state_record_cgroups(&st, dirs, 2, &err) == 0, "%s", err.msg);
+	ck_assert_msg(cordon_state_save_config(&st, "{\"a\": 1}", 8, &err) == 0, "%s", err.msg);
+	ck_assert_msg(cordon_state_save(&st, &err) == 0, "%s", err.msg);
+	assert_victim_intact();
+	assert_own_file("cgroups", "/sys/fs/cgroup/a\n/sys/fs/cgroup/b\n", false);
+	assert_own_file("config.json", "{\"a\": 1}", false);
+	assert_own_file("state.json", "{\"ociVersion\"", true);
+
+	/* Hard links at the final names too: replaced, the victim untouched. */
+	plant_hardlink("cgroups");
+	plant_hardlink("state.json");
+	ck_assert_msg(cordon_state_record_cgroups(&st, dirs, 1, &err) == 0, "%s", err.msg);
+	ck_assert_msg(cordon_state_save(&st, &err) == 0, "%s", err.msg);
+	assert_victim_intact();
+	assert_own_file("cgroups", "/sys/fs/cgroup/a\n", false);
+	cordon_state_remove(&st);
+}
+END_TEST
+
+START_TEST(state_json_read_only_as_written)
+{
+	struct cordon_error err = { 0 };
+	struct cordon_state st, again;
+	_cleanup_free_ char *p = NULL;
+	char elsewhere[PATH_MAX];
+
+	state_new(&st);
+	cordon_state_unlock(&st);
+	p = entry_path("state.json");
+	/* A fifo: refused at once (the old reader waited for a writer forever). */
+	ck_assert_int_eq(unlink(p), 0);
+	ck_assert_int_eq(mkfifo(p, 0600), 0);
+	ck_assert_int_eq(cordon_state_open(&again, files_root, "s1", false, &err), -1);
+	ck_assert_int_eq(err.code, CORDON_E_STATE);
+	/* A symlink to a state.json elsewhere: not followed. */
+	unlink(p);
+	ck_assert_int_eq(cordon_state_save(&st, &err), 0);
+	snprintf(elsewhere, sizeof(elsewhere), "%s/elsewhere.json", files_tmp);
+	ck_assert_int_eq(rename(p, elsewhere), 0);
+	ck_assert_int_eq(symlink(elsewhere, p), 0);
+	ck_assert_int_eq(cordon_state_open(&again, files_root, "s1", false, &err), -1);
+	ck_assert_int_eq(err.code, CORDON_E_STATE);
+	/* The real one reads. */
+	unlink(p);
+	ck_assert_int_eq(cordon_state_save(&st, &err), 0);
+	ck_assert_msg(cordon_state_open(&again, files_root, "s1", false, &err) == 0, "%s", err.msg);
+	cordon_state_close(&again);
+	cordon_state_remove(&st);
+}
+END_TEST
+
+START_TEST(entry_must_be_private)
+{
+	struct cordon_error err = { 0 };
+	struct cordon_state st, again;
+	_cleanup_free_ char *p = NULL;
+	char other[PATH_MAX];
+
+	state_new(&st);
+	cordon_state_unlock(&st);
+	p = entry_path("");
+	/* Writable by others: anyone could plant in it. */
+	ck_assert_int_eq(chmod(p, 0777), 0);
+	ck_assert_int_eq(cordon_state_open(&again, files_root, "s1", false, &err), -1);
+	ck_assert_int_eq(err.code, CORDON_E_STATE);
+	ck_assert_int_eq(chmod(p, 0700), 0);
+	ck_assert_msg(cordon_state_open(&again, files_root, "s1", false, &err) == 0, "%s", err.msg);
+	cordon_state_close(&again);
+	/* A symlink to a directory of state elsewhere: not followed. */
+	snprintf(other, sizeof(other), "%s/other", files_tmp);
+	ck_assert_int_eq(rename(p, other), 0);
+	ck_assert_int_eq(symlink(other, p), 0);
+	ck_assert_int_eq(cordon_state_open(&again, files_root, "s1", false, &err), -1);
+	ck_assert_int_eq(err.code, CORDON_E_STATE);
+	ck_assert_int_eq(unlink(p), 0);
+	ck_assert_int_eq(rename(other, p), 0);
+	cordon_state_remove(&st);
+}
+END_TEST
+
+START_TEST(remove_takes_everything_and_follows_nothing)
+{
+	_cleanup_free_ char *p = NULL, *junk = NULL;
+	struct cordon_state st;
+	struct stat sb;
+
+	state_new(&st);
+	/* A temp name a crash left, something planted, a link to the victim. */
+	p = entry_path(".cordon-state-0123456789abcdef");
+	close(open(p, O_WRONLY | O_CREAT | O_EXCL, 0600));
+	junk = entry_path("junk");
+	close(open(junk, O_WRONLY | O_CREAT | O_EXCL, 0600));
+	plant_symlink("cgroups");
+	plant_hardlink("config.json");
+	cordon_state_remove(&st);
+	free(p);
+	p = entry_path("");
+	ck_assert_msg(lstat(p, &sb) < 0 && errno == ENOENT, "the entry %s remains", p);
+	assert_victim_intact();
+}
+END_TEST
+
+START_TEST(root_must_be_private)
+{
+	struct cordon_error err = { 0 };
+	char other[PATH_MAX];
+	int fd;
+
+	fd = cordon_state_root_open(files_root, NULL, &err);
+	ck_assert_msg(fd >= 0, "%s", err.msg);
+	close(fd);
+	ck_assert_int_eq(chmod(files_root, 0777), 0);
+	ck_assert_int_eq(cordon_state_root_open(files_root, NULL, &err), -1);
+	ck_assert_int_eq(err.code, CORDON_E_STATE);
+	ck_assert_int_eq(chmod(files_root, 0700), 0);
+	snprintf(other, sizeof(other), "%s/other", files_tmp);
+	ck_assert_int_eq(rename(files_root, other), 0);
+	ck_assert_int_eq(symlink(other, files_root), 0);
+	ck_assert_int_eq(cordon_state_root_open(files_root, NULL, &err), -1);
+	ck_assert_int_eq(err.code, CORDON_E_STATE);
+}
+END_TEST
+
 static Suite *state_suite(void)
 {
 	Suite *s = suite_create("state");
@@ -128,6 +359,15 @@ static Suite *state_suite(void)
 	tcase_add_checked_fixture(tc, state_setup, state_teardown);
 	tcase_add_test(tc, sweep_budget_counts_removals);
 	tcase_add_test(tc, sweep_skips_locked_entries);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("files");
+	tcase_add_checked_fixture(tc, files_setup, files_teardown);
+	tcase_add_test(tc, writes_replace_planted_names);
+	tcase_add_test(tc, state_json_read_only_as_written);
+	tcase_add_test(tc, entry_must_be_private);
+	tcase_add_test(tc, remove_takes_everything_and_follows_nothing);
+	tcase_add_test(tc, root_must_be_private);
 	suite_add_tcase(s, tc);
 	return s;
 }

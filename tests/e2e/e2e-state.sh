@@ -1,0 +1,53 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# shellcheck disable=SC2317 # cases are called through each_mode
+# e2e: the state directory's files are written so that nothing planted at
+# their names receives the bytes (docs/security.md, "The state
+# directory"). Whoever can write a container's state directory before
+# cordon writes it again -- a link to the user's own files (rootless),
+# to any file (rootful) -- must not turn cordon's write into a write of
+# that file. The old code opened state.json.tmp by name with O_TRUNC: a
+# hard link there had the victim rewritten with the container's state.
+. "$(dirname "$0")/oci-lib.sh"
+
+# The victim: a file of the mode's user on the state root's filesystem.
+mk_victim() {
+	VICTIM=$CASE_DIR/victim
+	echo "victim-$MARK" >"$VICTIM"
+	chmod 600 "$VICTIM"
+	[ "$MODE" = rootful ] || chown "$TEST_UID:$TEST_GID" "$VICTIM"
+}
+
+victim_intact() { [ "$(cat "$VICTIM")" = "victim-$MARK" ]; }
+
+# A created container; names planted in its directory; then start (which
+# writes state.json "running"), its exit (state.json "stopped", with the
+# status), state and delete.
+t_planted_names() {
+	local id=$CASE_ID-p dir
+	setup_case
+	mk_victim
+	mk_bundle b sh -c 'exit 3' || return
+	oc create -b "$BUNDLE" "$id"
+	expect_rc 0 || return
+	dir=$OROOT/$id
+	[ -f "$dir/state.json" ] || { fail "no state.json in $dir"; return; }
+	ln "$VICTIM" "$dir/state.json.tmp" # the temp name the old code used
+	ln -s "$VICTIM" "$dir/.cordon-state-0000000000000000"
+	ln "$VICTIM" "$dir/junk"
+	oc start "$id"
+	expect_rc 0
+	wait_stopped "$id"
+	oc state "$id"
+	expect_rc 0
+	[ "$(jfield status)" = stopped ] || fail "expected the state to say stopped"
+	check "the planted hard link's file was not written" victim_intact
+	oc delete "$id"
+	expect_rc 0
+	check "the planted names were not written through" victim_intact
+	check "the container's directory is gone, planted names and all" test ! -e "$dir"
+	end_case
+}
+
+each_mode "state directory: links planted beside state.json never receive its writes; delete removes them" t_planted_names
+done_testing
