@@ -98,7 +98,7 @@ static int proc_readonly(int proc, const char *name, struct cordon_error *err)
 	return fs_make_readonly(target, what, err);
 }
 
-int fs_setup_proc(int root, struct cordon_error *err)
+int fs_setup_proc(int root, const struct cordon_oci *oci, struct cordon_error *err)
 {
 	_cleanup_close_ int target = fs_mountpoint(root, "/proc", MOUNTPOINT_DIR, true, err);
 	_cleanup_close_ int proc = -1;
@@ -110,8 +110,8 @@ int fs_setup_proc(int root, struct cordon_error *err)
 	 * namespace mount proc only while a fully visible proc exists in its
 	 * mount namespace.
 	 */
-	if (fs_mount_at("proc", target, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL, "/proc",
-			err) < 0)
+	if (fs_mount_at(fs_oci_source(oci, "/proc", "proc"), target, "proc",
+			MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL, "/proc", err) < 0)
 		return -1;
 	proc = fs_reopen(root, "/proc", err);
 	if (proc < 0)
@@ -173,8 +173,9 @@ static int dev_bind_node(int dev, const char *name, struct cordon_error *err)
 	return bind_device(host, f, NULL, host, err);
 }
 
-static int dev_mount_sub(int dev, const char *name, mode_t mode, const char *fstype,
-			 unsigned long flags, const char *data, struct cordon_error *err)
+static int dev_mount_sub(int dev, const char *name, mode_t mode, const char *source,
+			 const char *fstype, unsigned long flags, const char *data,
+			 struct cordon_error *err)
 {
 	_cleanup_close_ int target = -1;
 	char what[32];
@@ -185,54 +186,97 @@ static int dev_mount_sub(int dev, const char *name, mode_t mode, const char *fst
 	target = openat(dev, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (target < 0)
 		return cordon_error_set(err, CORDON_E_MOUNT, errno, "opening %s", what);
-	return fs_mount_at(fstype, target, fstype, flags, data, what, err);
+	return fs_mount_at(source, target, fstype, flags, data, what, err);
 }
 
-int fs_setup_dev(int root, const struct cordon_fs_options *opts, struct cordon_error *err)
+/* The sandbox's /dev (its tmpfs, once mounted), as a directory fd. */
+static int open_dev_dir(int root, struct cordon_error *err)
+{
+	_cleanup_close_ int reopened = fs_reopen(root, "/dev", err);
+	char buf[CORDON_FD_PATH_MAX];
+	int dev;
+
+	if (reopened < 0)
+		return -1;
+	dev = open(cordon_fd_path(reopened, buf), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dev < 0)
+		return cordon_error_set(err, CORDON_E_MOUNT, errno, "opening /dev");
+	return dev;
+}
+
+static int mount_devpts(int dev, const struct cordon_oci *oci, const struct cordon_fs_options *opts,
+			struct cordon_error *err)
+{
+	return dev_mount_sub(dev, "pts", 0755, fs_oci_source(oci, "/dev/pts", "devpts"), "devpts",
+			     MS_NOSUID | MS_NOEXEC,
+			     opts->tty_gid_mapped ? "newinstance,ptmxmode=0666,mode=0620,gid=5"
+						  : "newinstance,ptmxmode=0666,mode=0620",
+			     err);
+}
+
+/*
+ * POSIX queues of the sandbox's IPC namespace. One joined by path (a
+ * pod's) belongs to another user namespace: mounting its queues needs a
+ * privilege the sandbox does not have, so /dev/mqueue stays empty.
+ */
+static int mount_mqueue(int dev, const struct cordon_oci *oci, const struct cordon_fs_options *opts,
+			struct cordon_error *err)
+{
+	if (opts->ipc_joined)
+		return 0;
+	return dev_mount_sub(dev, "mqueue", 0755, fs_oci_source(oci, "/dev/mqueue", "mqueue"),
+			     "mqueue", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL, err);
+}
+
+int fs_setup_dev(int root, const struct cordon_oci *oci, const struct cordon_fs_options *opts,
+		 struct cordon_error *err)
 {
 	_cleanup_close_ int target = fs_mountpoint(root, "/dev", MOUNTPOINT_DIR, true, err);
 	_cleanup_close_ int dev = -1;
-	char buf[CORDON_FD_PATH_MAX];
 
 	if (target < 0)
 		return -1;
-	if (fs_mount_at("tmpfs", target, "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=755,size=64k",
-			"/dev", err) < 0)
+	if (fs_mount_at(fs_oci_source(oci, "/dev", "tmpfs"), target, "tmpfs", MS_NOSUID | MS_NOEXEC,
+			"mode=755,size=64k", "/dev", err) < 0)
 		return -1;
 	/* target still names the covered directory; open the new tmpfs. */
-	{
-		_cleanup_close_ int reopened = fs_reopen(root, "/dev", err);
-
-		if (reopened < 0)
-			return -1;
-		dev = open(cordon_fd_path(reopened, buf), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (dev < 0)
-			return cordon_error_set(err, CORDON_E_MOUNT, errno, "opening /dev");
-	}
+	dev = open_dev_dir(root, err);
+	if (dev < 0)
+		return -1;
 	for (size_t i = 0; i < ARRAY_SIZE(dev_nodes); i++)
 		if (dev_bind_node(dev, dev_nodes[i], err) < 0)
 			return -1;
-	if (dev_mount_sub(dev, "pts", 0755, "devpts", MS_NOSUID | MS_NOEXEC,
-			  opts->tty_gid_mapped ? "newinstance,ptmxmode=0666,mode=0620,gid=5"
-					       : "newinstance,ptmxmode=0666,mode=0620",
-			  err) < 0)
-		return -1;
-	if (dev_mount_sub(dev, "shm", 01777, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
-			  "mode=1777,size=65536k", err) < 0)
-		return -1;
 	/*
-	 * POSIX queues of the sandbox's IPC namespace. One joined by path (a
-	 * pod's) belongs to another user namespace: mounting its queues needs
-	 * a privilege the sandbox does not have, so /dev/mqueue stays empty.
+	 * A config's /dev/pts and /dev/mqueue are mounted at their place in
+	 * its order (fs_setup_oci_dev), its /dev/shm as any of its entries;
+	 * /dev/ptmx is a default device of every container, so /dev/pts is
+	 * there even when a config leaves it out.
 	 */
-	if (!opts->ipc_joined && dev_mount_sub(dev, "mqueue", 0755, "mqueue",
-					       MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL, err) < 0)
+	if ((!oci || !fs_oci_mounts_at(oci, "/dev/pts")) && mount_devpts(dev, oci, opts, err) < 0)
+		return -1;
+	if (!oci && (dev_mount_sub(dev, "shm", 01777, "tmpfs", "tmpfs",
+				   MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=1777,size=65536k", err) < 0 ||
+		     mount_mqueue(dev, oci, opts, err) < 0))
 		return -1;
 	for (size_t i = 0; i < ARRAY_SIZE(dev_links); i++)
 		if (symlinkat(dev_links[i].target, dev, dev_links[i].name) < 0)
 			return cordon_error_set(err, CORDON_E_MOUNT, errno, "creating /dev/%s",
 						dev_links[i].name);
 	return 0;
+}
+
+int fs_setup_oci_dev(int root, const struct cordon_oci *oci, const char *destination,
+		     const struct cordon_fs_options *opts, struct cordon_error *err)
+{
+	_cleanup_close_ int dev = -1;
+	bool pts = strcmp(destination, "/dev/pts") == 0;
+
+	if (!pts && strcmp(destination, "/dev/mqueue") != 0)
+		return 0;
+	dev = open_dev_dir(root, err);
+	if (dev < 0)
+		return -1;
+	return pts ? mount_devpts(dev, oci, opts, err) : mount_mqueue(dev, oci, opts, err);
 }
 
 int fs_setup_tmp(int root, uint64_t size_mb, struct cordon_error *err)

@@ -18,6 +18,9 @@ enum mountpoint_kind {
  */
 int fs_mountpoint(int root, const char *path, enum mountpoint_kind kind, bool strict,
 		  struct cordon_error *err);
+/* The same for a config's mount: a dangling symlink is created through, inside root. */
+int fs_mountpoint_through(int root, const char *path, enum mountpoint_kind kind,
+			  struct cordon_error *err);
 
 /*
  * Open path (absolute, inside root, symlinks followed inside it) as an
@@ -59,15 +62,27 @@ int fs_mask(int target, const char *what, struct cordon_error *err);
 /* Make target and everything mounted below it read-only (a bind onto itself). */
 int fs_make_readonly(int target, const char *what, struct cordon_error *err);
 
-int fs_setup_proc(int root, struct cordon_error *err);
-int fs_setup_dev(int root, const struct cordon_fs_options *opts, struct cordon_error *err);
+/*
+ * cordon's own /proc and /dev. With a config (oci), each mount takes the
+ * source of the config's entry at its place, and /dev has shm and mqueue
+ * only where the config lists them.
+ */
+int fs_setup_proc(int root, const struct cordon_oci *oci, struct cordon_error *err);
+int fs_setup_dev(int root, const struct cordon_oci *oci, const struct cordon_fs_options *opts,
+		 struct cordon_error *err);
+/* A config's /dev/pts or /dev/mqueue at destination, cordon's own mounts there; else nothing. */
+int fs_setup_oci_dev(int root, const struct cordon_oci *oci, const char *destination,
+		     const struct cordon_fs_options *opts, struct cordon_error *err);
 int fs_setup_tmp(int root, uint64_t size_mb, struct cordon_error *err);
 int fs_setup_resolv(int root, const char *content, struct cordon_error *err);
 /* mounts.c: config.json's mounts, in order (cordon_fs_open_sources made the host's trees). */
 int fs_setup_oci_mounts(int root, const struct cordon_oci *oci, const struct cordon_fs_host *host,
-			struct cordon_error *err);
-/* A config.json mount at destination (its own filesystem replaces cordon's /tmp). */
+			const struct cordon_fs_options *opts, struct cordon_error *err);
+/* A config.json mount at destination. */
 bool fs_oci_mounts_at(const struct cordon_oci *oci, const char *destination);
+/* The source of the config's (last) entry at destination, else dflt. */
+const char *fs_oci_source(const struct cordon_oci *oci, const char *destination,
+			  const char *dflt);
 /* paths.c: linux.maskedPaths and linux.readonlyPaths. */
 int fs_setup_oci_paths(int root, const struct cordon_oci *oci, struct cordon_error *err);
 int fs_setup_binds(int root, const struct cordon_spec *spec, const struct cordon_fs_host *host,

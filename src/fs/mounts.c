@@ -118,15 +118,22 @@ static struct mount_attr option_attrs(const struct cordon_oci_mount *m)
 	for (size_t k = 0; k < ARRAY_SIZE(map); k++)
 		if (m->flags & map[k].ms)
 			attr.attr_set |= map[k].attr;
-	/* atime is one setting of three, changed only when the config names one. */
+	return attr;
+}
+
+/* The atime setting the options name (one of three), or none: attr_clr 0. */
+static struct mount_attr atime_attrs(const struct cordon_oci_mount *m)
+{
+	struct mount_attr attr = { 0 };
+
 	if (m->flags & (MS_NOATIME | MS_STRICTATIME | MS_RELATIME)) {
-		attr.attr_clr |= MOUNT_ATTR__ATIME;
+		attr.attr_clr = MOUNT_ATTR__ATIME;
 		if (m->flags & MS_NOATIME)
-			attr.attr_set |= MOUNT_ATTR_NOATIME;
+			attr.attr_set = MOUNT_ATTR_NOATIME;
 		else if (m->flags & MS_STRICTATIME)
-			attr.attr_set |= MOUNT_ATTR_STRICTATIME;
+			attr.attr_set = MOUNT_ATTR_STRICTATIME;
 		else
-			attr.attr_set |= MOUNT_ATTR_RELATIME;
+			attr.attr_set = MOUNT_ATTR_RELATIME;
 	}
 	return attr;
 }
@@ -139,11 +146,27 @@ static int setattr(int tree, struct mount_attr attr, bool recursive, struct cord
 	return 0;
 }
 
+/*
+ * A copy of a tree cloned early (a bind's source while the init had the
+ * host's ids, the host's /sys), made now: a mount's place in mountinfo is
+ * its creation (Linux 6.8 and later list a namespace's mounts in that
+ * order), and the config's order is the one to show. Kernels that cannot
+ * clone a detached tree (before 6.15) list mounts in attach order anyway:
+ * the tree itself is used there, as is a tree the supervisor made.
+ */
+static int fresh_copy(int tree)
+{
+	int copy = cordon_open_tree(tree, "",
+				    OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
+
+	return copy >= 0 ? copy : -1;
+}
+
 /* Attach a detached mount onto the destination, then give it its propagation. */
 static int attach(int root, int tree, const struct cordon_oci_mount *m, enum mountpoint_kind kind,
 		  struct cordon_error *err)
 {
-	_cleanup_close_ int target = fs_mountpoint(root, m->destination, kind, false, err);
+	_cleanup_close_ int target = fs_mountpoint_through(root, m->destination, kind, err);
 	struct mount_attr attr = { .propagation = m->propagation & ~(unsigned long)MS_REC };
 
 	if (target < 0 || fs_move_tree(tree, target, "the mount", err) < 0)
@@ -158,24 +181,50 @@ static int attach(int root, int tree, const struct cordon_oci_mount *m, enum mou
 }
 
 /*
- * bind, rbind: the clone of the source. nosuid always, nodev unless the
- * source is a device node (cordon's policy for every bind, as for
- * --bind), over the whole tree; the options' attributes on its top mount
- * (as a bind remount does), rro on all of it.
+ * The atime setting of a bind: the kernel locks a host mount's (made in
+ * the host's namespace) against a less privileged one, and refuses any
+ * other setting there (EPERM); the source's own setting stays then, as
+ * it would under runc in a user namespace.
  */
-static int apply_bind(int root, const struct cordon_oci_mount *m, int tree,
+static int set_bind_atime(int tree, const struct cordon_oci_mount *m, struct cordon_error *err)
+{
+	struct mount_attr attr = atime_attrs(m);
+
+	if (!attr.attr_clr)
+		return 0;
+	if (cordon_mount_setattr(tree, "", AT_EMPTY_PATH, &attr, sizeof(attr)) < 0 &&
+	    errno != EPERM)
+		return cordon_error_set(err, CORDON_E_MOUNT, errno, "setting its atime option");
+	return 0;
+}
+
+/*
+ * bind, rbind: a fresh copy of the source's clone. nodev over the whole
+ * tree unless the source is a device node or the options say dev (no
+ * device cgroup may be there to stop a host device node in a bound
+ * directory; docs/oci.md); nosuid, as every other attribute, where the
+ * options say so, on its top mount (as a bind remount does), rro on all
+ * of it.
+ */
+static int apply_bind(int root, const struct cordon_oci_mount *m, int early,
 		      struct cordon_error *err)
 {
-	struct mount_attr policy = { .attr_set = MOUNT_ATTR_NOSUID };
+	struct mount_attr policy = { 0 };
+	_cleanup_close_ int copy = -1;
+	int tree = early;
 	struct stat st;
 
 	if (tree < 0)
 		return cordon_error_set(err, CORDON_E_INTERNAL, 0, "its source was not opened");
 	if (fstat(tree, &st) < 0)
 		return cordon_error_set(err, CORDON_E_MOUNT, errno, "source %s", m->source);
-	if (!S_ISCHR(st.st_mode) && !S_ISBLK(st.st_mode))
+	copy = fresh_copy(tree);
+	if (copy >= 0)
+		tree = copy;
+	if (!S_ISCHR(st.st_mode) && !S_ISBLK(st.st_mode) && !(m->clear & MS_NODEV))
 		policy.attr_set |= MOUNT_ATTR_NODEV;
-	if (setattr(tree, policy, true, err) < 0 || setattr(tree, option_attrs(m), false, err) < 0)
+	if (setattr(tree, policy, true, err) < 0 || setattr(tree, option_attrs(m), false, err) < 0 ||
+	    set_bind_atime(tree, m, err) < 0)
 		return -1;
 	if (m->recursive_ro &&
 	    setattr(tree, (struct mount_attr){ .attr_set = MOUNT_ATTR_RDONLY }, true, err) < 0)
@@ -184,16 +233,22 @@ static int apply_bind(int root, const struct cordon_oci_mount *m, int tree,
 }
 
 /* sysfs: the host's /sys, read-only all through, whatever the options say of rw. */
-static int apply_sysfs(int root, const struct cordon_oci_mount *m, int tree,
+static int apply_sysfs(int root, const struct cordon_oci_mount *m, int early,
 		       struct cordon_error *err)
 {
 	struct mount_attr ro = { .attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
 					     MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC };
+	_cleanup_close_ int copy = -1;
+	int tree = early;
 
 	if (tree < 0)
 		return cordon_error_set(err, CORDON_E_INTERNAL, 0,
 					"the host's /sys was not opened");
-	if (setattr(tree, ro, true, err) < 0 || setattr(tree, option_attrs(m), false, err) < 0)
+	copy = fresh_copy(tree);
+	if (copy >= 0)
+		tree = copy;
+	if (setattr(tree, ro, true, err) < 0 || setattr(tree, option_attrs(m), false, err) < 0 ||
+	    set_bind_atime(tree, m, err) < 0)
 		return -1;
 	return attach(root, tree, m, MOUNTPOINT_DIR, err);
 }
@@ -240,23 +295,29 @@ static int configure_sb_flags(int fsfd, unsigned long flags, struct cordon_error
 
 /*
  * tmpfs, mqueue, cgroup: a new filesystem of this sandbox (the IPC and
- * cgroup namespaces are the sandbox's own), nosuid and nodev always.
- * "cgroup" is mounted as cgroup2, rooted at the sandbox's cgroup.
+ * cgroup namespaces are the sandbox's own), with the entry's source as
+ * its name in mountinfo and the options' attributes, as mount(2) would
+ * give them (a filesystem made in a user namespace never honours device
+ * nodes, dev or not). "cgroup" is mounted as cgroup2, rooted at the
+ * sandbox's cgroup.
  */
 static int apply_new_fs(int root, const struct cordon_oci_mount *m, const char *fstype,
 			struct cordon_error *err)
 {
 	_cleanup_close_ int fsfd = cordon_fsopen(fstype, FSOPEN_CLOEXEC), tree = -1;
-	struct mount_attr attr = option_attrs(m);
+	struct mount_attr attr = option_attrs(m), atime = atime_attrs(m);
 
 	if (fsfd < 0)
 		return cordon_error_set(err, CORDON_E_MOUNT, errno, "opening a new %s", fstype);
+	if (m->source && *m->source &&
+	    cordon_fsconfig(fsfd, FSCONFIG_SET_STRING, "source", m->source, 0) < 0)
+		return cordon_error_set(err, CORDON_E_MOUNT, errno, "%s: source %s", fstype,
+					m->source);
 	if (configure_data(fsfd, m->data, err) < 0 || configure_sb_flags(fsfd, m->flags, err) < 0)
 		return cordon_error_wrap(err, "%s", fstype);
 	if (cordon_fsconfig(fsfd, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
 		return cordon_error_set(err, CORDON_E_MOUNT, errno, "creating the %s", fstype);
-	tree = cordon_fsmount(fsfd, FSMOUNT_CLOEXEC,
-			      (unsigned int)(attr.attr_set | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV));
+	tree = cordon_fsmount(fsfd, FSMOUNT_CLOEXEC, (unsigned int)(attr.attr_set | atime.attr_set));
 	if (tree < 0)
 		return cordon_error_set(err, CORDON_E_MOUNT, errno, "mounting the %s", fstype);
 	return attach(root, tree, m, MOUNTPOINT_DIR, err);
@@ -285,18 +346,42 @@ static int apply_one(int root, const struct cordon_oci_mount *m, int tree, struc
 }
 
 int fs_setup_oci_mounts(int root, const struct cordon_oci *oci, const struct cordon_fs_host *host,
-			struct cordon_error *err)
+			const struct cordon_fs_options *opts, struct cordon_error *err)
 {
+	bool done_pts = false, done_mqueue = false;
+
 	for (size_t i = 0; oci && i < oci->n_mounts; i++) {
 		const struct cordon_oci_mount *m = &oci->mounts[i];
 		int tree = i < host->n_mount_trees ? host->mount_trees[i] : -1;
 
-		if (cordon_oci_mount_provided(m))
+		/* cordon's own, in the config's place (the first entry there; /proc and /dev came first). */
+		if (cordon_oci_mount_provided(m)) {
+			bool *done = strcmp(m->destination, "/dev/pts") == 0	   ? &done_pts
+				     : strcmp(m->destination, "/dev/mqueue") == 0 ? &done_mqueue
+										  : NULL;
+
+			if (done && !*done && fs_setup_oci_dev(root, oci, m->destination, opts, err) < 0)
+				return mount_failed(err, i, m);
+			if (done)
+				*done = true;
 			continue;
+		}
 		if (apply_one(root, m, tree, err) < 0)
 			return mount_failed(err, i, m);
 	}
 	return 0;
+}
+
+const char *fs_oci_source(const struct cordon_oci *oci, const char *destination,
+			  const char *dflt)
+{
+	const char *source = dflt;
+
+	for (size_t i = 0; oci && i < oci->n_mounts; i++)
+		if (strcmp(oci->mounts[i].destination, destination) == 0 && oci->mounts[i].source &&
+		    *oci->mounts[i].source)
+			source = oci->mounts[i].source;
+	return source;
 }
 
 bool fs_oci_mounts_at(const struct cordon_oci *oci, const char *destination)

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /* Safe resolution of paths inside the new root, and mounting onto fds. */
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/mount.h>
 #include <linux/openat2.h>
 #include <string.h>
@@ -80,12 +81,40 @@ static int open_parent(int root, const char *path, bool strict, const char **bas
 }
 
 /*
- * A symlink at a file mount point is followed (inside root, so it cannot
- * lead out): images often have /etc/resolv.conf or /etc/hosts as a link
- * into /run. A dangling one is not created through.
+ * The path a dangling symlink at parent/base leads to, inside the root:
+ * an absolute target is the root's, a relative one starts at the link's
+ * directory (dir). NULL when base is no symlink.
  */
-int fs_mountpoint(int root, const char *path, enum mountpoint_kind kind, bool strict,
-		  struct cordon_error *err)
+static char *link_target_path(int parent, const char *base, const char *path)
+{
+	_cleanup_free_ char *dir = NULL;
+	const char *ignored;
+	char target[PATH_MAX];
+	struct stat st;
+	ssize_t n;
+
+	if (fstatat(parent, base, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISLNK(st.st_mode))
+		return NULL;
+	n = readlinkat(parent, base, target, sizeof(target) - 1);
+	if (n <= 0)
+		return NULL;
+	target[n] = '\0';
+	if (target[0] == '/')
+		return cordon_xstrdup(target);
+	dir = split_parent(path, &ignored);
+	return dir ? cordon_xasprintf("%s/%s", strcmp(dir, "/") == 0 ? "" : dir, target) : NULL;
+}
+
+/*
+ * A symlink at a mount point is followed (inside root, so it cannot lead
+ * out): images often have /etc/resolv.conf or /etc/hosts as a link into
+ * /run. A dangling one is not created through, unless depth is 0 or more
+ * (a config's mounts): what it names is then made inside the root, as
+ * runc and crun do (at most 40 links deep). Never under strict, which
+ * follows no symlink at all.
+ */
+static int mountpoint_at(int root, const char *path, enum mountpoint_kind kind, bool strict,
+			 int depth, struct cordon_error *err)
 {
 	int flags = O_PATH | (kind == MOUNTPOINT_DIR ? O_DIRECTORY : 0);
 	_cleanup_close_ int parent = -1;
@@ -100,6 +129,14 @@ int fs_mountpoint(int root, const char *path, enum mountpoint_kind kind, bool st
 		parent = open_parent(root, path, strict, &base, err);
 		if (parent < 0)
 			return -1;
+		if (!strict && depth >= 0) {
+			_cleanup_free_ char *next = link_target_path(parent, base, path);
+
+			if (next && depth >= 40)
+				return describe_open_error(ELOOP, path, err);
+			if (next)
+				return mountpoint_at(root, next, kind, strict, depth + 1, err);
+		}
 		if (kind == MOUNTPOINT_DIR) {
 			if (mkdirat(parent, base, 0755) < 0 && errno != EEXIST)
 				return cordon_error_set(err, CORDON_E_ROOTFS, errno,
@@ -124,6 +161,18 @@ int fs_mountpoint(int root, const char *path, enum mountpoint_kind kind, bool st
 					"mount point %s is a directory, the source is not", path);
 	}
 	return fd;
+}
+
+int fs_mountpoint(int root, const char *path, enum mountpoint_kind kind, bool strict,
+		  struct cordon_error *err)
+{
+	return mountpoint_at(root, path, kind, strict, -1, err);
+}
+
+int fs_mountpoint_through(int root, const char *path, enum mountpoint_kind kind,
+			  struct cordon_error *err)
+{
+	return mountpoint_at(root, path, kind, false, 0, err);
 }
 
 int fs_open_existing(int root, const char *path, struct cordon_error *err)

@@ -156,15 +156,15 @@ int cordon_fs_build(const struct cordon_spec *spec, const struct cordon_fs_host 
 	/*
 	 * proc first: it must be mounted while the host's proc is still
 	 * visible. A config.json's mounts come after cordon's own (one may lie
-	 * in /dev), a /tmp of its own instead of cordon's; the gateway's
+	 * in /dev); a config gets no /tmp or /dev/shm but its own; the gateway's
 	 * resolv.conf after them, so that the config's cannot hide it; masked
 	 * and read-only paths last, as they may lie on any mount.
 	 */
-	if (fs_setup_proc(root, err) < 0 || fs_setup_dev(root, opts, err) < 0 ||
-	    (!fs_oci_mounts_at(spec->oci, "/tmp") &&
-	     fs_setup_tmp(root, spec->tmpfs_size_mb, err) < 0) ||
+	if (fs_setup_proc(root, spec->oci, err) < 0 ||
+	    fs_setup_dev(root, spec->oci, opts, err) < 0 ||
+	    (!spec->oci && fs_setup_tmp(root, spec->tmpfs_size_mb, err) < 0) ||
 	    fs_setup_binds(root, spec, host, err) < 0 ||
-	    fs_setup_oci_mounts(root, spec->oci, host, err) < 0 ||
+	    fs_setup_oci_mounts(root, spec->oci, host, opts, err) < 0 ||
 	    fs_setup_devices(root, spec->oci, err) < 0 ||
 	    (opts->resolv_conf && fs_setup_resolv(root, opts->resolv_conf, err) < 0) ||
 	    fs_setup_oci_paths(root, spec->oci, err) < 0)

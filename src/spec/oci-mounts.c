@@ -97,6 +97,17 @@ static const struct {
 	{ "cgroup2", CORDON_OCI_MOUNT_CGROUP, no_keys },
 };
 
+/*
+ * What a bind mount takes besides its flags: any filesystem's options,
+ * which mount(2) ignores for a bind, and so does cordon (runc passes
+ * them on; engines write mode= and size= on binds).
+ */
+static const char *const bind_keys[] = { "size",    "mode",    "uid",	      "gid",
+					 "nr_inodes", "nr_blocks", "huge",     "mpol",
+					 "inode32", "inode64", "noswap",   "newinstance",
+					 "ptmxmode", "max",	"hidepid", "subset",
+					 NULL };
+
 static bool data_key_known(const char *const *keys, const char *opt)
 {
 	size_t klen = strcspn(opt, "=");
@@ -222,15 +233,15 @@ static int parse_mount(struct oci_parse *p, yajl_val v, const char *path,
 		return -1;
 	if (parse_kind(p, m, path, &keys) < 0)
 		return -1;
-	if (apply_options(p, m, path, m->kind == CORDON_OCI_MOUNT_BIND ? NULL : keys, &bind) < 0)
+	if (apply_options(p, m, path, m->kind == CORDON_OCI_MOUNT_BIND ? bind_keys : keys, &bind) <
+	    0)
 		return -1;
 	/* A bind option makes it a bind whatever the type says (as runc and crun do). */
-	if (bind && m->kind != CORDON_OCI_MOUNT_BIND) {
+	if (bind)
 		m->kind = CORDON_OCI_MOUNT_BIND;
-		if (m->data)
-			return oci_error(p->err, "%s.options: '%s' does not apply to a bind mount",
-					 path, m->data);
-	}
+	/* Filesystem options on a bind: ignored, as mount(2) ignores them. */
+	if (m->kind == CORDON_OCI_MOUNT_BIND)
+		free(TAKE_PTR(m->data));
 	if (m->kind == CORDON_OCI_MOUNT_BIND && !bind && m->type && strcmp(m->type, "bind") != 0)
 		return oci_error(p->err, "%s.type: '%s' needs a bind or rbind option", path,
 				 m->type);

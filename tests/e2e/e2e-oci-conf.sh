@@ -3,7 +3,8 @@
 # shellcheck disable=SC2317 # cases are called through each_mode
 # e2e: OCI conformance (docs/oci.md): what config.json asks for is what the
 # container sees, read back from inside: the capability sets and
-# NoNewPrivs of /proc/self/status, setuid programs, ambient capabilities.
+# NoNewPrivs of /proc/self/status, setuid programs, ambient capabilities,
+# the mounts of /proc/self/mountinfo (sources, options, order).
 #
 # SEC_PROBE (tests/security's static probe) is copied into a rootfs for
 # what busybox cannot show (a setuid program's ids, a bind to a port).
@@ -208,10 +209,115 @@ c["process"]["capabilities"] = {"bounding": n, "permitted": n, "inheritable": n,
 	end_case
 }
 
+# --- mounts ----------------------------------------------------------------
+
+# mount_line DEST: the last mountinfo line on $OUT whose mount point is DEST,
+# as "OPTIONS FSTYPE SOURCE SUPER-OPTIONS".
+mount_line() {
+	awk -v mp="$1" '$5 == mp {
+		for (i = 7; i <= NF; i++) if ($i == "-") break
+		line = $6 " " $(i + 1) " " $(i + 2) " " $(i + 3)
+	} END { print line }' <<<"$OUT"
+}
+
+# in_order DEST...: each DEST's first mount comes after the one before it in $OUT's mountinfo.
+in_order() {
+	awk -v list="$*" 'BEGIN { n = split(list, want, " ") }
+		{ if (!($5 in seen)) { seen[$5] = NR } }
+		END { last = 0; for (i = 1; i <= n; i++) { if (!(want[i] in seen) || seen[want[i]] < last) exit 1; last = seen[want[i]] } }' <<<"$OUT"
+}
+
+# A new filesystem keeps its source; the config's mounts appear in its
+# order; a filesystem's options on a bind are ignored (as by mount(2)),
+# strictatime is the tmpfs's and leaves a bind's locked atime as it is;
+# suid and dev are honoured; nodev is a bind's default.
+t_mount_sources_options_order() {
+	local src=$CASE_DIR/src id=$CASE_ID-o
+	setup_case
+	mk_dir "$src"
+	mk_bundle b cat /proc/self/mountinfo || return
+	cfg 'c["mounts"] = [m for m in c["mounts"] if m["destination"] not in ("/dev/shm", "/dev/mqueue", "/tmp")]
+c["mounts"] += [
+	{"destination": "/dev/shm", "type": "tmpfs", "source": "shm", "options": ["nosuid", "nodev", "mode=1777", "size=1m"]},
+	{"destination": "/dev/mqueue", "type": "mqueue", "source": "mqueue"},
+	{"destination": "/srv/b1", "type": "bind", "source": sys.argv[1], "options": ["rbind", "mode=755", "size=65536k", "strictatime"]},
+	{"destination": "/run", "type": "tmpfs", "source": "run-" + sys.argv[2], "options": ["strictatime", "suid", "dev", "size=1m"]},
+	{"destination": "/srv/b2", "type": "bind", "source": sys.argv[1], "options": ["bind", "dev", "nosuid"]}]' "$src" "$MARK" || return
+	oc run -b "$BUNDLE" "$id"
+	expect_rc 0 || return
+	[[ $(mount_line /dev/shm) == *" tmpfs shm "* ]] || fail "/dev/shm: expected source shm, got '$(mount_line /dev/shm)'"
+	[[ $(mount_line /dev/mqueue) == *" mqueue mqueue "* ]] || fail "/dev/mqueue: expected source mqueue, got '$(mount_line /dev/mqueue)'"
+	[[ $(mount_line /run) == *" tmpfs run-$MARK "* ]] || fail "/run: expected source run-$MARK, got '$(mount_line /run)'"
+	in_order /proc /dev /dev/pts /dev/shm /dev/mqueue /srv/b1 /run /srv/b2 ||
+		fail "the mounts are not in the config's order"
+	local run b1 b2
+	run=$(mount_line /run)
+	b1=$(mount_line /srv/b1)
+	b2=$(mount_line /srv/b2)
+	[[ ${run%% *} != *nosuid* && ${run%% *} != *nodev* && ${run%% *} != *relatime* ]] ||
+		fail "/run: expected suid, dev and strictatime, got '$run'"
+	[[ ${b1%% *} == *nodev* && ${b1%% *} != *nosuid* ]] || fail "/srv/b1: expected nodev and no nosuid, got '$b1'"
+	[[ ${b2%% *} == *nosuid* && ${b2%% *} != *nodev* ]] || fail "/srv/b2: expected nosuid and dev, got '$b2'"
+	end_case
+}
+
+# A config gets only the mounts it lists: no /tmp, /dev/shm or /dev/mqueue
+# of cordon's, so a read-only rootfs without /tmp, which the container's
+# ids could not write, starts.
+t_no_extra_mounts() {
+	local rootfs=$CASE_DIR/rootfs id=$CASE_ID-x
+	setup_case
+	copy_rootfs "$rootfs" || return
+	rm -rf "$rootfs/tmp"
+	chmod 555 "$rootfs"
+	mk_bundle b cat /proc/self/mountinfo || return
+	cfg 'c["root"]["path"] = sys.argv[1]
+c["mounts"] = [m for m in c["mounts"] if m["destination"] not in ("/dev/shm", "/dev/mqueue", "/tmp")]' "$rootfs" || return
+	oc run -b "$BUNDLE" "$id"
+	expect_rc 0 || return
+	local d
+	for d in /tmp /dev/shm /dev/mqueue; do
+		[ -z "$(mount_line "$d")" ] || fail "$d is mounted though the config does not list it"
+	done
+	[ ! -e "$rootfs/tmp" ] || fail "/tmp was created in the rootfs"
+	chmod 755 "$rootfs"
+	end_case
+}
+
+# A destination that is a dangling symlink is created through, inside the
+# root (never on the host), as runc and crun do.
+t_mount_dangling_symlink() {
+	local rootfs=$CASE_DIR/rootfs src=$CASE_DIR/src name=cordon-dangling-$MARK id=$CASE_ID-d
+	setup_case
+	copy_rootfs "$rootfs" || return
+	ln -s "../srv/$name/not/here" "$rootfs/etc/rel"
+	ln -s "/$name/abs" "$rootfs/etc/abs"
+	[ "$MODE" = rootless ] && chown -hR "$TEST_UID:$TEST_GID" "$rootfs"
+	mk_dir "$src"
+	echo "inside $MARK" >"$src/file"
+	chmod 644 "$src/file"
+	mk_bundle b sh -c 'cat /etc/rel /etc/abs/file' || return
+	cfg 'c["root"]["path"] = sys.argv[1]
+c["mounts"] += [
+	{"destination": "/etc/rel", "type": "bind", "source": sys.argv[2] + "/file", "options": ["bind", "ro"]},
+	{"destination": "/etc/abs", "type": "bind", "source": sys.argv[2], "options": ["rbind", "ro"]}]' \
+		"$rootfs" "$src" || return
+	oc run -b "$BUNDLE" "$id"
+	expect_rc 0
+	expect_out_eq "inside $MARK"$'\n'"inside $MARK"
+	[ ! -e "/$name" ] || { rm -rf "/${name:?}"; fail "the link's target was created on the host's /"; }
+	[ -f "$rootfs/srv/$name/not/here" ] && [ -d "$rootfs/$name/abs" ] ||
+		fail "the links' targets were not made inside the rootfs"
+	end_case
+}
+
 each_mode "process.capabilities: the five sets, root and uid 1000, SYS_ADMIN granted, an unknown name warned" t_caps_sets
 each_mode "exec --cap: any known capability added, an unknown one warned" t_exec_caps
 each_mode "capabilities under the network annotations: cordon run's policy" t_caps_policy_net
 each_mode "noNewPrivileges: as configured, forced by the annotation and exec --no-new-privs" t_no_new_privs
 each_mode "a setuid program: root with noNewPrivileges false, nothing with true" t_setuid_program
 each_mode "an ambient capability for uid 1000: NET_BIND_SERVICE binds port 80" t_ambient_bind
+each_mode "mounts: sources kept, config order, bind data ignored, strictatime, suid, dev" t_mount_sources_options_order
+each_mode "mounts: nothing the config does not list (no /tmp, /dev/shm, /dev/mqueue)" t_no_extra_mounts
+each_mode "mounts: a dangling symlink destination created through, inside the root" t_mount_dangling_symlink
 done_testing
