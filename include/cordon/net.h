@@ -335,10 +335,20 @@ struct cordon_dns_event {
 	const char *note; /* "rate limited", "upstream timeout", ... or NULL */
 };
 
+/* Client addresses a proxy answers, at most. */
+#define CORDON_DNSPROXY_MAX_CLIENTS 4
+
 struct cordon_dnsproxy_config {
 	const struct cordon_allowlist *allowlist;
 	const struct sockaddr_storage *upstreams;
 	size_t n_upstreams;
+	/*
+	 * The only sources answered (the workload's addresses, copied): a
+	 * UDP query from any other address, IPv4-mapped forms included, is
+	 * dropped unanswered, a TCP connection from one closed unread.
+	 */
+	const struct cordon_addr *clients;
+	size_t n_clients;
 	uint32_t upstream_timeout_ms;  /* per attempt */
 	uint32_t ttl_floor_s, ttl_ceiling_s;
 	uint32_t max_inflight;
@@ -359,6 +369,7 @@ struct cordon_dnsproxy_stats {
 	uint64_t queries, allowed, denied, forwarded, servfail, tcp_retries;
 	uint64_t rate_limited, inflight_limited, addr_cap_hits, set_full;
 	uint64_t addrs_inserted, addrs_refused;
+	uint64_t foreign; /* datagrams and connections not from a client address, dropped */
 };
 
 /* Listening sockets of one kind (UDP, TCP) a proxy serves, at most. */

@@ -103,7 +103,8 @@ struct txn {
 };
 
 struct cordon_dnsproxy {
-	struct cordon_dnsproxy_config cfg;
+	struct cordon_dnsproxy_config cfg; /* cfg.clients points at client_addrs[] */
+	struct cordon_addr client_addrs[CORDON_DNSPROXY_MAX_CLIENTS];
 	const struct cordon_cidr *cidrs;
 	size_t n_cidrs;
 	struct listener udp[CORDON_DNSPROXY_MAX_LISTENERS], tcp[CORDON_DNSPROXY_MAX_LISTENERS];

@@ -237,6 +237,33 @@ static void query(struct cordon_dnsproxy *p, const uint8_t *buf, size_t len,
 		dp_txn_retry(p, t, "upstream unreachable");
 }
 
+/*
+ * Is the source one of the workload's addresses? Compared as the socket
+ * saw it: an IPv4-mapped IPv6 source is an IPv6 address, never the IPv4
+ * one it names, and no listener is dual-stack.
+ */
+static bool from_client(const struct cordon_dnsproxy *p, const struct sockaddr_storage *ss,
+			socklen_t len)
+{
+	const void *bytes;
+	size_t n;
+
+	if (ss->ss_family == AF_INET && len >= sizeof(struct sockaddr_in)) {
+		bytes = &((const struct sockaddr_in *)ss)->sin_addr;
+		n = 4;
+	} else if (ss->ss_family == AF_INET6 && len >= sizeof(struct sockaddr_in6)) {
+		bytes = &((const struct sockaddr_in6 *)ss)->sin6_addr;
+		n = 16;
+	} else {
+		return false;
+	}
+	for (size_t i = 0; i < p->cfg.n_clients; i++)
+		if (p->client_addrs[i].family == ss->ss_family &&
+		    memcmp(p->client_addrs[i].u.bytes, bytes, n) == 0)
+			return true;
+	return false;
+}
+
 static void udp_readable(struct cordon_dnsproxy *p, struct listener *l)
 {
 	for (int i = 0; i < 64; i++) {
@@ -248,6 +275,11 @@ static void udp_readable(struct cordon_dnsproxy *p, struct listener *l)
 
 		if (n < 0)
 			return;
+		/* Never answered: a reply would go wherever the source says. */
+		if (!from_client(p, &from, from_len)) {
+			p->stats.foreign++;
+			continue;
+		}
 		query(p, buf, (size_t)n, &from, from_len, NULL);
 	}
 }
@@ -255,13 +287,21 @@ static void udp_readable(struct cordon_dnsproxy *p, struct listener *l)
 static void tcp_accept(struct cordon_dnsproxy *p, struct listener *l)
 {
 	for (;;) {
-		int fd = accept4(l->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		struct sockaddr_storage peer;
+		socklen_t peer_len = sizeof(peer);
+		int fd = accept4(l->fd, (struct sockaddr *)&peer, &peer_len,
+				 SOCK_NONBLOCK | SOCK_CLOEXEC);
 		struct tcp_client *c;
 		struct epoll_event ev;
 		size_t slot;
 
 		if (fd < 0)
 			return;
+		if (!from_client(p, &peer, peer_len)) {
+			p->stats.foreign++;
+			close(fd);
+			continue;
+		}
 		for (slot = 0; slot < MAX_TCP_CLIENTS && p->clients[slot]; slot++)
 			;
 		if (slot == MAX_TCP_CLIENTS) {
@@ -391,6 +431,14 @@ struct cordon_dnsproxy *cordon_dnsproxy_new(const struct cordon_dnsproxy_config 
 		close_fds(tcp_fds, n_tcp);
 		return NULL;
 	}
+	if (!cfg->clients || cfg->n_clients == 0 || cfg->n_clients > CORDON_DNSPROXY_MAX_CLIENTS) {
+		cordon_error_set(err, CORDON_E_NET_POLICY, EINVAL,
+				 "DNS proxy: %zu client addresses (1 to %d)", cfg->n_clients,
+				 CORDON_DNSPROXY_MAX_CLIENTS);
+		close_fds(udp_fds, n_udp);
+		close_fds(tcp_fds, n_tcp);
+		return NULL;
+	}
 	if (n_udp > CORDON_DNSPROXY_MAX_LISTENERS || n_tcp > CORDON_DNSPROXY_MAX_LISTENERS) {
 		cordon_error_set(err, CORDON_E_NET_POLICY, EINVAL,
 				 "DNS proxy: more than %d listening sockets of a kind",
@@ -410,6 +458,8 @@ struct cordon_dnsproxy *cordon_dnsproxy_new(const struct cordon_dnsproxy_config 
 		return NULL;
 	}
 	p->cfg = *cfg;
+	memcpy(p->client_addrs, cfg->clients, cfg->n_clients * sizeof(*cfg->clients));
+	p->cfg.clients = p->client_addrs;
 	if (!p->cfg.upstream_timeout_ms)
 		p->cfg.upstream_timeout_ms = 2000;
 	if (!p->cfg.ttl_floor_s)

@@ -596,10 +596,14 @@ static int start_proxy(struct sandbox_net *n, const int *udp, const int *tcp,
 		       struct cordon_error *err)
 {
 	const struct cordon_net_spec *net = &n->spec->net;
+	struct cordon_gateway_addrs gw;
+	struct cordon_addr clients[2];
 	struct cordon_dnsproxy_config cfg = {
 		.allowlist = net->allowlist,
 		.upstreams = net->upstreams,
 		.n_upstreams = net->n_upstreams,
+		.clients = clients,
+		.n_clients = ARRAY_SIZE(clients),
 		.qps = 200,
 		.ttl_floor_s = ttl_floor_s(),
 		.insert = on_dns_insert,
@@ -607,6 +611,10 @@ static int start_proxy(struct sandbox_net *n, const int *udp, const int *tcp,
 		.opaque = n,
 	};
 
+	/* The workload's own addresses: the only ones it answers. */
+	cordon_gateway_addrs(&gw);
+	clients[0] = gw.workload4;
+	clients[1] = gw.workload6;
 	n->proxy = cordon_dnsproxy_new(&cfg, udp, CORDON_GW_DNS_SOCKETS, tcp, CORDON_GW_DNS_SOCKETS,
 				       err);
 	if (!n->proxy)

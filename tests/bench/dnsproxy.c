@@ -107,6 +107,10 @@ static _Noreturn void proxy(void)
 	struct cordon_dnsproxy_config cfg = { 0 };
 	struct cordon_dnsproxy *p;
 	int epfd = epoll_create1(0), udp;
+	struct cordon_addr client;
+
+	/* The load generator's source: loopback's own address. */
+	cordon_addr_parse("127.0.0.1", &client);
 
 	u->sin_family = AF_INET;
 	u->sin_port = htons(STUB_PORT);
@@ -120,6 +124,8 @@ static _Noreturn void proxy(void)
 	cfg.n_upstreams = 1;
 	cfg.max_inflight = 4 * WINDOW;
 	cfg.insert = accept_insert;
+	cfg.clients = &client;
+	cfg.n_clients = 1;
 	udp = udp_bound("127.0.0.2", PROXY_PORT, true);
 	p = cordon_dnsproxy_new(&cfg, &udp, 1, NULL, 0, &err);
 	if (!p || cordon_dnsproxy_attach(p, epfd, &err) < 0) {

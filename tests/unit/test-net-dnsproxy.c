@@ -9,6 +9,7 @@
 #include <arpa/inet.h>
 #include <check.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <net/if.h>
 #include <poll.h>
 #include <sched.h>
@@ -280,6 +281,8 @@ struct harness {
 	struct inserted ins;
 	int epfd, client;
 	struct sockaddr_storage upstream;
+	struct cordon_addr clients[2]; /* the proxy's; 127.0.0.1 when none is set */
+	size_t n_clients;
 };
 
 static int record_insert(void *opaque, const struct cordon_addr *a, size_t n, uint32_t timeout_ms)
@@ -328,6 +331,10 @@ static void harness_start(struct harness *h, uint32_t qps, bool upstream_alive, 
 	cfg.qps = qps;
 	cfg.insert = record_insert;
 	cfg.opaque = h;
+	if (!h->n_clients)
+		ck_assert_int_eq(cordon_addr_parse("127.0.0.1", &h->clients[h->n_clients++]), 0);
+	cfg.clients = h->clients;
+	cfg.n_clients = h->n_clients;
 	h->proxy = cordon_dnsproxy_new(&cfg, udp, n_udp, tcp, n_tcp, &err);
 	ck_assert_msg(h->proxy != NULL, "%s", err.msg);
 	h->epfd = epoll_create1(EPOLL_CLOEXEC);
@@ -838,33 +845,34 @@ static void assert_bound(int fd, int type, const char *want)
  * address exists. A dual-stack [::]:53 socket answered an IPv6 query from
  * an IPv4-mapped source as IPv4, to wherever that source named.
  */
-START_TEST(gateway_listeners_one_per_family)
+/*
+ * A proxy on cordon_gateway_dns_sockets, the gateway's addresses on lo
+ * (the packets never leave it), those addresses its clients, and
+ * h->client a UDP socket connected to the IPv4 listener.
+ */
+static void gateway_harness(struct harness *h, struct cordon_gateway_addrs *gw)
 {
-	struct harness h;
 	struct cordon_error err = { 0 };
-	struct cordon_gateway_addrs gw;
-	struct cordon_dns_msg *m = reply_msg();
 	struct cordon_link *l;
 	struct sockaddr_storage to = { 0 };
 	struct sockaddr_in *to4 = (struct sockaddr_in *)&to;
-	struct sockaddr_in6 *to6 = (struct sockaddr_in6 *)&to;
 	int udp[CORDON_GW_DNS_SOCKETS], tcp[CORDON_GW_DNS_SOCKETS];
 
-	memset(&h, 0, sizeof(h));
-	h.stub.conn = -1;
+	memset(h, 0, sizeof(*h));
+	h->stub.conn = -1;
 	private_network();
-	cordon_gateway_addrs(&gw);
+	cordon_gateway_addrs(gw);
 	ck_assert_msg(cordon_gateway_dns_sockets(udp, tcp, &err) == 0, "%s", err.msg);
 	assert_bound(udp[0], SOCK_DGRAM, CORDON_GW_ADDR4 ":53");
 	assert_bound(tcp[0], SOCK_STREAM, CORDON_GW_ADDR4 ":53");
 	assert_bound(udp[1], SOCK_DGRAM, "[" CORDON_GW_ADDR6 "]:53");
 	assert_bound(tcp[1], SOCK_STREAM, "[" CORDON_GW_ADDR6 "]:53");
 
-	/* The addresses come later (gw0 is made after the sockets): here on lo. */
+	/* The addresses come later (gw0 is made after the sockets). */
 	l = cordon_link_open(&err);
 	ck_assert_ptr_nonnull(l);
-	ck_assert_msg(cordon_link_addr(l, "lo", &gw.gw4, 32, &err) == 0, "%s", err.msg);
-	ck_assert_msg(cordon_link_addr(l, "lo", &gw.gw6, 128, &err) == 0, "%s", err.msg);
+	ck_assert_msg(cordon_link_addr(l, "lo", &gw->gw4, 32, &err) == 0, "%s", err.msg);
+	ck_assert_msg(cordon_link_addr(l, "lo", &gw->gw6, 128, &err) == 0, "%s", err.msg);
 	cordon_link_close(l);
 	/*
 	 * Even without duplicate address detection, packets to a new IPv6
@@ -874,7 +882,7 @@ START_TEST(gateway_listeners_one_per_family)
 	{
 		struct sockaddr_in6 sa = { .sin6_family = AF_INET6,
 					   .sin6_port = htons(5399),
-					   .sin6_addr = gw.gw6.u.v6 };
+					   .sin6_addr = gw->gw6.u.v6 };
 		int rx = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 		int tx = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 		int i;
@@ -896,23 +904,185 @@ START_TEST(gateway_listeners_one_per_family)
 	}
 	to4->sin_family = AF_INET;
 	to4->sin_port = htons(53);
-	to4->sin_addr = gw.gw4.u.v4;
-	harness_start(&h, 0, true, udp, CORDON_GW_DNS_SOCKETS, tcp, CORDON_GW_DNS_SOCKETS, &to);
+	to4->sin_addr = gw->gw4.u.v4;
+	h->clients[0] = gw->gw4;
+	h->clients[1] = gw->gw6;
+	h->n_clients = 2;
+	harness_start(h, 0, true, udp, CORDON_GW_DNS_SOCKETS, tcp, CORDON_GW_DNS_SOCKETS, &to);
+}
+
+/* h->client, now connected to the IPv6 listener. */
+static void client_to_ipv6(struct harness *h, const struct cordon_gateway_addrs *gw)
+{
+	struct sockaddr_in6 to6 = { .sin6_family = AF_INET6,
+				    .sin6_port = htons(53),
+				    .sin6_addr = gw->gw6.u.v6 };
+
+	close(h->client);
+	h->client = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	ck_assert_int_eq(connect(h->client, (struct sockaddr *)&to6, sizeof(to6)), 0);
+}
+
+/*
+ * The proxy's listeners in the gateway: one IPv4 and one IPv6-only socket
+ * per protocol, each on the gateway's own address, made before the
+ * address exists. A dual-stack [::]:53 socket answered an IPv6 query from
+ * an IPv4-mapped source as IPv4, to wherever that source named.
+ */
+START_TEST(gateway_listeners_one_per_family)
+{
+	struct harness h;
+	struct cordon_gateway_addrs gw;
+	struct cordon_dns_msg *m = reply_msg();
+
+	gateway_harness(&h, &gw);
 	ck_assert_int_gt(ask(&h, "allowed.test", CORDON_DNS_TYPE_A, m), 0);
 	ck_assert_int_eq(rcode(m), CORDON_DNS_RCODE_NOERROR);
 	ck_assert_int_gt(ask(&h, "denied.test", CORDON_DNS_TYPE_A, m), 0);
 	ck_assert_int_eq(rcode(m), CORDON_DNS_RCODE_NXDOMAIN);
 	/* Over IPv6: the answer leaves through the IPv6 listener. */
-	close(h.client);
-	memset(&to, 0, sizeof(to));
-	to6->sin6_family = AF_INET6;
-	to6->sin6_port = htons(53);
-	to6->sin6_addr = gw.gw6.u.v6;
-	h.client = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	ck_assert_int_eq(connect(h.client, (struct sockaddr *)to6, sizeof(*to6)), 0);
+	client_to_ipv6(&h, &gw);
 	ck_assert_int_gt(ask(&h, "allowed.test", CORDON_DNS_TYPE_A, m), 0);
 	ck_assert_int_eq(rcode(m), CORDON_DNS_RCODE_NOERROR);
 	ck_assert_uint_eq(h.stub.queries, 2);
+	harness_down(&h);
+	free(m);
+}
+END_TEST
+
+/* The Internet checksum of an IPv6 pseudo header and an upper-layer packet. */
+static uint16_t checksum6(const struct in6_addr *src, const struct in6_addr *dst, uint8_t proto,
+			  const uint8_t *l4, size_t len)
+{
+	uint32_t sum = 0;
+
+	for (size_t i = 0; i < 16; i += 2)
+		sum += (uint32_t)(src->s6_addr[i] << 8 | src->s6_addr[i + 1]) +
+		       (uint32_t)(dst->s6_addr[i] << 8 | dst->s6_addr[i + 1]);
+	sum += (uint32_t)len + proto;
+	for (size_t i = 0; i < len; i += 2)
+		sum += (uint32_t)(l4[i] << 8 | (i + 1 < len ? l4[i + 1] : 0));
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	sum = ~sum & 0xffff;
+	return sum ? (uint16_t)sum : 0xffff;
+}
+
+/* One IPv6 UDP datagram with any source, through a raw socket. */
+static void send_raw_udp6(const char *src, const struct in6_addr *dst, uint16_t sport,
+			  uint16_t dport, const uint8_t *payload, size_t len)
+{
+	uint8_t pkt[40 + 8 + 512] = { 0 };
+	struct sockaddr_in6 sa = { .sin6_family = AF_INET6, .sin6_addr = *dst };
+	struct in6_addr s;
+	size_t ulen = 8 + len;
+	uint16_t sum;
+	int fd = socket(AF_INET6, SOCK_RAW | SOCK_CLOEXEC, IPPROTO_RAW);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_uint_le(len, 512);
+	ck_assert_int_eq(inet_pton(AF_INET6, src, &s), 1);
+	pkt[0] = 0x60;
+	pkt[4] = (uint8_t)(ulen >> 8);
+	pkt[5] = (uint8_t)ulen;
+	pkt[6] = IPPROTO_UDP;
+	pkt[7] = 64;
+	memcpy(pkt + 8, &s, 16);
+	memcpy(pkt + 24, dst, 16);
+	pkt[40] = (uint8_t)(sport >> 8);
+	pkt[41] = (uint8_t)sport;
+	pkt[42] = (uint8_t)(dport >> 8);
+	pkt[43] = (uint8_t)dport;
+	pkt[44] = (uint8_t)(ulen >> 8);
+	pkt[45] = (uint8_t)ulen;
+	memcpy(pkt + 48, payload, len);
+	sum = checksum6(&s, dst, IPPROTO_UDP, pkt + 40, ulen);
+	pkt[46] = (uint8_t)(sum >> 8);
+	pkt[47] = (uint8_t)sum;
+	ck_assert_int_eq(sendto(fd, pkt, 40 + ulen, 0, (struct sockaddr *)&sa, sizeof(sa)),
+			 (ssize_t)(40 + ulen));
+	close(fd);
+}
+
+/* Drive the proxy until it has counted want foreign sources (at most 3 s). */
+static void wait_foreign(struct harness *h, uint64_t want)
+{
+	uint64_t deadline = cordon_now_mono_us() / 1000 + 3000;
+	struct cordon_dnsproxy_stats st;
+
+	for (;;) {
+		drive_proxy_once(h, 20);
+		cordon_dnsproxy_stats(h->proxy, &st);
+		if (st.foreign >= want || cordon_now_mono_us() / 1000 > deadline)
+			break;
+	}
+	ck_assert_msg(st.foreign == want, "%" PRIu64 " foreign sources counted, want %" PRIu64,
+		      st.foreign, want);
+}
+
+/*
+ * Only the workload's own addresses are answered. A query from any other
+ * source is dropped unanswered: a reply goes wherever the source says,
+ * and a workload with NET_RAW can say anything (a denied server, the
+ * metadata address, ::ffff:X). A TCP connection from one is closed.
+ */
+START_TEST(foreign_sources_never_answered)
+{
+	struct harness h;
+	struct cordon_gateway_addrs gw;
+	struct cordon_dns_msg *m = reply_msg();
+	struct cordon_dnsproxy_stats st;
+	struct msgbuf q;
+	struct sockaddr_in other = { .sin_family = AF_INET, .sin_port = htons(9999) };
+	struct sockaddr_in gw53 = { .sin_family = AF_INET, .sin_port = htons(53) };
+	uint8_t buf[512];
+	int fd, mapped;
+
+	gateway_harness(&h, &gw);
+	gw53.sin_addr = gw.gw4.u.v4;
+	inet_pton(AF_INET, "127.0.0.1", &other.sin_addr);
+	query_msg(&q, 0x5151, "allowed.test", CORDON_DNS_TYPE_A);
+
+	/* UDP from 127.0.0.1, which is not a client. */
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	ck_assert_int_eq(bind(fd, (struct sockaddr *)&other, sizeof(other)), 0);
+	ck_assert_int_eq(sendto(fd, q.b, q.n, 0, (struct sockaddr *)&gw53, sizeof(gw53)),
+			 (ssize_t)q.n);
+	wait_foreign(&h, 1);
+	ck_assert_int_lt(recv(fd, buf, sizeof(buf), 0), 0);
+	close(fd);
+
+	/* TCP from 127.0.0.1: closed before a byte is read. */
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	other.sin_port = 0;
+	ck_assert_int_eq(bind(fd, (struct sockaddr *)&other, sizeof(other)), 0);
+	ck_assert_int_eq(connect(fd, (struct sockaddr *)&gw53, sizeof(gw53)), 0);
+	wait_foreign(&h, 2);
+	ck_assert_int_le(recv(fd, buf, sizeof(buf), 0), 0);
+	close(fd);
+
+	/*
+	 * An IPv6 query from ::ffff:<the client's IPv4 address>: an IPv6
+	 * source, not the client; the old dual-stack socket answered it as
+	 * IPv4, to 10.254.254.1:9999.
+	 */
+	mapped = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	other.sin_addr = gw.gw4.u.v4;
+	other.sin_port = htons(9999);
+	ck_assert_int_eq(bind(mapped, (struct sockaddr *)&other, sizeof(other)), 0);
+	send_raw_udp6("::ffff:" CORDON_GW_ADDR4, &gw.gw6.u.v6, 9999, 53, q.b, q.n);
+	wait_foreign(&h, 3);
+	ck_assert_int_lt(recv(mapped, buf, sizeof(buf), 0), 0);
+	close(mapped);
+
+	/* Nothing of it went upstream; the clients are still served. */
+	ck_assert_uint_eq(h.stub.queries, 0);
+	ck_assert_int_gt(ask(&h, "allowed.test", CORDON_DNS_TYPE_A, m), 0);
+	client_to_ipv6(&h, &gw);
+	ck_assert_int_gt(ask(&h, "allowed.test", CORDON_DNS_TYPE_A, m), 0);
+	cordon_dnsproxy_stats(h.proxy, &st);
+	ck_assert_uint_eq(st.queries, 2);
+	ck_assert_uint_eq(st.foreign, 3);
 	harness_down(&h);
 	free(m);
 }
@@ -926,6 +1096,7 @@ START_TEST(listeners_refused_and_closed)
 	struct cordon_dnsproxy_config cfg = { 0 };
 	struct cordon_error err = { 0 };
 	struct sockaddr_storage up = { .ss_family = AF_INET };
+	struct cordon_addr client;
 	int udp[2], tcp[1];
 
 	private_network();
@@ -933,6 +1104,9 @@ START_TEST(listeners_refused_and_closed)
 	cfg.allowlist = al;
 	cfg.upstreams = &up;
 	cfg.n_upstreams = 1;
+	cfg.clients = &client;
+	cfg.n_clients = 1;
+	ck_assert_int_eq(cordon_addr_parse("127.0.0.1", &client), 0);
 	udp[0] = bound_socket(SOCK_DGRAM, "127.0.0.2", 5353);
 	udp[1] = bound_socket(SOCK_DGRAM, "127.0.0.3", 5353);
 	tcp[0] = bound_socket(SOCK_STREAM, "127.0.0.2", 5353);
@@ -969,6 +1143,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, tcp_pipelined_replies_all_delivered);
 	tcase_add_test(tc, client_closed_earlier_in_the_batch);
 	tcase_add_test(tc, gateway_listeners_one_per_family);
+	tcase_add_test(tc, foreign_sources_never_answered);
 	tcase_add_test(tc, listeners_refused_and_closed);
 	suite_add_tcase(s, tc);
 	return s;
