@@ -152,6 +152,9 @@ struct cordon_resources {
 	int64_t pids_limit;
 	struct cordon_device_rule *devices;
 	size_t n_devices;
+	bool has_swappiness;
+	uint64_t memory_swappiness; /* v1 memory.swappiness, 0..100 (v2 has none) */
+	bool disable_oom_killer;    /* v1 memory.oom_control 1 (v2 has none) */
 };
 
 /* v1 cpu.shares → v2 cpu.weight (the kernel's documented mapping). */
@@ -175,7 +178,9 @@ struct cordon_device_rule *cordon_device_rules_container(const struct cordon_dev
  * cordon_cgroup_create (via cordon_resources_to_limits); this adds the
  * rest to the sandbox's cgroups, making a hierarchy's directory where
  * it has none yet: memory reservation (v1 memory.soft_limit_in_bytes,
- * v2 memory.low), cpu shares (v1 cpu.shares, v2 cpu.weight), cpuset
+ * v2 memory.low), swappiness and disableOOMKiller (v1 memory.swappiness
+ * and memory.oom_control; cgroup v2 has neither: an error when set),
+ * cpu shares (v1 cpu.shares, v2 cpu.weight), cpuset
  * cpus/mems, and device rules as given (v1 devices.allow/deny; v2 a
  * BPF_PROG_TYPE_CGROUP_DEVICE program attached to the cgroup). Each
  * value needs its controller (CORDON_E_CGROUP otherwise).

@@ -105,6 +105,23 @@ int cordon_cgroup_apply_resources(const struct cordon_cgroup_layout *layout,
 				     (uint64_t)res->memory_reservation, err) < 0)
 			return cordon_error_wrap(err, "linux.resources.memory.reservation");
 	}
+	/* Knobs of v1's memory controller alone: set on v2, the config asks for what cannot be. */
+	if (res->has_swappiness || res->disable_oom_killer) {
+		const char *what = res->has_swappiness ? "linux.resources.memory.swappiness"
+						       : "linux.resources.memory.disableOOMKiller";
+
+		if ((h = hier_with(layout, CORDON_CTRL_MEMORY, false)) < 0)
+			return cordon_error_set(
+				err, CORDON_E_CGROUP, 0,
+				"%s: needs a cgroup v1 memory controller (cgroup v2 has no such knob)",
+				what);
+		if ((i = cgroup_dir_for(layout, (size_t)h, place, CORDON_CTRL_MEMORY, cg, &dir, err)) <
+			    0 ||
+		    (res->has_swappiness &&
+		     cgroup_write_u64(dir, "memory.swappiness", res->memory_swappiness, err) < 0) ||
+		    (res->disable_oom_killer && cgroup_write(dir, "memory.oom_control", "1", err) < 0))
+			return cordon_error_wrap(err, "%s", what);
+	}
 	if (res->cpu_shares) {
 		v1 = (h = hier_with(layout, CORDON_CTRL_CPU, false)) >= 0;
 		if (!v1 && (h = hier_with(layout, CORDON_CTRL_CPU, true)) < 0)

@@ -121,10 +121,8 @@ static void note(struct oci_parse *p, yajl_val obj, const char *base, const char
 
 static int parse_memory(struct oci_parse *p, yajl_val m, struct cordon_resources *res)
 {
-	static const char *const unapplied[] = {
-		"kernel",	"kernelTCP",	     "swappiness", "disableOOMKiller",
-		"useHierarchy", "checkBeforeUpdate", NULL
-	};
+	static const char *const unapplied[] = { "kernel", "kernelTCP", "useHierarchy",
+						 "checkBeforeUpdate", NULL };
 	static const char *const base = "linux.resources.memory";
 	yajl_val v;
 
@@ -151,6 +149,19 @@ static int parse_memory(struct oci_parse *p, yajl_val m, struct cordon_resources
 				 res->memory_swap, res->memory_limit);
 	if (res->memory_swap > 0 && res->memory_limit <= 0)
 		return oci_error(p->err, "linux.resources.memory.swap: needs memory.limit");
+	/* Applied (cgroup/resources.c): where the kernel has no knob, an error, not a warning. */
+	if ((v = oci_get(m, "swappiness"))) {
+		int64_t n;
+
+		if (oci_int(v, "linux.resources.memory.swappiness", 0, 100, &n, p->err) < 0)
+			return -1;
+		res->has_swappiness = true;
+		res->memory_swappiness = (uint64_t)n;
+	}
+	if ((v = oci_get(m, "disableOOMKiller")) &&
+	    oci_bool(v, "linux.resources.memory.disableOOMKiller", &res->disable_oom_killer,
+		     p->err) < 0)
+		return -1;
 	for (const char *const *k = unapplied; *k; k++) {
 		yajl_val x = oci_get(m, *k);
 		char path[OCI_PATH_MAX];

@@ -311,6 +311,37 @@ c["mounts"] += [
 	end_case
 }
 
+# --- resources ---------------------------------------------------------------
+
+# memory.swappiness and disableOOMKiller: applied on a cgroup v1 memory
+# controller; where there is none (a cgroup2-only view of this host, made
+# in a mount namespace of the test's own), an error, not a warning.
+t_memory_knobs() {
+	local id=$CASE_ID-k cg=/cordon-e2e-$MARK dir
+	setup_case
+	mk_bundle b sleep "$MARK" || return
+	cfg 'c["linux"]["cgroupsPath"] = sys.argv[1]
+r = c["linux"].setdefault("resources", {})
+r["memory"] = {"swappiness": 17, "disableOOMKiller": True}
+r.pop("pids", None)' "$cg" || return
+	if [ -d /sys/fs/cgroup/memory ]; then
+		oc create -b "$BUNDLE" "$id"
+		expect_rc 0 || return
+		dir=/sys/fs/cgroup/memory$cg
+		[ "$(cat "$dir/memory.swappiness" 2>/dev/null)" = 17 ] ||
+			fail "memory.swappiness: expected 17, got '$(cat "$dir/memory.swappiness" 2>&1)'"
+		grep -qx 'oom_kill_disable 1' "$dir/memory.oom_control" 2>/dev/null ||
+			fail "memory.oom_control: the OOM killer is not disabled"
+		oc delete --force "$id"
+		expect_rc 0
+	fi
+	run unshare -m sh -c 'mount --make-rprivate / && umount -R /sys/fs/cgroup &&
+		mount -t cgroup2 cgroup2 /sys/fs/cgroup && exec "$@"' sh \
+		"$CORDON" --root "$OROOT" run -b "$BUNDLE" "$id"
+	expect_cordon_error CGROUP "linux.resources.memory.swappiness: needs a cgroup v1 memory controller"
+	end_case
+}
+
 each_mode "process.capabilities: the five sets, root and uid 1000, SYS_ADMIN granted, an unknown name warned" t_caps_sets
 each_mode "exec --cap: any known capability added, an unknown one warned" t_exec_caps
 each_mode "capabilities under the network annotations: cordon run's policy" t_caps_policy_net
@@ -320,4 +351,5 @@ each_mode "an ambient capability for uid 1000: NET_BIND_SERVICE binds port 80" t
 each_mode "mounts: sources kept, config order, bind data ignored, strictatime, suid, dev" t_mount_sources_options_order
 each_mode "mounts: nothing the config does not list (no /tmp, /dev/shm, /dev/mqueue)" t_no_extra_mounts
 each_mode "mounts: a dangling symlink destination created through, inside the root" t_mount_dangling_symlink
+rootful_only "memory.swappiness, disableOOMKiller: the v1 files; refused on cgroup2 alone" t_memory_knobs
 done_testing

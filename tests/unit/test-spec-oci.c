@@ -576,6 +576,10 @@ static const struct {
 	  "linux.resources.memory.swap: needs memory.limit" },
 	{ { .linux_ = LINUX("\"resources\": {\"memory\": {\"swappiness\": \"x\"}}") },
 	  "linux.resources.memory.swappiness: expected integer" },
+	{ { .linux_ = LINUX("\"resources\": {\"memory\": {\"swappiness\": 101}}") },
+	  "linux.resources.memory.swappiness: 101 out of range" },
+	{ { .linux_ = LINUX("\"resources\": {\"memory\": {\"disableOOMKiller\": 1}}") },
+	  "linux.resources.memory.disableOOMKiller: expected boolean" },
 	{ { .linux_ = LINUX("\"resources\": {\"cpu\": {\"shares\": 1}}") },
 	  "linux.resources.cpu.shares: 1 out of range (2..262144)" },
 	{ { .linux_ = LINUX("\"resources\": {\"cpu\": {\"quota\": 999}}") },
@@ -884,8 +888,12 @@ START_TEST(warnings_recorded)
 	ck_assert(has_warning(oci, "linux.netDevices: not applied"));
 	ck_assert(has_warning(oci, "linux.resources.blockIO: not applied"));
 	ck_assert(has_warning(oci, "linux.resources.unified: not applied"));
-	ck_assert(has_warning(oci, "linux.resources.memory.swappiness: not applied"));
-	ck_assert(has_warning(oci, "linux.resources.memory.disableOOMKiller: not applied"));
+	/* Applied now (v1), an error where the kernel has no knob: no warning. */
+	ck_assert(!has_warning(oci, "swappiness"));
+	ck_assert(!has_warning(oci, "disableOOMKiller"));
+	ck_assert(oci->resources.has_swappiness);
+	ck_assert_uint_eq(oci->resources.memory_swappiness, 0);
+	ck_assert(!oci->resources.disable_oom_killer);
 	ck_assert(has_warning(oci, "no 'pid' entry"));
 	ck_assert(!has_warning(oci, "no 'mount' entry"));
 	ck_assert_str_eq(oci->mounts[0].data, "size=1m");
