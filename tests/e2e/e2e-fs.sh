@@ -60,7 +60,7 @@ t_default_workspace_is_cwd() {
 
 t_workspace_with_submount() {
 	local src=$CASE_DIR/sub-src
-	is_root || { skip_case "needs root to mount inside the workspace"; return; }
+	is_root || { skip_or_fail "needs root to mount inside the workspace"; return; }
 	mk_dir "$src" "$WS/sub"
 	echo inner >"$src/f"
 	mount --bind "$src" "$WS/sub" || { _fail_raw "mount --bind $src $WS/sub failed"; return; }

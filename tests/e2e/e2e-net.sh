@@ -47,7 +47,7 @@ probe_cmd() { echo "printf 'GET /probe HTTP/1.0\\r\\n\\r\\n' | nc -w 2 127.0.0.1
 
 t_host_loopback_unreachable() {
 	local port=$((20000 + RANDOM % 20000)) listener hits _argv
-	is_root || { skip_case "needs root to create the stand-in host network namespace"; return; }
+	is_root || { skip_or_fail "needs root to create the stand-in host network namespace"; return; }
 	start_holder || return
 	mkdir -p "$CASE_DIR/www"
 	echo "secret-$MARK" >"$CASE_DIR/www/probe"

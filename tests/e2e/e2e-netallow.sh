@@ -5,7 +5,7 @@
 # namespaces this script makes. Uses the lab build of cordon ($CORDON_LAB),
 # for which the lab's 198.18.0.0/15 "internet" counts as public.
 . "$(dirname "$0")/../lab/lab.sh"
-lab_isolate "$@" || { echo "1..0 # SKIP needs root for the network lab"; exit 0; }
+lab_isolate "$@" || skip_all_or_fail "needs root for the network lab"
 set -u
 
 CORDON_LAB=${CORDON_LAB:-build/tests/lab/cordon-lab}
@@ -14,7 +14,8 @@ TEST_USER=${CORDON_TEST_USER:-cordon-test}
 case $CORDON_LAB in /*) ;; *) CORDON_LAB=$PWD/$CORDON_LAB ;; esac
 case $CORDON_ROOTFS in /*) ;; *) CORDON_ROOTFS=$PWD/$CORDON_ROOTFS ;; esac
 
-lab_up >/dev/null || { echo "1..0 # SKIP the lab could not be built"; exit 0; }
+# A lab that does not come up is broken, not absent: a failure (as net-lib.sh).
+lab_up >/dev/null || { echo "Bail out! the network lab did not come up"; exit 1; }
 TMP=$(mktemp -d /tmp/cordon-netallow.XXXXXX)
 chmod 755 "$TMP"
 mkdir -m 1777 "$TMP/out"
@@ -23,7 +24,15 @@ trap 'rm -rf "$TMP"; lab_down' EXIT
 n=0 failed=0
 ok() { n=$((n + 1)); echo "ok $n - $1"; }
 not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; shift; printf '# %s\n' "$@"; }
-skip() { n=$((n + 1)); echo "ok $n - $1 # SKIP $2"; }
+# A missing precondition (skip.sh): a skip by hand, a failure under CI.
+skip_or_fail() {
+	if ci_strict; then
+		not_ok "$1" "$2 (CI=true: a missing precondition is a failure)"
+		return
+	fi
+	n=$((n + 1))
+	echo "ok $n - $1 # SKIP $2"
+}
 
 # sandbox MODE OPTIONS... -- CMD: cordon-lab run in the lab host, as MODE's user.
 OUT= RC=
@@ -73,11 +82,11 @@ U=(--dns-upstream "$LAB_DNS4")
 for mode in rootful rootless; do
 	if [ "$mode" = rootless ]; then
 		if ! id "$TEST_USER" >/dev/null 2>&1; then
-			skip "rootless" "no user $TEST_USER (contrib/test.sh creates it)"
+			skip_or_fail "rootless" "no user $TEST_USER (contrib/test.sh creates it)"
 			continue
 		fi
 		if ! runuser -u "$TEST_USER" -- test -w /dev/net/tun; then
-			skip "rootless" "/dev/net/tun is not usable by $TEST_USER (contrib/test.sh relaxes it)"
+			skip_or_fail "rootless" "/dev/net/tun is not usable by $TEST_USER (contrib/test.sh relaxes it)"
 			continue
 		fi
 	fi

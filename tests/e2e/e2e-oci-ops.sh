@@ -159,7 +159,7 @@ t_pause_resume() {
 t_pause_created() {
 	setup_case
 	CID=$CASE_ID-c
-	cgroups_delegated || { skip_case "no freezer cgroup rootless on this layout"; return; }
+	cgroups_delegated || { skip_layout "no freezer cgroup rootless on this layout"; return; }
 	mk_bundle b sh -c "echo $MARK" || return
 	oc create --bundle "$BUNDLE" "$CID"
 	expect_rc 0
@@ -387,7 +387,7 @@ t_cgroups_path_absolute() {
 	setup_case
 	CID=$CASE_ID-c
 	path=$top/libpod-$MARK
-	hybrid || { skip_case "written for the hybrid layout (v1 memory, cgroup2 at unified)"; return; }
+	hybrid || { skip_layout "written for the hybrid layout (v1 memory, cgroup2 at unified)"; return; }
 	mk_bundle b sh -c "sleep 30; echo $MARK" || return
 	cfg_edit "c['linux']['cgroupsPath'] = '$path'; c['linux'].setdefault('resources', {})['memory'] = {'limit': 67108864}"
 	oc create --bundle "$BUNDLE" "$CID"
@@ -443,7 +443,7 @@ t_cgroups_path_relative() {
 	local rel=e2e-cg-$CASE_ID/ctr base
 	setup_case
 	CID=$CASE_ID-c
-	hybrid || { skip_case "written for the hybrid layout"; return; }
+	hybrid || { skip_layout "written for the hybrid layout"; return; }
 	mk_bundle b sh -c "sleep 30; echo $MARK" || return
 	cfg_edit "c['linux']['cgroupsPath'] = '$rel'"
 	oc create --bundle "$BUNDLE" "$CID"

@@ -35,6 +35,9 @@ E2E_RUN_TIMEOUT=${E2E_RUN_TIMEOUT:-30}
 # in ours and in cordon's rootless state directories (/tmp/cordon-UID).
 E2E_MOUNT_NOISE=${E2E_MOUNT_NOISE:-'^(/proc/sys/fs/binfmt_misc|/run/user/|/run/credentials/|/run/netns(/|$)|/var/lib/docker/|/var/lib/containers/)'}
 
+# shellcheck source=tests/e2e/skip.sh
+. "$(dirname "${BASH_SOURCE[0]}")/skip.sh"
+
 PYTHON=/usr/bin/python3
 [ -x "$PYTHON" ] || PYTHON=python3
 
@@ -439,7 +442,20 @@ _last_run_diag() {
 }
 
 # skip_case REASON: report the case as skipped (call it, then return).
+# Say which kind (skip.sh): skip_layout or skip_or_fail.
 skip_case() { _case_skip=$1; }
+
+# skip_layout REASON: this host's layout cannot run the case; a skip everywhere.
+skip_layout() { skip_case "$1"; }
+
+# skip_or_fail REASON: a missing precondition; a skip by hand, a failure under CI.
+skip_or_fail() {
+	if ci_strict; then
+		_fail_raw "$1 (CI=true: a missing precondition is a failure)"
+		return 0
+	fi
+	skip_case "$1"
+}
 
 # A failure not about the last command.
 _fail_raw() {
@@ -589,6 +605,11 @@ run_case() {
 	shift 3
 	MODE=$mode
 	mode_unavailable "$mode"
+	if [ -n "$WHY" ] && ci_strict; then
+		tap_not_ok "$mode: $name"
+		diag "$WHY (CI=true: a missing precondition is a failure)"
+		return
+	fi
 	if [ -n "$WHY" ]; then
 		tap_skip "$mode: $name" "$WHY"
 		return

@@ -10,7 +10,7 @@
 # from a 1-second TTL outlives it (the 30 s floor); TCP clients that reset
 # after a denied query leave the proxy (and the supervisor) running.
 . "$(dirname "$0")/../lab/lab.sh"
-lab_isolate "$@" || { echo "1..0 # SKIP needs root for the network lab"; exit 0; }
+lab_isolate "$@" || skip_all_or_fail "needs root for the network lab"
 . "$(dirname "$0")/net-lib.sh"
 
 t_rebind() {

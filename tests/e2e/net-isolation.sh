@@ -10,7 +10,7 @@
 # --allow-host-loopback: refused with veth, opens the host's loopback
 # through pasta's gateway mapping.
 . "$(dirname "$0")/../lab/lab.sh"
-lab_isolate "$@" || { echo "1..0 # SKIP needs root for the network lab"; exit 0; }
+lab_isolate "$@" || skip_all_or_fail "needs root for the network lab"
 . "$(dirname "$0")/net-lib.sh"
 
 # Requests LH's own listener (port 8080) answered, on any address.

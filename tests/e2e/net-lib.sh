@@ -8,7 +8,7 @@
 # A net-*.sh script starts with
 #
 #   . "$(dirname "$0")/../lab/lab.sh"
-#   lab_isolate "$@" || { echo "1..0 # SKIP needs root for the network lab"; exit 0; }
+#   lab_isolate "$@" || skip_all_or_fail "needs root for the network lab"
 #   . "$(dirname "$0")/net-lib.sh"
 #
 # which sources lib.sh with CORDON pointing at the lab build of cordon
@@ -278,10 +278,10 @@ if [ -x "$SEC_PROBE" ]; then
 		exit 1
 	fi
 fi
-# net_probe_missing: true (and skip_case) when there is no probe.
+# net_probe_missing: true (and skip_or_fail) when there is no probe.
 net_probe_missing() {
 	[ -z "$NET_PROBE_ROOTFS" ] || return 1
-	skip_case "no sec-probe at $SEC_PROBE (a sanitizer build does not link it statically)"
+	skip_or_fail "no sec-probe at $SEC_PROBE (a sanitizer build does not link it statically)"
 }
 
 # --- the lab host's state, before and after each case -------------------------------

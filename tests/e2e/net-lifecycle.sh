@@ -9,7 +9,7 @@
 # or a SIGKILLed supervisor (net_case checks links, addresses, processes
 # and nft tables after every case; lib.sh the state directories).
 . "$(dirname "$0")/../lab/lab.sh"
-lab_isolate "$@" || { echo "1..0 # SKIP needs root for the network lab"; exit 0; }
+lab_isolate "$@" || skip_all_or_fail "needs root for the network lab"
 . "$(dirname "$0")/net-lib.sh"
 
 dns_log_lines() { wc -l <"$LAB_DIR/dns.log"; }

@@ -8,7 +8,7 @@
 # run.cordon.dns.upstream, in the network lab (tests/lab/lab.sh), through
 # `cordon run --bundle`. No annotation: only lo, as always.
 . "$(dirname "$0")/../lab/lab.sh"
-lab_isolate "$@" || { echo "1..0 # SKIP needs root for the network lab"; exit 0; }
+lab_isolate "$@" || skip_all_or_fail "needs root for the network lab"
 . "$(dirname "$0")/net-lib.sh"
 
 # oci_bundle ANNOTATIONS_JSON SCRIPT: a bundle in $CASE_DIR/b whose process

@@ -8,7 +8,7 @@
 # CNAME chains, IPv6 (pasta carries it; the veth uplink is IPv4 only), and
 # what the result reports.
 . "$(dirname "$0")/../lab/lab.sh"
-lab_isolate "$@" || { echo "1..0 # SKIP needs root for the network lab"; exit 0; }
+lab_isolate "$@" || skip_all_or_fail "needs root for the network lab"
 . "$(dirname "$0")/net-lib.sh"
 
 t_default_deny() {

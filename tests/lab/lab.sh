@@ -66,7 +66,7 @@
 # lab_isolate re-executes the script):
 #
 #   . "$(dirname "$0")/../lab/lab.sh"
-#   lab_isolate "$@" || { echo "1..0 # SKIP needs root for the network lab"; exit 0; }
+#   lab_isolate "$@" || skip_all_or_fail "needs root for the network lab"
 #   . "$(dirname "$0")/lib.sh"
 #   lab_up || exit 99            # also chains lab_down into the EXIT trap
 #   lab_exec "$CORDON" run --net-allow allowed.test "$CORDON_ROOTFS" -- \
@@ -90,6 +90,9 @@
 # Needs: iproute2, dnsmasq-base, python3, util-linux (unshare); root.
 
 LAB_HOME=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# skip_all_or_fail, ci_strict: a missing precondition fails under CI.
+# shellcheck source=tests/e2e/skip.sh
+. "$LAB_HOME/../e2e/skip.sh"
 # Debian's python3, as lib.sh picks it (not whatever PATH finds first).
 LAB_PYTHON=/usr/bin/python3
 [ -x "$LAB_PYTHON" ] || LAB_PYTHON=python3

@@ -249,7 +249,7 @@ t_chroot_escape() {
 # unmapped host user in a :rw bind stay out of reach.
 t_caps_vs_host_files() {
 	local before
-	is_root || { skip_case "needs root to create files of an unmapped host user"; return; }
+	is_root || { skip_or_fail "needs root to create files of an unmapped host user"; return; }
 	before=$(host_snap "$OWNED")
 	crun --no-workspace --bind "$OWNED:/mnt/h:rw" --cap-add DAC_OVERRIDE,CHOWN,FOWNER,FSETID,SETUID,SETGID -- sh -c '
 		cat /mnt/h/secret 2>/dev/null && echo "read secret"

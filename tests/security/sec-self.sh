@@ -33,7 +33,11 @@ is_root && chown "$TEST_UID" "${USER_BIN%/*}" "$USER_BIN"
 need_fakeld() {
 	ROOTFS=$SELF_ROOTFS
 	[ -x "$SEC_FAKELD" ] && return 0
-	skip_case "sec-fakeld is built for x86-64 only"
+	if [ "$(uname -m)" = x86_64 ]; then
+		skip_or_fail "no sec-fakeld at $SEC_FAKELD"
+	else
+		skip_layout "sec-fakeld is built for x86-64 only"
+	fi
 	return 1
 }
 
@@ -122,7 +126,7 @@ fi
 t_exec_sealed_nobody() {
 	local id=$CASE_ID-n saved=$CORDON
 	if [ "$MODE" = rootless ]; then
-		skip_case "rootless, the overflow id is never mapped below the caller's namespace"
+		skip_layout "rootless, the overflow id is never mapped below the caller's namespace"
 		return
 	fi
 	need_fakeld || return

@@ -136,7 +136,7 @@ t_int80() {
 	("$SEC_PROBE" int80; exit $?) >/dev/null 2>&1
 	host_rc=$?
 	if [ "$host_rc" != 0 ]; then
-		skip_case "int 0x80 does not work on this host (probe exits $host_rc outside any sandbox)"
+		skip_layout "int 0x80 does not work on this host (probe exits $host_rc outside any sandbox)"
 		return
 	fi
 	for nr in 20 310 21; do # i386 getpid, unshare, mount

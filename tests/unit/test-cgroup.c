@@ -7,8 +7,9 @@
  * removing a sandbox's cgroups, and device rules enforced both through the
  * v1 devices controller and through the cgroup2 BPF device program.
  *
- * Root-only cases print "# SKIP name: reason" and pass when they cannot
- * run (not root, or the host lacks the hierarchy they need).
+ * A root-only case that cannot run is a TAP SKIP (unit.h): a layout this
+ * host does not have (UNIT_SKIP_LAYOUT), or a missing precondition, root
+ * or a controller (UNIT_SKIP_OR_FAIL: a failure under CI).
  */
 #include <fcntl.h>
 #include <linux/magic.h>
@@ -45,8 +46,8 @@ static void expect_hier(const struct cordon_cgroup_layout *l, const char *mount,
 		      path);
 	ck_assert_msg(h->ctrls == ctrls, "%s: ctrls 0x%x, expected 0x%x", mount, h->ctrls, ctrls);
 	if (names)
-		ck_assert_msg(strcmp(h->ctrl_names, names) == 0, "%s: ctrl_names '%s', expected '%s'",
-			      mount, h->ctrl_names, names);
+		ck_assert_msg(strcmp(h->ctrl_names, names) == 0,
+			      "%s: ctrl_names '%s', expected '%s'", mount, h->ctrl_names, names);
 }
 
 static void parse_ok(const char *mountinfo, const char *self, struct cordon_cgroup_layout *l)
@@ -58,36 +59,22 @@ static void parse_ok(const char *mountinfo, const char *self, struct cordon_cgro
 	ck_assert_uint_le(l->n, CORDON_CGROUP_MAX_HIER);
 }
 
-/*
- * A skipped case passes, with the reason as a TAP comment; under CI it
- * fails (unit_ci).
- */
-#define SKIP_CASE(...)                                                                   \
-	do {                                                                             \
-		if (unit_ci())                                                           \
-			ck_abort_msg(__VA_ARGS__);                                       \
-		printf("# SKIP %.*s: ", (int)strlen(__func__) - 3, __func__); /* name_fn */ \
-		printf(__VA_ARGS__);                                                     \
-		printf("\n");                                                            \
-		fflush(stdout);                                                          \
-		return;                                                                  \
-	} while (0)
-
-#define NEED_ROOT()                                                                      \
-	do {                                                                             \
-		if (geteuid() != 0)                                                      \
-			SKIP_CASE("needs root (creates cgroups on this host)");          \
+#define NEED_ROOT()                                                                     \
+	do {                                                                            \
+		if (geteuid() != 0)                                                     \
+			UNIT_SKIP_OR_FAIL("needs root (creates cgroups on this host)"); \
 	} while (0)
 
 /* --- fixtures -------------------------------------------------------- */
 
 /* Mount table lines that every fixture has and the parser must pass over. */
-#define MI_BASE                                                                          \
-	"22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/vda rw\n"                         \
-	"23 22 0:21 / /proc rw,nosuid,nodev,noexec,relatime shared:12 - proc proc rw\n"  \
+#define MI_BASE                                                                         \
+	"22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/vda rw\n"                        \
+	"23 22 0:21 / /proc rw,nosuid,nodev,noexec,relatime shared:12 - proc proc rw\n" \
 	"24 22 0:22 / /sys rw,nosuid,nodev,noexec,relatime shared:2 - sysfs sysfs rw\n"
 
-#define MI_TMPFS "30 24 0:27 / /sys/fs/cgroup ro,nosuid,nodev,noexec shared:3 - tmpfs tmpfs ro,mode=755\n"
+#define MI_TMPFS \
+	"30 24 0:27 / /sys/fs/cgroup ro,nosuid,nodev,noexec shared:3 - tmpfs tmpfs ro,mode=755\n"
 
 /* v1 with separate cpu and cpuacct hierarchies, plus a named systemd one. */
 static const char v1_split_mi[] = MI_BASE MI_TMPFS
@@ -98,14 +85,13 @@ static const char v1_split_mi[] = MI_BASE MI_TMPFS
 	"35 30 0:32 / /sys/fs/cgroup/pids rw,nosuid,nodev,noexec,relatime shared:8 - cgroup cgroup rw,pids\n"
 	"36 30 0:33 / /sys/fs/cgroup/devices rw,nosuid,nodev,noexec,relatime shared:9 - cgroup cgroup rw,devices\n"
 	"37 30 0:34 / /sys/fs/cgroup/cpuset rw,nosuid,nodev,noexec,relatime shared:10 - cgroup cgroup rw,cpuset\n";
-static const char v1_split_cg[] =
-	"7:cpuset:/\n"
-	"6:devices:/user.slice\n"
-	"5:pids:/user.slice/user-1000.slice/session-2.scope\n"
-	"4:memory:/user.slice/user-1000.slice/session-2.scope\n"
-	"3:cpuacct:/user.slice\n"
-	"2:cpu:/user.slice\n"
-	"1:name=systemd:/user.slice/user-1000.slice/session-2.scope\n";
+static const char v1_split_cg[] = "7:cpuset:/\n"
+				  "6:devices:/user.slice\n"
+				  "5:pids:/user.slice/user-1000.slice/session-2.scope\n"
+				  "4:memory:/user.slice/user-1000.slice/session-2.scope\n"
+				  "3:cpuacct:/user.slice\n"
+				  "2:cpu:/user.slice\n"
+				  "1:name=systemd:/user.slice/user-1000.slice/session-2.scope\n";
 
 /* v1 as Debian/systemd mounts it: cpu and cpuacct co-mounted. */
 static const char v1_combined_mi[] = MI_BASE MI_TMPFS
@@ -114,42 +100,41 @@ static const char v1_combined_mi[] = MI_BASE MI_TMPFS
 	"33 30 0:30 / /sys/fs/cgroup/net_cls,net_prio rw,nosuid,nodev,noexec,relatime shared:6 - cgroup cgroup rw,net_cls,net_prio\n"
 	"34 30 0:31 / /sys/fs/cgroup/memory rw,nosuid,nodev,noexec,relatime shared:7 - cgroup cgroup rw,memory\n"
 	"35 30 0:32 / /sys/fs/cgroup/pids rw,nosuid,nodev,noexec,relatime shared:8 - cgroup cgroup rw,pids\n";
-static const char v1_combined_cg[] =
-	"5:pids:/user.slice\n"
-	"4:memory:/user.slice\n"
-	"3:net_cls,net_prio:/\n"
-	"2:cpu,cpuacct:/user.slice\n"
-	"1:name=systemd:/user.slice/user-1000.slice/session-2.scope\n";
+static const char v1_combined_cg[] = "5:pids:/user.slice\n"
+				     "4:memory:/user.slice\n"
+				     "3:net_cls,net_prio:/\n"
+				     "2:cpu,cpuacct:/user.slice\n"
+				     "1:name=systemd:/user.slice/user-1000.slice/session-2.scope\n";
 
 static const char v2_mi[] = MI_BASE
 	"30 24 0:26 / /sys/fs/cgroup rw,nosuid,nodev,noexec,relatime shared:4 - cgroup2 cgroup2 rw,nsdelegate,memory_recursiveprot\n";
-static const char v2_cg[] = "0::/user.slice/user-1000.slice/user@1000.service/app.slice/run-u7.scope\n";
+static const char v2_cg[] =
+	"0::/user.slice/user-1000.slice/user@1000.service/app.slice/run-u7.scope\n";
 
 /* This machine's kind: v1 controllers, cgroup2 (hugetlb only) at unified. */
-static const char hybrid_mi[] = MI_BASE
-	"30 22 0:27 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755\n"
-	"31 30 0:28 / /sys/fs/cgroup/cpu rw,relatime - cgroup cgroup rw,cpu\n"
-	"32 30 0:29 / /sys/fs/cgroup/cpuacct rw,relatime - cgroup cgroup rw,cpuacct\n"
-	"33 30 0:30 / /sys/fs/cgroup/cpuset rw,relatime - cgroup cgroup rw,cpuset\n"
-	"34 30 0:31 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory\n"
-	"35 30 0:32 / /sys/fs/cgroup/devices rw,relatime - cgroup cgroup rw,devices\n"
-	"36 30 0:33 / /sys/fs/cgroup/freezer rw,relatime - cgroup cgroup rw,freezer\n"
-	"37 30 0:34 / /sys/fs/cgroup/blkio rw,relatime - cgroup cgroup rw,blkio\n"
-	"38 30 0:35 / /sys/fs/cgroup/pids rw,relatime - cgroup cgroup rw,pids\n"
-	"39 30 0:36 / /sys/fs/cgroup/systemd rw,relatime - cgroup cgroup rw,name=systemd\n"
-	"40 30 0:37 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw\n";
+static const char hybrid_mi[] =
+	MI_BASE "30 22 0:27 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755\n"
+		"31 30 0:28 / /sys/fs/cgroup/cpu rw,relatime - cgroup cgroup rw,cpu\n"
+		"32 30 0:29 / /sys/fs/cgroup/cpuacct rw,relatime - cgroup cgroup rw,cpuacct\n"
+		"33 30 0:30 / /sys/fs/cgroup/cpuset rw,relatime - cgroup cgroup rw,cpuset\n"
+		"34 30 0:31 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory\n"
+		"35 30 0:32 / /sys/fs/cgroup/devices rw,relatime - cgroup cgroup rw,devices\n"
+		"36 30 0:33 / /sys/fs/cgroup/freezer rw,relatime - cgroup cgroup rw,freezer\n"
+		"37 30 0:34 / /sys/fs/cgroup/blkio rw,relatime - cgroup cgroup rw,blkio\n"
+		"38 30 0:35 / /sys/fs/cgroup/pids rw,relatime - cgroup cgroup rw,pids\n"
+		"39 30 0:36 / /sys/fs/cgroup/systemd rw,relatime - cgroup cgroup rw,name=systemd\n"
+		"40 30 0:37 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw\n";
 #define NESTED "/process_api/e528950cbc7239d323f8a609410782ad"
-static const char hybrid_cg[] =
-	"9:name=systemd:/\n"
-	"8:pids:/\n"
-	"7:blkio:/\n"
-	"6:freezer:/\n"
-	"5:devices:/\n"
-	"4:memory:" NESTED "\n"
-	"3:cpuset:/\n"
-	"2:cpuacct:/\n"
-	"1:cpu:/\n"
-	"0::/\n";
+static const char hybrid_cg[] = "9:name=systemd:/\n"
+				"8:pids:/\n"
+				"7:blkio:/\n"
+				"6:freezer:/\n"
+				"5:devices:/\n"
+				"4:memory:" NESTED "\n"
+				"3:cpuset:/\n"
+				"2:cpuacct:/\n"
+				"1:cpu:/\n"
+				"0::/\n";
 
 /* --- layout parse ------------------------------------------------------ */
 
@@ -162,8 +147,8 @@ START_TEST(parse_v1_separate_cpu_cpuacct)
 	expect_hier(&l, "/sys/fs/cgroup/cpu", false, "/user.slice", CORDON_CTRL_CPU, "cpu");
 	expect_hier(&l, "/sys/fs/cgroup/cpuacct", false, "/user.slice", CORDON_CTRL_CPUACCT,
 		    "cpuacct");
-	expect_hier(&l, "/sys/fs/cgroup/memory", false, "/user.slice/user-1000.slice/session-2.scope",
-		    CORDON_CTRL_MEMORY, "memory");
+	expect_hier(&l, "/sys/fs/cgroup/memory", false,
+		    "/user.slice/user-1000.slice/session-2.scope", CORDON_CTRL_MEMORY, "memory");
 	expect_hier(&l, "/sys/fs/cgroup/pids", false, "/user.slice/user-1000.slice/session-2.scope",
 		    CORDON_CTRL_PIDS, "pids");
 	expect_hier(&l, "/sys/fs/cgroup/devices", false, "/user.slice", CORDON_CTRL_DEVICES,
@@ -184,7 +169,8 @@ START_TEST(parse_v1_combined_cpu_cpuacct)
 	ck_assert_uint_eq(l.n, 4);
 	expect_hier(&l, "/sys/fs/cgroup/cpu,cpuacct", false, "/user.slice",
 		    CORDON_CTRL_CPU | CORDON_CTRL_CPUACCT, "cpu,cpuacct");
-	expect_hier(&l, "/sys/fs/cgroup/memory", false, "/user.slice", CORDON_CTRL_MEMORY, "memory");
+	expect_hier(&l, "/sys/fs/cgroup/memory", false, "/user.slice", CORDON_CTRL_MEMORY,
+		    "memory");
 	expect_hier(&l, "/sys/fs/cgroup/pids", false, "/user.slice", CORDON_CTRL_PIDS, "pids");
 	/* a hierarchy of controllers cordon does not use carries no bits */
 	expect_hier(&l, "/sys/fs/cgroup/net_cls,net_prio", false, "/", 0, "net_cls,net_prio");
@@ -240,9 +226,10 @@ START_TEST(parse_hybrid_v2_path_nested)
 
 	parse_ok(hybrid_mi, cg, &l);
 	ck_assert_uint_eq(l.n, 2);
-	expect_hier(&l, "/sys/fs/cgroup/memory", false, "/user.slice", CORDON_CTRL_MEMORY, "memory");
-	expect_hier(&l, "/sys/fs/cgroup/unified", true, "/user.slice/user-1000.slice/session-3.scope",
-		    0, "");
+	expect_hier(&l, "/sys/fs/cgroup/memory", false, "/user.slice", CORDON_CTRL_MEMORY,
+		    "memory");
+	expect_hier(&l, "/sys/fs/cgroup/unified", true,
+		    "/user.slice/user-1000.slice/session-3.scope", 0, "");
 	cordon_cgroup_layout_free(&l);
 }
 END_TEST
@@ -316,9 +303,9 @@ START_TEST(parse_malformed_lines_ignored)
 	static const char mi[] = MI_BASE
 		"garbage\n"
 		"\n"
-		"1 2 3 - cgroup\n"                         /* too few fields */
+		"1 2 3 - cgroup\n"					     /* too few fields */
 		"99 30 0:99 / /sys/fs/cgroup/x rw cgroup cgroup rw,memory\n" /* no separator */
-		"98 30 0:98 / - cgroup\n"                  /* no mount point, no super options */
+		"98 30 0:98 / - cgroup\n" /* no mount point, no super options */
 		"38 30 0:35 / /sys/fs/cgroup/pids rw,relatime - cgroup cgroup rw,pids\n"
 		"34 30 0:31 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory\n";
 	static const char cg[] = "nonsense\n"
@@ -365,7 +352,8 @@ START_TEST(parse_empty_controller_list_is_malformed)
 	parse_ok(hybrid_mi, cg, &l);
 	for (size_t i = 0; i < l.n; i++)
 		ck_assert_msg(strncmp(l.hier[i].path, "/bogus", 6) != 0,
-			      "malformed line '::/bogus' became a hierarchy at %s", l.hier[i].mount);
+			      "malformed line '::/bogus' became a hierarchy at %s",
+			      l.hier[i].mount);
 	ck_assert_uint_eq(l.n, 1);
 	cordon_cgroup_layout_free(&l);
 }
@@ -400,13 +388,13 @@ START_TEST(parse_mount_over_sys_fs_cgroup_hides_hierarchies)
 	 * it stay in mountinfo but can no longer be reached through their
 	 * mount points. The layout is the cgroup2 at /sys/fs/cgroup alone.
 	 */
-	static const char mi[] = MI_BASE
-		"30 22 0:27 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755\n"
-		"31 30 0:28 / /sys/fs/cgroup/cpu rw,relatime - cgroup cgroup rw,cpu\n"
-		"34 30 0:31 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory\n"
-		"38 30 0:35 / /sys/fs/cgroup/pids rw,relatime - cgroup cgroup rw,pids\n"
-		"40 30 0:37 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw\n"
-		"65 30 0:37 / /sys/fs/cgroup rw,relatime - cgroup2 none rw\n";
+	static const char mi[] =
+		MI_BASE "30 22 0:27 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755\n"
+			"31 30 0:28 / /sys/fs/cgroup/cpu rw,relatime - cgroup cgroup rw,cpu\n"
+			"34 30 0:31 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory\n"
+			"38 30 0:35 / /sys/fs/cgroup/pids rw,relatime - cgroup cgroup rw,pids\n"
+			"40 30 0:37 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw\n"
+			"65 30 0:37 / /sys/fs/cgroup rw,relatime - cgroup2 none rw\n";
 	static const char cg[] = "8:pids:/\n"
 				 "4:memory:" NESTED "\n"
 				 "1:cpu:/\n"
@@ -441,15 +429,16 @@ START_TEST(cpus_to_quota_values)
 		const char *in;
 		uint64_t quota;
 	} ok[] = {
-		{ "0.5", 50000 }, { "2", 200000 }, { "1", 100000 }, { "0.25", 25000 },
+		{ "0.5", 50000 },  { "2", 200000 },   { "1", 100000 },	 { "0.25", 25000 },
 		{ "1.5", 150000 }, { "0.001", 1000 }, /* 100 µs: raised to the 1 ms minimum */
-		{ "0.009", 1000 }, { "0.01", 1000 }, { "0.011", 1100 },
+		{ "0.009", 1000 }, { "0.01", 1000 },  { "0.011", 1100 },
 	};
 
 	for (size_t i = 0; i < ARRAY_SIZE(ok); i++) {
 		uint64_t q = 0, p = 0;
 
-		ck_assert_msg(cordon_cpus_to_quota(ok[i].in, &q, &p) == 0, "'%s' rejected", ok[i].in);
+		ck_assert_msg(cordon_cpus_to_quota(ok[i].in, &q, &p) == 0, "'%s' rejected",
+			      ok[i].in);
 		ck_assert_msg(q == ok[i].quota, "'%s': quota %llu, expected %llu", ok[i].in,
 			      (unsigned long long)q, (unsigned long long)ok[i].quota);
 		ck_assert_uint_eq(p, CORDON_CPU_PERIOD_US);
@@ -459,14 +448,16 @@ END_TEST
 
 START_TEST(cpus_to_quota_rejects)
 {
-	static const char *const bad[] = { "0", "0.0", "0.000", "-1", "-0.5", "abc", "1.2.3", "",
-					   "1.", ".5", "1e3", " 1", "1 ", "0x2", "+1", "1,5" };
+	static const char *const bad[] = {
+		"0",  "0.0", "0.000", "-1", "-0.5", "abc", "1.2.3", "",
+		"1.", ".5",  "1e3",   " 1", "1 ",   "0x2", "+1",    "1,5"
+	};
 
 	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
 		uint64_t q = 7, p = 7;
 
-		ck_assert_msg(cordon_cpus_to_quota(bad[i], &q, &p) < 0, "'%s' accepted (quota %llu)",
-			      bad[i], (unsigned long long)q);
+		ck_assert_msg(cordon_cpus_to_quota(bad[i], &q, &p) < 0,
+			      "'%s' accepted (quota %llu)", bad[i], (unsigned long long)q);
 	}
 }
 END_TEST
@@ -524,13 +515,11 @@ START_TEST(shares_to_weight_mapping)
 	static const struct {
 		uint64_t shares, weight;
 	} t[] = {
-		{ 2, 1 },
-		{ 1024, 39 }, /* 1 + (1022 * 9999) / 262142 = 1 + 38 */
-		{ 262144, 10000 },
-		{ 1, 1 },             /* below the v1 minimum: clamped to 2 */
-		{ 1000000, 10000 },   /* above the maximum: clamped */
-		{ 512, 20 },          /* 1 + 510 * 9999 / 262142 */
-		{ 0, 0 },             /* not set */
+		{ 2, 1 },	    { 1024, 39 }, /* 1 + (1022 * 9999) / 262142 = 1 + 38 */
+		{ 262144, 10000 },  { 1, 1 },	  /* below the v1 minimum: clamped to 2 */
+		{ 1000000, 10000 },		  /* above the maximum: clamped */
+		{ 512, 20 },			  /* 1 + 510 * 9999 / 262142 */
+		{ 0, 0 },			  /* not set */
 	};
 
 	for (size_t i = 0; i < ARRAY_SIZE(t); i++) {
@@ -585,9 +574,9 @@ END_TEST
 START_TEST(device_rule_parse_bad)
 {
 	static const char *const bad[] = {
-		"",            "x 1:3 r",        "c 1:3",        "c 1:3 rwx",   "c a:3 r",
-		"c 1:b r",     "c 1 r",          "c :3 r",       "c 1:3 RW",    "c 4294967296:0 r",
-		"c 1*:3 r",    "c -1:3 r",       "z",            "aa",
+		"",	    "x 1:3 r",	"c 1:3",  "c 1:3 rwx", "c a:3 r",
+		"c 1:b r",  "c 1 r",	"c :3 r", "c 1:3 RW",  "c 4294967296:0 r",
+		"c 1*:3 r", "c -1:3 r", "z",	  "aa",
 	};
 	struct cordon_device_rule r;
 
@@ -604,7 +593,8 @@ END_TEST
 START_TEST(device_rule_parse_trailing_garbage)
 {
 	/* "TYPE MAJOR:MINOR ACCESS" and nothing else */
-	static const char *const bad[] = { "c 1:3 rwm extra", "c 1:3 r w", "c1:3 r", "c 1:3 rwmrwm" };
+	static const char *const bad[] = { "c 1:3 rwm extra", "c 1:3 r w", "c1:3 r",
+					   "c 1:3 rwmrwm" };
 	char accepted[512] = "";
 
 	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
@@ -676,7 +666,8 @@ START_TEST(place_default_and_parent)
 {
 	/* cordon-ID below the caller's cgroup, which cordon does not create */
 	expect_place("c1", NULL, NULL, "/", "/cordon-c1", 0);
-	expect_place("c1", NULL, NULL, "/user.slice/s-1.scope", "/user.slice/s-1.scope/cordon-c1", 2);
+	expect_place("c1", NULL, NULL, "/user.slice/s-1.scope", "/user.slice/s-1.scope/cordon-c1",
+		     2);
 	/* --cgroup-parent: from the root, instead of the caller's */
 	expect_place("c1", "/sandboxes", NULL, "/user.slice", "/sandboxes/cordon-c1", 1);
 	/* an empty cgroupsPath is no cgroupsPath */
@@ -732,9 +723,9 @@ START_TEST(device_rules_container_defaults)
 	out = cordon_device_rules_container(in, 1, &n);
 	ck_assert_uint_eq(n, 9);
 	ck_assert(!out[0].allow && out[0].type == 'a');
-	ck_assert(has_rule(out + 1, n - 1, true, 'c', 1, 3)); /* null */
-	ck_assert(has_rule(out + 1, n - 1, true, 'c', 1, 9)); /* urandom */
-	ck_assert(has_rule(out + 1, n - 1, true, 'c', 5, 2)); /* ptmx */
+	ck_assert(has_rule(out + 1, n - 1, true, 'c', 1, 3));	 /* null */
+	ck_assert(has_rule(out + 1, n - 1, true, 'c', 1, 9));	 /* urandom */
+	ck_assert(has_rule(out + 1, n - 1, true, 'c', 5, 2));	 /* ptmx */
 	ck_assert(has_rule(out + 1, n - 1, true, 'c', 136, -1)); /* the ptys */
 	free(out);
 
@@ -846,12 +837,12 @@ START_TEST(detect_this_host)
 	else
 		want = CORDON_CGROUP_NONE;
 	ck_assert_int_eq(cordon_cgroup_detect(&l, &err), 0);
-	ck_assert_msg(l.kind == want, "detected %s, statfs says %s", cordon_cgroup_kind_name(l.kind),
-		      cordon_cgroup_kind_name(want));
+	ck_assert_msg(l.kind == want, "detected %s, statfs says %s",
+		      cordon_cgroup_kind_name(l.kind), cordon_cgroup_kind_name(want));
 	if (want != CORDON_CGROUP_HYBRID) {
 		cordon_cgroup_layout_free(&l);
-		SKIP_CASE("the hybrid checks need this host's hybrid layout (found %s)",
-			  cordon_cgroup_kind_name(want));
+		UNIT_SKIP_LAYOUT("the hybrid checks need this host's hybrid layout (found %s)",
+				 cordon_cgroup_kind_name(want));
 	}
 	/* The brief's machine: v1 memory/cpu/cpuacct/pids, unified carries hugetlb. */
 	{
@@ -864,12 +855,14 @@ START_TEST(detect_this_host)
 			      "unified carries %s", u->ctrl_names);
 		ck_assert_ptr_nonnull(hier_at(&l, "/sys/fs/cgroup/memory"));
 		ck_assert_ptr_nonnull(hier_at(&l, "/sys/fs/cgroup/pids"));
-		ck_assert_int_eq(cordon_read_file_at(AT_FDCWD, "/proc/self/cgroup", &self, NULL), 0);
+		ck_assert_int_eq(cordon_read_file_at(AT_FDCWD, "/proc/self/cgroup", &self, NULL),
+				 0);
 		mem_line = strstr(self, ":memory:");
 		ck_assert_ptr_nonnull(mem_line);
 		mem_line += strlen(":memory:");
 		mem_line[strcspn(mem_line, "\n")] = '\0';
-		expect_hier(&l, "/sys/fs/cgroup/memory", false, mem_line, CORDON_CTRL_MEMORY, "memory");
+		expect_hier(&l, "/sys/fs/cgroup/memory", false, mem_line, CORDON_CTRL_MEMORY,
+			    "memory");
 		free(self);
 	}
 	cordon_cgroup_layout_free(&l);
@@ -879,7 +872,7 @@ END_TEST
 /* A child that waits for a byte on go[0] before acting. */
 struct child {
 	pid_t pid;
-	int go;      /* write end: start */
+	int go;	     /* write end: start */
 	int results; /* read end: what the child reports */
 };
 
@@ -989,7 +982,7 @@ START_TEST(create_attach_limits_destroy)
 	NEED_ROOT();
 	ck_assert_int_eq(cordon_cgroup_detect(&layout, &err), 0);
 	if (layout.kind == CORDON_CGROUP_NONE)
-		SKIP_CASE("no cgroups mounted at /sys/fs/cgroup");
+		UNIT_SKIP_OR_FAIL("no cgroups mounted at /sys/fs/cgroup");
 	id = new_id();
 	lim.memory = 64 * M;
 	lim.pids = 20;
@@ -1005,9 +998,10 @@ START_TEST(create_attach_limits_destroy)
 		all |= cg.ctrls[i];
 		dirs[i] = strdup(cg.dir[i]);
 		snprintf(suffix, sizeof(suffix), "/cordon-%s", id);
-		ck_assert_msg(strlen(cg.dir[i]) > strlen(suffix) &&
-				      strcmp(cg.dir[i] + strlen(cg.dir[i]) - strlen(suffix), suffix) == 0,
-			      "%s is not named cordon-%s", cg.dir[i], id);
+		ck_assert_msg(
+			strlen(cg.dir[i]) > strlen(suffix) &&
+				strcmp(cg.dir[i] + strlen(cg.dir[i]) - strlen(suffix), suffix) == 0,
+			"%s is not named cordon-%s", cg.dir[i], id);
 		ck_assert_msg(dir_exists(cg.dir[i]), "%s was not created", cg.dir[i]);
 		/* without want_stats, no directory in a cpuacct-only hierarchy */
 		ck_assert_msg(cg.ctrls[i] != CORDON_CTRL_CPUACCT, "%s made for cpuacct alone",
@@ -1058,7 +1052,8 @@ START_TEST(create_attach_limits_destroy)
 		ck_assert_int_lt(cordon_cgroup_create(&layout, PLACE(id), &lim, 0, &dup, &e2), 0);
 		ck_assert_int_eq(e2.code, CORDON_E_CGROUP);
 		for (size_t i = 0; i < n; i++)
-			ck_assert_msg(dir_exists(dirs[i]), "%s removed by the failed create", dirs[i]);
+			ck_assert_msg(dir_exists(dirs[i]), "%s removed by the failed create",
+				      dirs[i]);
 	}
 
 	/* attach: the child is in every directory, and pids.max holds for it */
@@ -1126,13 +1121,14 @@ START_TEST(create_cgroups_path_nested)
 	NEED_ROOT();
 	ck_assert_int_eq(cordon_cgroup_detect(&layout, &err), 0);
 	if (layout.kind == CORDON_CGROUP_NONE)
-		SKIP_CASE("no cgroups mounted at /sys/fs/cgroup");
+		UNIT_SKIP_OR_FAIL("no cgroups mounted at /sys/fs/cgroup");
 	snprintf(path, sizeof(path), "/cordon-unit-%d/pod/leaf", (int)getpid());
 	snprintf(suffix, sizeof(suffix), "%s", path);
 	place.path = path;
 	lim.pids = 20;
-	ck_assert_msg(cordon_cgroup_create(&layout, &place, &lim, CORDON_CGROUP_WANT_OCI, &cg, &err) == 0,
-		      "create: %s (errno %d)", err.msg, err.errnum);
+	ck_assert_msg(
+		cordon_cgroup_create(&layout, &place, &lim, CORDON_CGROUP_WANT_OCI, &cg, &err) == 0,
+		"create: %s (errno %d)", err.msg, err.errnum);
 	res.cpus = "0";
 	if (cordon_cgroup_apply_resources(&layout, &place, &res, &cg, &err) < 0 &&
 	    !strstr(err.msg, "no cpuset controller")) {
@@ -1145,7 +1141,8 @@ START_TEST(create_cgroups_path_nested)
 		size_t l = strlen(cg.dir[i]);
 
 		dirs[i] = strdup(cg.dir[i]);
-		ck_assert_msg(l > strlen(suffix) && strcmp(cg.dir[i] + l - strlen(suffix), suffix) == 0,
+		ck_assert_msg(l > strlen(suffix) &&
+				      strcmp(cg.dir[i] + l - strlen(suffix), suffix) == 0,
 			      "%s is not at %s", cg.dir[i], path);
 		snprintf(file, sizeof(file), "%s/cpuset.cpus", cg.dir[i]);
 		if (!cg.v2[i] && access(file, F_OK) == 0)
@@ -1167,9 +1164,9 @@ START_TEST(create_cgroups_path_nested)
 	/* in use: a second container at the same path is refused and changes nothing */
 	child_start(&c, stay);
 	ck_assert_int_eq(cordon_cgroup_attach(&cg, c.pid, &err), 0);
-	ck_assert_int_lt(cordon_cgroup_create(&layout, &place, &lim, CORDON_CGROUP_WANT_OCI, &other,
-					      &err),
-			 0);
+	ck_assert_int_lt(
+		cordon_cgroup_create(&layout, &place, &lim, CORDON_CGROUP_WANT_OCI, &other, &err),
+		0);
 	ck_assert_int_eq(err.code, CORDON_E_CGROUP);
 	ck_assert_msg(strstr(err.msg, "is in use"), "%s", err.msg);
 	for (size_t i = 0; i < n; i++)
@@ -1201,8 +1198,9 @@ START_TEST(create_cgroups_path_nested)
 
 	/* an existing empty cgroup is taken over */
 	ck_assert_int_eq(mkdir(dirs[0], 0755), 0);
-	ck_assert_msg(cordon_cgroup_create(&layout, &place, &lim, CORDON_CGROUP_WANT_OCI, &cg, &err) == 0,
-		      "take over: %s", err.msg);
+	ck_assert_msg(
+		cordon_cgroup_create(&layout, &place, &lim, CORDON_CGROUP_WANT_OCI, &cg, &err) == 0,
+		"take over: %s", err.msg);
 	cordon_cgroup_destroy(&cg);
 	ck_assert(!dir_exists(dirs[0]));
 	for (size_t i = 0; i < n; i++) {
@@ -1228,15 +1226,16 @@ START_TEST(create_default_pids_and_stats)
 	ck_assert_int_eq(cordon_cgroup_detect(&layout, &err), 0);
 	lim.pids = CORDON_PIDS_DEFAULT;
 	lim.pids_default = true;
-	ck_assert_msg(cordon_cgroup_create(&layout, PLACE(new_id()), &lim, CORDON_CGROUP_WANT_STATS, &cg, &err) == 0,
+	ck_assert_msg(cordon_cgroup_create(&layout, PLACE(new_id()), &lim, CORDON_CGROUP_WANT_STATS,
+					   &cg, &err) == 0,
 		      "create: %s", err.msg);
 	pids = dir_with(&cg, CORDON_CTRL_PIDS);
 	if (!pids) {
 		cordon_cgroup_destroy(&cg);
-		SKIP_CASE("no pids controller on this host");
+		UNIT_SKIP_OR_FAIL("no pids controller on this host");
 	}
 	expect_file(pids, "pids.max", "512");
-	ck_assert_ptr_nonnull(dir_with(&cg, CORDON_CTRL_MEMORY));   /* for the outcomes */
+	ck_assert_ptr_nonnull(dir_with(&cg, CORDON_CTRL_MEMORY)); /* for the outcomes */
 	ck_assert_ptr_nonnull(dir_with(&cg, CORDON_CTRL_CPUACCT));
 	child_start(&c, fork_until_refused);
 	ck_assert_int_eq(cordon_cgroup_attach(&cg, c.pid, &err), 0);
@@ -1325,10 +1324,13 @@ static void run_device_case(const struct cordon_cgroup_layout *layout, bool want
 	ck_assert_msg(!dir_exists(dir), "%s still there after destroy", dir);
 	free(dir);
 	for (size_t i = 0; i < ARRAY_SIZE(probes); i++)
-		ck_assert_msg(got[i] == want[i], "%s rule set %d (last rule %s '%s'): open(%s, %s): %s, expected %s",
-			      want_v2 ? "v2 (BPF)" : "v1", idx, allow[n - 1] ? "allow" : "deny", texts[n - 1],
-			      probes[i].path,
-			      probes[i].flags == O_RDONLY ? "r" : probes[i].flags == O_WRONLY ? "w" : "rw",
+		ck_assert_msg(got[i] == want[i],
+			      "%s rule set %d (last rule %s '%s'): open(%s, %s): %s, expected %s",
+			      want_v2 ? "v2 (BPF)" : "v1", idx, allow[n - 1] ? "allow" : "deny",
+			      texts[n - 1], probes[i].path,
+			      probes[i].flags == O_RDONLY ? "r" :
+			      probes[i].flags == O_WRONLY ? "w" :
+							    "rw",
 			      got[i] ? strerror(got[i]) : "allowed",
 			      want[i] ? strerror(want[i]) : "allowed");
 }
@@ -1351,7 +1353,7 @@ START_TEST(devices_v1_enforced)
 			h = &layout.hier[i];
 	if (!h) {
 		cordon_cgroup_layout_free(&layout);
-		SKIP_CASE("no v1 devices hierarchy on this host");
+		UNIT_SKIP_LAYOUT("no v1 devices hierarchy on this host");
 	}
 	run_device_case(&layout, false, -1, oci_rules, oci_allow, ARRAY_SIZE(oci_rules), oci_want);
 	cordon_cgroup_layout_free(&layout);
@@ -1388,7 +1390,7 @@ START_TEST(devices_v2_bpf_enforced)
 
 	NEED_ROOT();
 	if (!v2_only_layout(&layout))
-		SKIP_CASE("no cgroup2 hierarchy on this host");
+		UNIT_SKIP_LAYOUT("no cgroup2 hierarchy on this host");
 	run_device_case(&layout, true, -1, oci_rules, oci_allow, ARRAY_SIZE(oci_rules), oci_want);
 	cordon_cgroup_layout_free(&layout);
 }
@@ -1412,7 +1414,10 @@ static const struct {
 	/* 2: wildcard minor, read only */
 	{ { "a", "c 1:* r" }, { false, true }, 2, { 0, EPERM, EPERM, EPERM, 0 } },
 	/* 3: a later deny takes w away from an earlier allow */
-	{ { "a", "c 1:3 rwm", "c 1:3 w" }, { false, true, false }, 3, { 0, EPERM, EPERM, EPERM, EPERM } },
+	{ { "a", "c 1:3 rwm", "c 1:3 w" },
+	  { false, true, false },
+	  3,
+	  { 0, EPERM, EPERM, EPERM, EPERM } },
 	/* 4: a block rule does not cover character devices */
 	{ { "a", "b *:* rwm" }, { false, true }, 2, { EPERM, EPERM, EPERM, EPERM, EPERM } },
 	/* 5: wildcard major with a minor */
@@ -1437,10 +1442,10 @@ START_TEST(devices_v1_rule_sets)
 		have |= !layout.hier[i].v2 && (layout.hier[i].ctrls & CORDON_CTRL_DEVICES);
 	if (!have) {
 		cordon_cgroup_layout_free(&layout);
-		SKIP_CASE("no v1 devices hierarchy on this host");
+		UNIT_SKIP_LAYOUT("no v1 devices hierarchy on this host");
 	}
-	run_device_case(&layout, false, _i, dev_cases[_i].rules, dev_cases[_i].allow, dev_cases[_i].n,
-			dev_cases[_i].want);
+	run_device_case(&layout, false, _i, dev_cases[_i].rules, dev_cases[_i].allow,
+			dev_cases[_i].n, dev_cases[_i].want);
 	cordon_cgroup_layout_free(&layout);
 }
 END_TEST
@@ -1451,9 +1456,9 @@ START_TEST(devices_v2_bpf_rule_sets)
 
 	NEED_ROOT();
 	if (!v2_only_layout(&layout))
-		SKIP_CASE("no cgroup2 hierarchy on this host");
-	run_device_case(&layout, true, _i, dev_cases[_i].rules, dev_cases[_i].allow, dev_cases[_i].n,
-			dev_cases[_i].want);
+		UNIT_SKIP_LAYOUT("no cgroup2 hierarchy on this host");
+	run_device_case(&layout, true, _i, dev_cases[_i].rules, dev_cases[_i].allow,
+			dev_cases[_i].n, dev_cases[_i].want);
 	cordon_cgroup_layout_free(&layout);
 }
 END_TEST
@@ -1475,7 +1480,7 @@ START_TEST(apply_resources_v1_files)
 			have |= layout.hier[i].ctrls;
 	if ((have & need) != need) {
 		cordon_cgroup_layout_free(&layout);
-		SKIP_CASE("needs v1 memory, cpu and cpuset hierarchies");
+		UNIT_SKIP_LAYOUT("needs v1 memory, cpu and cpuset hierarchies");
 	}
 	res.memory_reservation = 16 << 20;
 	res.cpu_shares = 512;
@@ -1569,7 +1574,7 @@ START_TEST(remove_tree_nested_busy)
 	NEED_ROOT();
 	ck_assert_int_eq(cordon_cgroup_detect(&layout, &err), 0);
 	if (layout.kind == CORDON_CGROUP_NONE)
-		SKIP_CASE("no cgroups mounted at /sys/fs/cgroup");
+		UNIT_SKIP_OR_FAIL("no cgroups mounted at /sys/fs/cgroup");
 	/* an OCI container's set: every hierarchy, unified among them */
 	ck_assert_msg(cordon_cgroup_create(&layout, PLACE(new_id()), &none, CORDON_CGROUP_WANT_OCI,
 					   &cg, &err) == 0,
@@ -1693,7 +1698,5 @@ static Suite *cgroup_suite(void)
 
 int main(void)
 {
-	if (geteuid() != 0)
-		printf("# SKIP the \"host\" cases (cgroups of this machine): not running as root\n");
 	return unit_run(cgroup_suite());
 }
