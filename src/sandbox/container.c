@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -122,8 +123,9 @@ int cordon_container_start(const char *root, const char *id, struct cordon_error
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct monitor_reply rep;
 	uint32_t req = MONITOR_START;
-	_cleanup_close_ int fd = -1;
+	_cleanup_close_ int fd = -1, sock = -1;
 	enum cordon_status status;
+	struct stat st;
 	ssize_t r;
 
 	if (cordon_state_open(&state, root, id, true, err) < 0)
@@ -134,9 +136,19 @@ int cordon_container_start(const char *root, const char *id, struct cordon_error
 		cordon_state_close(&state);
 		return -1;
 	}
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "/proc/self/fd/%d/%s", state.dir_fd,
-		 CORDON_STATE_MONITOR_SOCKET);
-	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	/*
+	 * The socket the monitor made, never what a link planted at its name
+	 * points to (another container's monitor): looked at through an
+	 * O_PATH fd, and reached through that fd.
+	 */
+	sock = openat(state.dir_fd, CORDON_STATE_MONITOR_SOCKET, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (sock >= 0 && (fstat(sock, &st) < 0 || !S_ISSOCK(st.st_mode))) {
+		cordon_closep(&sock);
+		errno = ENOTSOCK;
+	}
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "/proc/self/fd/%d", sock);
+	if (sock >= 0)
+		fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
 	    send(fd, &req, sizeof(req), MSG_NOSIGNAL) != (ssize_t)sizeof(req)) {
 		cordon_error_set(err, CORDON_E_STATE, errno, "container %s: reaching its monitor",
@@ -301,7 +313,8 @@ int cordon_container_kill(const char *root, const char *id, int sig, bool all,
 	if (cordon_state_open(&state, root, id, true, err) < 0)
 		return -1;
 	status = container_status(&state);
-	/* A paused container takes signals too: they act when it is resumed (KILL on v2 at once). */
+	/* A paused container takes signals too: they act when it is resumed (KILL on v2 at once).
+	 */
 	/*
 	 * "container not running" and "no such process" are what containerd's
 	 * shim looks for in a failed kill (as runc words it) to report the

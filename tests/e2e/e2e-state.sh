@@ -49,5 +49,27 @@ t_planted_names() {
 	end_case
 }
 
+# A link at monitor.sock to another container's monitor: cordon start
+# reaches only the socket its own monitor made (the old code followed the
+# link and started the other container).
+t_monitor_link() {
+	local a=$CASE_ID-a b=$CASE_ID-b
+	setup_case
+	mk_bundle b sh -c "echo $MARK" || return
+	oc create -b "$BUNDLE" "$a" && oc create -b "$BUNDLE" "$b"
+	expect_rc 0 || return
+	rm -f "$OROOT/$a/monitor.sock"
+	ln -s "$OROOT/$b/monitor.sock" "$OROOT/$a/monitor.sock"
+	oc start "$a"
+	expect_cordon_error STATE "reaching its monitor"
+	expect_status "$b" created
+	oc delete -f "$a"
+	expect_rc 0
+	oc delete -f "$b"
+	expect_rc 0
+	end_case
+}
+
 each_mode "state directory: links planted beside state.json never receive its writes; delete removes them" t_planted_names
+each_mode "state directory: a link at monitor.sock to another container's: start refused, the other untouched" t_monitor_link
 done_testing
