@@ -31,7 +31,9 @@ struct cordon_fs_host {
 	/*
 	 * config.json mounts with a host source (bind sources, the host's
 	 * /sys for a sysfs entry), cloned by cordon_fs_open_sources: one per
-	 * entry of spec->oci->mounts, -1 where there is none.
+	 * entry of spec->oci->mounts, -1 where there is none; then, rootful,
+	 * one per entry of spec->oci->devices, the node the supervisor made
+	 * (cordon_fs_device_node).
 	 */
 	int *mount_trees;
 	size_t n_mount_trees;
@@ -63,6 +65,15 @@ bool cordon_fs_idmappable(const char *path, const struct cordon_path_id *id);
  */
 int cordon_fs_idmapped_mount(const struct cordon_oci_mount *m, int sandbox_userns,
 			     struct cordon_error *err);
+
+/*
+ * Supervisor side, host root only: the node of a linux.devices entry
+ * (c, b or u), owned by host_uid:host_gid, with its fileMode (0666 when
+ * none), as a detached read-only, nosuid, noexec bind of it. Returns the
+ * tree's fd, or -1.
+ */
+int cordon_fs_device_node(const struct cordon_oci_device *d, uid_t host_uid, gid_t host_gid,
+			  struct cordon_error *err);
 
 void cordon_fs_host_init(struct cordon_fs_host *host);
 void cordon_fs_host_close(struct cordon_fs_host *host);

@@ -337,38 +337,103 @@ int fs_setup_resolv(int root, const char *content, struct cordon_error *err)
 }
 
 /*
- * linux.devices. No device node can be made in a user namespace, so each
- * is the host's node of the same path, bound (as runc does in one), and
- * it must be the device the config names; its mode and owner stay the
- * host's. A FIFO is made.
+ * Supervisor side, host root: the node of a linux.devices entry, made on
+ * a tmpfs of its own (mounted nowhere: a detached mount of the host's
+ * user namespace, so the node works there, which one made in the
+ * sandbox's could not), with the config's mode and the host ids of its
+ * owner; handed over as a detached bind of that one node, read-only,
+ * nosuid and noexec (the device reads and writes; its inode cannot be
+ * changed through it).
  */
-int fs_setup_devices(int root, const struct cordon_oci *oci, struct cordon_error *err)
+int cordon_fs_device_node(const struct cordon_oci_device *d, uid_t host_uid, gid_t host_gid,
+			  struct cordon_error *err)
+{
+	struct mount_attr attr = {
+		.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC,
+	};
+	_cleanup_close_ int fsfd = cordon_fsopen("tmpfs", FSOPEN_CLOEXEC), mnt = -1;
+	mode_t mode = d->has_mode ? (mode_t)d->file_mode : 0666;
+	int tree;
+
+	if (fsfd < 0 || cordon_fsconfig(fsfd, FSCONFIG_SET_STRING, "mode", "0700", 0) < 0 ||
+	    cordon_fsconfig(fsfd, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+		return cordon_error_set(err, CORDON_E_MOUNT, errno, "a tmpfs for the device node");
+	mnt = cordon_fsmount(fsfd, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC);
+	if (mnt < 0)
+		return cordon_error_set(err, CORDON_E_MOUNT, errno, "a tmpfs for the device node");
+	/* mknod applies the umask: the mode is set again after. */
+	if (mknodat(mnt, "node", (d->type == 'b' ? S_IFBLK : S_IFCHR) | (mode & 0777),
+		    makedev((unsigned)d->major, (unsigned)d->minor)) < 0 ||
+	    fchownat(mnt, "node", host_uid, host_gid, AT_SYMLINK_NOFOLLOW) < 0 ||
+	    fchmodat(mnt, "node", mode, 0) < 0)
+		return cordon_error_set(err, CORDON_E_MOUNT, errno, "making the device node");
+	tree = cordon_open_tree(mnt, "node", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+	if (tree < 0)
+		return cordon_error_set(err, CORDON_E_MOUNT, errno, "binding the device node");
+	if (cordon_mount_setattr(tree, "", AT_EMPTY_PATH, &attr, sizeof(attr)) < 0) {
+		cordon_error_set(err, CORDON_E_MOUNT, errno, "binding the device node");
+		close(tree);
+		return -1;
+	}
+	return tree;
+}
+
+/* A FIFO with the config's mode (not the umask's) and owner (ids of the sandbox's namespace). */
+static int make_fifo(int root, const struct cordon_oci_device *d, const char *what,
+		     struct cordon_error *err)
+{
+	_cleanup_free_ char *dir = cordon_xstrdup(d->path);
+	char *slash = strrchr(dir, '/');
+	_cleanup_close_ int target = -1;
+	mode_t mode = d->has_mode ? (mode_t)d->file_mode : 0666;
+
+	*slash = '\0';
+	target = fs_mountpoint(root, dir[0] ? dir : "/", MOUNTPOINT_DIR, false, err);
+	if (target < 0)
+		return cordon_error_wrap(err, "%s", what);
+	if (mknodat(target, slash + 1, S_IFIFO | (mode & 0777), 0) < 0 && errno != EEXIST)
+		return cordon_error_set(err, CORDON_E_MOUNT, errno, "%s: making the fifo", what);
+	if (fchmodat(target, slash + 1, mode, 0) < 0 ||
+	    ((d->has_uid || d->has_gid) &&
+	     fchownat(target, slash + 1, d->has_uid ? (uid_t)d->uid : (uid_t)-1,
+		      d->has_gid ? (gid_t)d->gid : (gid_t)-1, AT_SYMLINK_NOFOLLOW) < 0))
+		return cordon_error_set(err, CORDON_E_MOUNT, errno, "%s: the fifo's mode and owner",
+					what);
+	return 0;
+}
+
+/*
+ * linux.devices. Rootful, each node was made by the supervisor as the
+ * config says (cordon_fs_device_node) and is attached here. No device
+ * node can be made in a user namespace: rootless, each is the host's
+ * node of the same path, bound (as runc does in one), and it must be the
+ * device the config names; its mode and owner stay the host's. A FIFO is
+ * made here, with the config's mode and owner.
+ */
+int fs_setup_devices(int root, const struct cordon_oci *oci, const struct cordon_fs_host *host,
+		     struct cordon_error *err)
 {
 	for (size_t i = 0; oci && i < oci->n_devices; i++) {
 		const struct cordon_oci_device *d = &oci->devices[i];
+		size_t k = oci->n_mounts + i;
+		int made = k < host->n_mount_trees ? host->mount_trees[k] : -1;
 		_cleanup_close_ int target = -1;
 		char what[PATH_MAX + 32];
 
+		snprintf(what, sizeof(what), "linux.devices[%zu] %s", i, d->path);
 		if (d->type == 'p') {
-			_cleanup_free_ char *dir = cordon_xstrdup(d->path);
-			char *slash = strrchr(dir, '/');
-
-			*slash = '\0';
-			target = fs_mountpoint(root, dir[0] ? dir : "/", MOUNTPOINT_DIR, false, err);
-			if (target < 0)
-				return cordon_error_wrap(err, "linux.devices[%zu] %s", i, d->path);
-			if (mknodat(target, slash + 1, S_IFIFO | (d->has_mode ? d->file_mode : 0666),
-				    0) < 0 &&
-			    errno != EEXIST)
-				return cordon_error_set(err, CORDON_E_MOUNT, errno,
-							"linux.devices[%zu] %s: making the fifo", i,
-							d->path);
+			if (make_fifo(root, d, what, err) < 0)
+				return -1;
 			continue;
 		}
-		snprintf(what, sizeof(what), "linux.devices[%zu] %s", i, d->path);
 		target = fs_mountpoint(root, d->path, MOUNTPOINT_FILE, false, err);
 		if (target < 0)
 			return cordon_error_wrap(err, "%s", what);
+		if (made >= 0) {
+			if (fs_move_tree(made, target, what, err) < 0)
+				return -1;
+			continue;
+		}
 		if (bind_device(d->path, target, d, what, err) < 0)
 			return -1;
 	}

@@ -29,7 +29,8 @@ int fs_mountpoint_through(int root, const char *path, enum mountpoint_kind kind,
 int fs_open_existing(int root, const char *path, struct cordon_error *err);
 
 /* linux.devices: host nodes bound at their paths, FIFOs made (api.c). */
-int fs_setup_devices(int root, const struct cordon_oci *oci, struct cordon_error *err);
+int fs_setup_devices(int root, const struct cordon_oci *oci, const struct cordon_fs_host *host,
+		     struct cordon_error *err);
 
 /* Reopen a mountpoint after something was mounted on it (its new root). */
 int fs_reopen(int root, const char *path, struct cordon_error *err);

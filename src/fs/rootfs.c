@@ -165,7 +165,7 @@ int cordon_fs_build(const struct cordon_spec *spec, const struct cordon_fs_host 
 	    (!spec->oci && fs_setup_tmp(root, spec->tmpfs_size_mb, err) < 0) ||
 	    fs_setup_binds(root, spec, host, err) < 0 ||
 	    fs_setup_oci_mounts(root, spec->oci, host, opts, err) < 0 ||
-	    fs_setup_devices(root, spec->oci, err) < 0 ||
+	    fs_setup_devices(root, spec->oci, host, err) < 0 ||
 	    (opts->resolv_conf && fs_setup_resolv(root, opts->resolv_conf, err) < 0) ||
 	    fs_setup_oci_paths(root, spec->oci, err) < 0)
 		return -1;

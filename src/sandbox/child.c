@@ -569,10 +569,12 @@ _Noreturn void sandbox_child(const struct child_ctx *ctx)
 			_exit(CORDON_EXIT_FAILURE); /* the supervisor is gone or failed */
 		if (msg.type == SYNC_GO)
 			break;
+		/* mounts[status], or (rootful) the node of devices[status - n_mounts]. */
 		if (n_fds != 1 || !ctx->spec->oci || msg.status < 0 ||
-		    (size_t)msg.status >= ctx->spec->oci->n_mounts)
+		    (size_t)msg.status >= ctx->spec->oci->n_mounts + ctx->spec->oci->n_devices)
 			_exit(CORDON_EXIT_FAILURE);
-		cordon_fs_host_mount_trees(&host, ctx->spec->oci->n_mounts);
+		cordon_fs_host_mount_trees(&host,
+					   ctx->spec->oci->n_mounts + ctx->spec->oci->n_devices);
 		host.mount_trees[msg.status] = fds[0];
 	}
 	/*

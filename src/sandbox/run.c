@@ -454,6 +454,40 @@ static int send_idmapped_mounts(const struct cordon_spec *spec, int userns, int 
 	return 0;
 }
 
+/*
+ * The config's device nodes (c, b, u): no node can be made in the
+ * sandbox's user namespace, so host root makes each as the config says,
+ * owned by the host ids of its uid and gid, and hands it over as
+ * mounts[n_mounts + i] (the init attaches it at its path).
+ */
+static int send_device_nodes(const struct cordon_spec *spec, const struct cordon_idplan *plan,
+			     int sync_fd, struct cordon_error *err)
+{
+	for (size_t i = 0; spec->oci && i < spec->oci->n_devices; i++) {
+		const struct cordon_oci_device *d = &spec->oci->devices[i];
+		struct sync_msg msg = { .type = SYNC_MOUNT_TREE,
+					.status = (int32_t)(spec->oci->n_mounts + i) };
+		int64_t ku = cordon_idmap_to_outside(&plan->uid, d->has_uid ? d->uid : 0);
+		int64_t kg = cordon_idmap_to_outside(&plan->gid, d->has_gid ? d->gid : 0);
+		_cleanup_close_ int tree = -1;
+		int r;
+
+		if (d->type == 'p')
+			continue;
+		if (ku < 0 || kg < 0)
+			return cordon_error_set(err, CORDON_E_USERNS, 0,
+						"linux.devices[%zu] %s: its uid or gid is not mapped", i,
+						d->path);
+		tree = cordon_fs_device_node(d, (uid_t)ku, (gid_t)kg, err);
+		if (tree < 0)
+			return cordon_error_wrap(err, "linux.devices[%zu] %s", i, d->path);
+		r = sync_send(sync_fd, &msg, &tree, 1);
+		if (r < 0)
+			return cordon_error_set(err, CORDON_E_INTERNAL, -r, "starting the sandbox");
+	}
+	return 0;
+}
+
 /* Rootful: the idmapped trees need the sandbox's user namespace, so they come after clone. */
 static int prepare_host_mounts(const struct cordon_spec *spec, const struct cordon_idplan *plan,
 			       pid_t child, int sync_fd, struct cordon_fs_host *host,
@@ -481,7 +515,8 @@ static int prepare_host_mounts(const struct cordon_spec *spec, const struct cord
 		if (ws_userns < 0)
 			return cordon_error_wrap(err, "--workspace idmap");
 	}
-	if (send_idmapped_mounts(spec, userns, sync_fd, err) < 0)
+	if (send_idmapped_mounts(spec, userns, sync_fd, err) < 0 ||
+	    send_device_nodes(spec, plan, sync_fd, err) < 0)
 		return -1;
 	return cordon_fs_prepare_host(spec, userns, ws_userns, host, err);
 }

@@ -310,6 +310,35 @@ c["mounts"] += [
 	end_case
 }
 
+# --- devices -----------------------------------------------------------------
+
+# linux.devices as the config says: rootful, a node made with the type,
+# numbers, mode and owner given, also of a device the host does not have;
+# rootless, the host's node (a device the host lacks is refused). A FIFO
+# has its fileMode whatever the umask, and its owner.
+t_devices_made() {
+	local id=$CASE_ID-v
+	setup_case
+	mk_bundle b sh -c 'stat -c "%F %t:%T %a %u:%g" /dev/x666 /dev/sub/fifo /dev/null' || return
+	cfg 'c["linux"]["devices"] = [
+	{"path": "/dev/x666", "type": "c", "major": 10, "minor": 666, "fileMode": 416, "uid": 10, "gid": 11},
+	{"path": "/dev/sub/fifo", "type": "p", "fileMode": 432, "uid": 10, "gid": 11}]' || return
+	oc run -b "$BUNDLE" "$id"
+	if [ "$MODE" = rootful ]; then
+		expect_rc 0
+		expect_out_has "character special file a:29a 640 10:11"
+		expect_out_has "fifo 0:0 660 10:11"
+	else
+		expect_cordon_error MOUNT "linux.devices[0] /dev/x666"
+		cfg 'c["linux"]["devices"] = c["linux"]["devices"][1:]
+c["process"]["args"] = ["stat", "-c", "%F %a %u:%g", "/dev/sub/fifo"]' || return
+		oc run -b "$BUNDLE" "$id"
+		expect_rc 0
+		expect_out_eq "fifo 660 10:11"
+	fi
+	end_case
+}
+
 # --- resources ---------------------------------------------------------------
 
 # memory.swappiness and disableOOMKiller: applied on a cgroup v1 memory
@@ -350,5 +379,6 @@ each_mode "an ambient capability for uid 1000: NET_BIND_SERVICE binds port 80" t
 each_mode "mounts: sources kept, config order, bind data ignored, strictatime, suid, dev" t_mount_sources_options_order
 each_mode "mounts: nothing the config does not list (no /tmp, /dev/shm, /dev/mqueue)" t_no_extra_mounts
 each_mode "mounts: a dangling symlink destination created through, inside the root" t_mount_dangling_symlink
+each_mode "linux.devices: made as configured rootful (type, numbers, mode, owner), FIFO mode and owner" t_devices_made
 rootful_only "memory.swappiness, disableOOMKiller: the v1 files; refused on cgroup2 alone" t_memory_knobs
 done_testing
