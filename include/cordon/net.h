@@ -145,6 +145,8 @@ void cordon_allowlist_fingerprint(const struct cordon_allowlist *al, char out[65
 #define CORDON_DNS_NAME_MAX 255 /* presentation form incl. NUL, without trailing dot */
 #define CORDON_DNS_MAX_RECORDS 256
 
+#define CORDON_DNS_CLASS_IN 1
+
 enum {
 	CORDON_DNS_TYPE_A = 1,
 	CORDON_DNS_TYPE_CNAME = 5,
@@ -201,6 +203,20 @@ struct cordon_dns_msg {
 int cordon_dns_parse(const uint8_t *buf, size_t len, struct cordon_dns_msg *msg);
 /* Only the header and the first question (for queries). */
 int cordon_dns_parse_question(const uint8_t *buf, size_t len, struct cordon_dns_msg *msg);
+
+/*
+ * The query cordon sends upstream for a client's query, made of its parsed
+ * question only: id, the RD bit of the client's flags and nothing else of
+ * them, one question (the name as parsed: lower case, uncompressed; its
+ * type and class), and when the client sent an OPT record, an OPT of
+ * cordon's own (UDP payload 1232, version 0, no flags, no options).
+ * Nothing else the client wrote is carried: no other records, options or
+ * trailing bytes. Returns the length (at most CORDON_DNS_QUERY_MAX) or
+ * -errno (-EINVAL: no single question to rebuild from).
+ */
+#define CORDON_DNS_QUERY_MAX (12 + 255 + 4 + 11)
+ssize_t cordon_dns_rebuild_query(const uint8_t *query, size_t qlen, uint16_t id, uint8_t *out,
+				 size_t cap);
 
 /* A reply with rcode that echoes the query's id and question. Returns length or -errno. */
 ssize_t cordon_dns_build_error(const uint8_t *query, size_t qlen, int rcode, uint8_t *out,

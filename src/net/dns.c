@@ -650,6 +650,62 @@ ssize_t cordon_dns_build_error(const uint8_t *query, size_t qlen, int rcode, uin
 	return (ssize_t)w.len;
 }
 
+ssize_t cordon_dns_rebuild_query(const uint8_t *query, size_t qlen, uint16_t id, uint8_t *out,
+				 size_t cap)
+{
+	struct cordon_dns_question question, *q = &question;
+	struct wire_name name;
+	struct writer w = { .buf = out, .cap = cap };
+	size_t pos = DNS_HEADER_LEN;
+	bool edns, dnssec_ok = false;
+	int r;
+
+	if (qlen < DNS_HEADER_LEN)
+		return -EINVAL;
+	if (qlen > DNS_MESSAGE_MAX)
+		return -EMSGSIZE;
+	if (get16(query + 4) != 1)
+		return -EINVAL;
+	r = dns_question_read(query, qlen, &pos, q, &name);
+	if (r < 0)
+		return r;
+	edns = dns_query_edns(query, qlen, pos, &dnssec_ok);
+
+	put16(&w, id);
+	put16(&w, (uint16_t)(get16(query + 2) & DNS_FLAG_RD));
+	put16(&w, 1);
+	put16(&w, 0);
+	put16(&w, 0);
+	put16(&w, edns ? 1 : 0);
+	/* The name again from its text form: labels as parsed, lower case. */
+	for (const char *l = q->name; *l;) {
+		size_t n = strcspn(l, ".");
+		uint8_t len = (uint8_t)n;
+
+		if (n == 0 || n > 63)
+			return -EINVAL;
+		put_bytes(&w, &len, 1);
+		put_bytes(&w, l, n);
+		l += n;
+		if (*l == '.')
+			l++;
+	}
+	put_bytes(&w, (const uint8_t[1]){ 0 }, 1);
+	put16(&w, q->qtype);
+	put16(&w, q->qclass);
+	if (edns) {
+		put_bytes(&w, (const uint8_t[1]){ 0 }, 1); /* owned by the root */
+		put16(&w, CORDON_DNS_TYPE_OPT);
+		put16(&w, DNS_EDNS_UDP_PAYLOAD);
+		put16(&w, 0); /* extended rcode, version */
+		put16(&w, 0); /* no flags: DO is not the client's to set upstream */
+		put16(&w, 0); /* no options */
+	}
+	if (w.full)
+		return -ENOSPC;
+	return (ssize_t)w.len;
+}
+
 /* --- chains and filtering --------------------------------------------- */
 
 static const char *dns_cname_target(const struct cordon_dns_msg *msg, const char *owner)

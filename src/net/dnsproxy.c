@@ -166,6 +166,8 @@ static void query(struct cordon_dnsproxy *p, const uint8_t *buf, size_t len,
 		  const struct sockaddr_storage *from, socklen_t from_len, struct tcp_client *tc)
 {
 	struct cordon_dns_msg *m = p->msg;
+	uint8_t up[CORDON_DNS_QUERY_MAX];
+	ssize_t up_len;
 	struct txn *t;
 	uint16_t rid;
 
@@ -187,6 +189,11 @@ static void query(struct cordon_dnsproxy *p, const uint8_t *buf, size_t len,
 		dp_reply_error(p, buf, len, from, from_len, tc, CORDON_DNS_RCODE_FORMERR);
 		return;
 	}
+	/* Class IN only: another class is sixteen more bits the upstream would see. */
+	if (m->question.qclass != CORDON_DNS_CLASS_IN) {
+		dp_reply_error(p, buf, len, from, from_len, tc, CORDON_DNS_RCODE_NOTIMP);
+		return;
+	}
 	if (!cordon_allowlist_match_name(p->cfg.allowlist, m->question.name)) {
 		p->stats.denied++;
 		dp_reply_error(p, buf, len, from, from_len, tc, CORDON_DNS_RCODE_NXDOMAIN);
@@ -200,6 +207,17 @@ static void query(struct cordon_dnsproxy *p, const uint8_t *buf, size_t len,
 		dp_reply_error(p, buf, len, from, from_len, tc, CORDON_DNS_RCODE_SERVFAIL);
 		dp_emit(p, &m->question, true, NULL, 0, NULL, NULL, 0, CORDON_DNS_RCODE_SERVFAIL,
 			"too many queries in flight");
+		return;
+	}
+	/*
+	 * What goes upstream is cordon's own query for the parsed question,
+	 * never the client's message: its other records, EDNS options and
+	 * trailing bytes (up to 64 KiB over TCP) would reach the upstream
+	 * resolver as a channel out of the sandbox.
+	 */
+	up_len = cordon_dns_rebuild_query(buf, len, 0, up, sizeof(up));
+	if (up_len < 0) {
+		dp_reply_error(p, buf, len, from, from_len, tc, CORDON_DNS_RCODE_FORMERR);
 		return;
 	}
 	t = cordon_xcalloc(1, sizeof(*t));
@@ -216,11 +234,11 @@ static void query(struct cordon_dnsproxy *p, const uint8_t *buf, size_t len,
 			taken = taken || o->upstream_id == rid;
 	}
 	t->upstream_id = rid;
-	t->query = cordon_xmalloc(len);
-	memcpy(t->query, buf, len);
+	t->query = cordon_xmalloc((size_t)up_len);
+	memcpy(t->query, up, (size_t)up_len);
 	t->query[0] = (uint8_t)(rid >> 8);
 	t->query[1] = (uint8_t)rid;
-	t->query_len = len;
+	t->query_len = (size_t)up_len;
 	if (from) {
 		memcpy(&t->client, from, sizeof(*from));
 		t->client_len = from_len;

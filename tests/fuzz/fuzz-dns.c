@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * Fuzz target for src/net/dns.c: parse, chain, filter, error replies.
+ * Fuzz target for src/net/dns.c: parse, chain, filter, error replies, the
+ * rebuilt upstream query.
  *
  * Built twice (tests/fuzz/meson.build): as a libFuzzer target under clang
  * with -Dfuzz=true, and always as fuzz-dns-replay (-DCORDON_FUZZ_REPLAY),
@@ -87,6 +88,33 @@ static void check_error_replies(const uint8_t *data, size_t size)
 	}
 }
 
+/*
+ * The query the proxy sends upstream: whatever came in, it parses, carries
+ * the same question and nothing but it (and at most cordon's own OPT), and
+ * is exactly as long as that.
+ */
+static void check_rebuilt_query(const uint8_t *data, size_t size)
+{
+	uint8_t out[CORDON_DNS_QUERY_MAX];
+	ssize_t n = cordon_dns_rebuild_query(data, size, 0x1234, out, sizeof(out));
+
+	if (n < 0) {
+		CHECK(cordon_dns_parse_question(data, size, &msg) < 0);
+		return;
+	}
+	CHECK(cordon_dns_parse_question(data, size, &msg) == 0);
+	CHECK(cordon_dns_parse(out, (size_t)n, &error_reply) == 0);
+	CHECK(error_reply.id == 0x1234);
+	CHECK(error_reply.flags == (msg.flags & 0x0100));
+	CHECK(error_reply.qdcount == 1 && error_reply.ancount == 0 && error_reply.nscount == 0);
+	CHECK(error_reply.arcount <= 1 && error_reply.n_rr == 0);
+	CHECK(strcmp(error_reply.question.name, msg.question.name) == 0);
+	CHECK(error_reply.question.qtype == msg.question.qtype);
+	CHECK(error_reply.question.qclass == msg.question.qclass);
+	CHECK((size_t)n == 12 + strlen(msg.question.name) + (msg.question.name[0] ? 2 : 1) + 4 +
+				   (error_reply.arcount ? 11 : 0));
+}
+
 static void check_parsed(size_t size)
 {
 	for (size_t i = 0; i < msg.n_rr; i++) {
@@ -111,6 +139,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int r;
 
 	check_error_replies(data, size);
+	check_rebuilt_query(data, size);
 
 	r = cordon_dns_parse(data, size, &msg);
 	if (r < 0) {

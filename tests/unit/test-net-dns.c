@@ -791,6 +791,133 @@ START_TEST(build_error_bad_queries)
 }
 END_TEST
 
+/* --- the upstream query ----------------------------------------------- */
+
+/* What cordon sends upstream for name and type: the fixed form, byte for byte. */
+static void expected_query(struct pkt *p, unsigned id, unsigned flags, const char *qname,
+			   unsigned qtype, bool edns)
+{
+	header(p, id, flags, 1, 0, 0, edns ? 1 : 0);
+	question(p, qname, qtype);
+	if (edns) {
+		u8(p, 0);
+		u16(p, CORDON_DNS_TYPE_OPT);
+		u16(p, 1232);
+		u32(p, 0);
+		u16(p, 0);
+	}
+}
+
+static void assert_bytes(const uint8_t *got, size_t got_len, const struct pkt *want)
+{
+	ck_assert_uint_eq(got_len, want->len);
+	for (size_t i = 0; i < want->len; i++)
+		ck_assert_msg(got[i] == want->b[i], "byte %zu is 0x%02x, want 0x%02x", i, got[i],
+			      want->b[i]);
+}
+
+/*
+ * Everything a client can add around its question stays behind: other
+ * flags (AD, CD, even QR and an opcode), records in every section, EDNS
+ * options and the DO bit, bytes after the last record. What is left is the
+ * question as parsed (lower case) and, since the client spoke EDNS, an OPT
+ * of cordon's own.
+ */
+START_TEST(rebuild_query_carries_the_question_only)
+{
+	uint8_t out[CORDON_DNS_QUERY_MAX];
+	struct pkt q, want;
+	size_t rdlength_at;
+	ssize_t n;
+
+	header(&q, 0x4242, 0x0100 | 0x0020 | 0x0010 /* RD, AD, CD */, 1, 1, 1, 3);
+	question(&q, "WwW.Example.ORG", CORDON_DNS_TYPE_AAAA);
+	ptr(&q, QUESTION_AT);
+	rr_a(&q, 300, "192.0.2.1");
+	name(&q, "covert.example.org");
+	rdlength_at = rr_begin(&q, 16 /* TXT */, 60);
+	u8(&q, 12);
+	raw(&q, "secret bytes", 12);
+	rr_end(&q, rdlength_at);
+	/* OPT with DO, a cookie and padding. */
+	u8(&q, 0);
+	u16(&q, CORDON_DNS_TYPE_OPT);
+	u16(&q, 4096);
+	u32(&q, 0x00008000);
+	rdlength_at = q.len;
+	u16(&q, 0);
+	u16(&q, 10); /* COOKIE */
+	u16(&q, 8);
+	raw(&q, "\x01\x02\x03\x04\x05\x06\x07\x08", 8);
+	u16(&q, 12); /* PADDING */
+	u16(&q, 16);
+	for (int i = 0; i < 16; i++)
+		u8(&q, 0x55);
+	rr_end(&q, rdlength_at);
+	ptr(&q, QUESTION_AT);
+	rr_a(&q, 300, "192.0.2.2");
+	raw(&q, "trailing", 8);
+
+	n = cordon_dns_rebuild_query(q.b, q.len, 0x9a9a, out, sizeof(out));
+	expected_query(&want, 0x9a9a, 0x0100, "www.example.org", CORDON_DNS_TYPE_AAAA, true);
+	assert_bytes(out, (size_t)n, &want);
+	ck_assert_int_eq(cordon_dns_parse_question(out, (size_t)n, &msg), 0);
+	ck_assert_str_eq(msg.question.name, "www.example.org");
+
+	/* No OPT from the client, no OPT upstream; RD only as asked; QR and opcode dropped. */
+	header(&q, 0x0101, 0x8000 | 0x2800 | 0x0020, 1, 0, 0, 0);
+	question(&q, "a.b", CORDON_DNS_TYPE_A);
+	n = cordon_dns_rebuild_query(q.b, q.len, 7, out, sizeof(out));
+	expected_query(&want, 7, 0, "a.b", CORDON_DNS_TYPE_A, false);
+	assert_bytes(out, (size_t)n, &want);
+
+	/* The longest name fits the bound. */
+	{
+		char longest[254];
+
+		for (int i = 0; i < 4; i++)
+			memcpy(longest + 64 * i,
+			       "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.",
+			       64);
+		longest[253] = '\0'; /* 63+1+63+1+63+1+61 */
+		header(&q, 1, 0x0100, 1, 0, 0, 1);
+		question(&q, longest, CORDON_DNS_TYPE_A);
+		rr_opt(&q);
+		n = cordon_dns_rebuild_query(q.b, q.len, 1, out, sizeof(out));
+		ck_assert_int_eq(n, CORDON_DNS_QUERY_MAX);
+		expected_query(&want, 1, 0x0100, longest, CORDON_DNS_TYPE_A, true);
+		assert_bytes(out, (size_t)n, &want);
+	}
+}
+END_TEST
+
+START_TEST(rebuild_query_refuses)
+{
+	uint8_t out[CORDON_DNS_QUERY_MAX];
+	struct pkt q;
+
+	header(&q, 1, 0x0100, 2, 0, 0, 0);
+	question(&q, "a.example", CORDON_DNS_TYPE_A);
+	question(&q, "b.example", CORDON_DNS_TYPE_A);
+	ck_assert_int_eq(cordon_dns_rebuild_query(q.b, q.len, 1, out, sizeof(out)), -EINVAL);
+	header(&q, 1, 0x0100, 0, 0, 0, 0);
+	ck_assert_int_eq(cordon_dns_rebuild_query(q.b, q.len, 1, out, sizeof(out)), -EINVAL);
+	header(&q, 1, 0x0100, 1, 0, 0, 0);
+	question(&q, "a.example", CORDON_DNS_TYPE_A);
+	ck_assert_int_eq(cordon_dns_rebuild_query(q.b, 11, 1, out, sizeof(out)), -EINVAL);
+	ck_assert_int_eq(cordon_dns_rebuild_query(q.b, q.len - 1, 1, out, sizeof(out)), -EINVAL);
+	ck_assert_int_eq(cordon_dns_rebuild_query(q.b, q.len, 1, out, 20), -ENOSPC);
+	/* A dot inside a label could not be written back as the same name. */
+	header(&q, 1, 0x0100, 1, 0, 0, 0);
+	u8(&q, 3);
+	raw(&q, "a.b", 3);
+	u8(&q, 0);
+	u16(&q, CORDON_DNS_TYPE_A);
+	u16(&q, 1);
+	ck_assert_int_eq(cordon_dns_rebuild_query(q.b, q.len, 1, out, sizeof(out)), -EINVAL);
+}
+END_TEST
+
 /* --- CNAME chains ----------------------------------------------------- */
 
 static void add_cname(struct pkt *p, const char *owner, const char *target)
@@ -1352,6 +1479,8 @@ static Suite *dns_suite(void)
 
 	tc = tcase_create("error-replies");
 	tcase_add_test(tc, build_error_each_rcode);
+	tcase_add_test(tc, rebuild_query_carries_the_question_only);
+	tcase_add_test(tc, rebuild_query_refuses);
 	tcase_add_test(tc, build_error_opcode_and_edns);
 	tcase_add_test(tc, build_error_bad_queries);
 	suite_add_tcase(s, tc);

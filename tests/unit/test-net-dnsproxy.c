@@ -161,6 +161,8 @@ struct stub {
 	unsigned queries;     /* over UDP and TCP */
 	unsigned tcp_queries;
 	char last_name[256];
+	uint8_t last_query[4096]; /* the last query as it arrived, whole */
+	size_t last_query_len;
 };
 
 /* The zone: answers by question name. */
@@ -172,6 +174,10 @@ static size_t stub_answer(struct stub *st, const uint8_t *q, size_t qlen, bool o
 	const char *name;
 	size_t r = 0;
 
+	if (qlen <= sizeof(st->last_query)) {
+		memcpy(st->last_query, q, qlen);
+		st->last_query_len = qlen;
+	}
 	if (cordon_dns_parse_question(q, qlen, m) < 0)
 		goto out;
 	name = m->question.name;
@@ -385,14 +391,13 @@ static void harness_down(struct harness *h)
 }
 
 /* Send a query, drive everything until the client has its reply; returns its length. */
-static ssize_t ask(struct harness *h, const char *name, uint16_t type, struct cordon_dns_msg *out)
+/* Send the query q (its id 0x4242), drive everything until the client has its reply. */
+static ssize_t ask_raw(struct harness *h, const struct msgbuf *q, struct cordon_dns_msg *out)
 {
-	struct msgbuf q;
 	uint8_t buf[4096];
 	uint64_t deadline = cordon_now_mono_us() / 1000 + 3000;
 
-	query_msg(&q, 0x4242, name, type);
-	ck_assert_int_eq(send(h->client, q.b, q.n, 0), (ssize_t)q.n);
+	ck_assert_int_eq(send(h->client, q->b, q->n, 0), (ssize_t)q->n);
 	while (cordon_now_mono_us() / 1000 < deadline) {
 		struct epoll_event evs[8];
 		int t = cordon_dnsproxy_timeout_ms(h->proxy);
@@ -418,6 +423,14 @@ static ssize_t ask(struct harness *h, const char *name, uint16_t type, struct co
 		}
 	}
 	return -1;
+}
+
+static ssize_t ask(struct harness *h, const char *name, uint16_t type, struct cordon_dns_msg *out)
+{
+	struct msgbuf q;
+
+	query_msg(&q, 0x4242, name, type);
+	return ask_raw(h, &q, out);
 }
 
 static int rcode(const struct cordon_dns_msg *m)
@@ -797,6 +810,126 @@ START_TEST(client_closed_earlier_in_the_batch)
 }
 END_TEST
 
+/* --- what goes upstream ---------------------------------------------------------- */
+
+/* The stub's last query is cordon's rebuilt form of q: byte for byte but the id. */
+static void assert_upstream_rebuilt(const struct harness *h, const uint8_t *q, size_t qlen)
+{
+	uint8_t want[CORDON_DNS_QUERY_MAX];
+	ssize_t n;
+
+	ck_assert_uint_ge(h->stub.last_query_len, 12);
+	n = cordon_dns_rebuild_query(q, qlen,
+				     (uint16_t)(h->stub.last_query[0] << 8 | h->stub.last_query[1]),
+				     want, sizeof(want));
+	ck_assert_int_gt(n, 0);
+	ck_assert_uint_eq(h->stub.last_query_len, (size_t)n);
+	ck_assert_msg(memcmp(h->stub.last_query, want, (size_t)n) == 0,
+		      "the upstream got other bytes than the rebuilt query");
+}
+
+/*
+ * The client's whole message used to go upstream: extra records, EDNS
+ * options, trailing bytes, up to 64 KiB over TCP, a channel to the
+ * upstream resolver. Only the rebuilt question goes now, and the client
+ * gets its own id back.
+ */
+START_TEST(upstream_gets_the_question_only)
+{
+	struct harness h;
+	struct cordon_dns_msg *m = reply_msg();
+	struct msgbuf q;
+	static uint8_t big[2 + 65535];
+	size_t n = 0, at;
+	int fd;
+	struct sockaddr_in px = { .sin_family = AF_INET, .sin_port = htons(5353) };
+	uint64_t deadline;
+
+	harness_up(&h, 0, true);
+	/* UDP: an A record and a TXT of the client's, an OPT with options, trailing bytes. */
+	header(&q, 0x4242, 0x0130, 1);
+	put_name(&q, "Allowed.TEST");
+	put16(&q, CORDON_DNS_TYPE_A);
+	put16(&q, 1);
+	q.b[11] = 3; /* arcount */
+	rr_a(&q, "x.allowed.test", "93.184.216.1", 60);
+	put_name(&q, "covert.allowed.test");
+	put16(&q, 16);
+	put16(&q, 1);
+	put32(&q, 60);
+	put16(&q, 13);
+	put8(&q, 12);
+	memcpy(q.b + q.n, "secret bytes", 12);
+	q.n += 12;
+	put8(&q, 0);
+	put16(&q, CORDON_DNS_TYPE_OPT);
+	put16(&q, 4096);
+	put32(&q, 0x8000);
+	put16(&q, 12);
+	put16(&q, 10);
+	put16(&q, 8);
+	memcpy(q.b + q.n, "cookie!!", 8);
+	q.n += 8;
+	memcpy(q.b + q.n, "trailing", 8);
+	q.n += 8;
+	ck_assert_int_gt(ask_raw(&h, &q, m), 0);
+	ck_assert_int_eq(rcode(m), CORDON_DNS_RCODE_NOERROR);
+	ck_assert_uint_eq(h.stub.queries, 1);
+	assert_upstream_rebuilt(&h, q.b, q.n);
+	ck_assert_uint_eq(h.stub.last_query_len, 12 + 14 + 4 + 11);
+
+	/* TCP: a 60 KiB query, of which the upstream sees the question. */
+	header(&q, 0x4343, 0x0100, 1);
+	put_name(&q, "allowed.test");
+	put16(&q, CORDON_DNS_TYPE_A);
+	put16(&q, 1);
+	at = 2;
+	memcpy(big + at, q.b, q.n);
+	at += q.n;
+	while (at < 2 + 60000)
+		big[at++] = 0xa5;
+	big[0] = (uint8_t)((at - 2) >> 8);
+	big[1] = (uint8_t)(at - 2);
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	inet_pton(AF_INET, "127.0.0.2", &px.sin_addr);
+	ck_assert_int_eq(connect(fd, (struct sockaddr *)&px, sizeof(px)), 0);
+	ck_assert_int_eq(fcntl(fd, F_SETFL, O_NONBLOCK), 0);
+	deadline = cordon_now_mono_us() / 1000 + 5000;
+	while (h.stub.queries < 2 && cordon_now_mono_us() / 1000 < deadline) {
+		struct epoll_event evs[8];
+		int k = epoll_wait(h.epfd, evs, 8, 20);
+		ssize_t w;
+
+		if (n < at && (w = send(fd, big + n, at - n, MSG_NOSIGNAL)) > 0)
+			n += (size_t)w;
+		for (int i = 0; i < k; i++) {
+			if (evs[i].data.ptr == &h.stub.udp)
+				stub_udp(&h.stub);
+			else if (evs[i].data.ptr == &h.stub.tcp)
+				stub_tcp_accept(&h.stub, h.epfd);
+			else if (evs[i].data.ptr == &h.stub.conn)
+				stub_tcp_read(&h.stub);
+			else
+				cordon_dnsproxy_handle(h.proxy, evs[i].data.ptr, evs[i].events);
+		}
+		cordon_dnsproxy_tick(h.proxy);
+	}
+	ck_assert_uint_eq(h.stub.queries, 2);
+	assert_upstream_rebuilt(&h, big + 2, at - 2);
+	ck_assert_uint_eq(h.stub.last_query_len, 12 + 14 + 4);
+	close(fd);
+
+	/* Another class than IN: NOTIMP, nothing upstream. */
+	query_msg(&q, 0x4242, "allowed.test", CORDON_DNS_TYPE_A);
+	q.b[q.n - 1] = 3; /* CHAOS */
+	ck_assert_int_gt(ask_raw(&h, &q, m), 0);
+	ck_assert_int_eq(rcode(m), CORDON_DNS_RCODE_NOTIMP);
+	ck_assert_uint_eq(h.stub.queries, 2);
+	harness_down(&h);
+	free(m);
+}
+END_TEST
+
 /* --- the gateway's listeners ------------------------------------------------------ */
 
 static void sockaddr_text(const struct sockaddr_storage *ss, char *buf, size_t len)
@@ -1142,6 +1275,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, tcp_client_reset_after_denied_query);
 	tcase_add_test(tc, tcp_pipelined_replies_all_delivered);
 	tcase_add_test(tc, client_closed_earlier_in_the_batch);
+	tcase_add_test(tc, upstream_gets_the_question_only);
 	tcase_add_test(tc, gateway_listeners_one_per_family);
 	tcase_add_test(tc, foreign_sources_never_answered);
 	tcase_add_test(tc, listeners_refused_and_closed);
