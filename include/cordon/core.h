@@ -93,6 +93,8 @@ int cordon_log_configure(const char *path, enum cordon_log_format format, bool d
 			 struct cordon_error *err);
 /* A detached monitor: stop writing to stderr (it belongs to the container). */
 void cordon_log_detach_stderr(void);
+/* The --log file's fd (a detached monitor keeps it), or -1. */
+int cordon_log_fd(void);
 
 /* --- cleanup helpers ------------------------------------------------ */
 

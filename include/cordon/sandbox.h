@@ -91,6 +91,15 @@ struct cordon_sandbox_opts {
 	 * `cordon create` passes its stdio on as runc does (a launcher's).
 	 */
 	bool relay_terminal;
+	/*
+	 * The monitor, whose own stdio is /dev/null: the container's stdin,
+	 * stdout and stderr (the caller's; -1 where it had none), which the
+	 * supervisor closes once the init has them; and where the
+	 * create-time hooks write (the caller's stdout and stderr, -1: none),
+	 * closed once the container is created. NULL: our own stdio is both.
+	 */
+	int *container_stdio;
+	int *hook_stdio;
 };
 
 /* Run the sandbox to completion. Fills *result; returns the exit status. */

@@ -179,6 +179,13 @@ int cordon_security_seccomp(const struct cordon_security *sec, bool uid_is_root,
 			    struct cordon_error *err);
 
 /*
+ * A cordon process that stays in a sandbox (its init) and needs no more
+ * than keep: the bounding, permitted and effective sets become keep,
+ * inheritable and ambient empty. Needs CAP_SETPCAP. 0 or -1.
+ */
+int cordon_caps_keep_only(cordon_capset keep, struct cordon_error *err);
+
+/*
  * self.c: the binary the sandbox can reach through /proc/self/exe. Call
  * cordon_self_init from main. cordon_self_seal re-executes the program
  * from a sealed memfd copy (with main's argv) when the binary could be

@@ -95,6 +95,11 @@ void cordon_log_detach_stderr(void)
 		log_cfg.stderr_off = true;
 }
 
+int cordon_log_fd(void)
+{
+	return log_cfg.fd;
+}
+
 /* RFC 3339 in UTC with nanoseconds, as runc's logrus writes it. */
 static void rfc3339_now(char *buf, size_t len)
 {

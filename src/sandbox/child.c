@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <grp.h>
+#include <linux/capability.h>
 #include <linux/sched.h>
 #include <net/if.h>
 #include <poll.h>
@@ -64,7 +65,8 @@ static int become_root(struct cordon_error *err)
 	 * files (and the workload's, cloned from us) owned by host root:
 	 * unwritable from in here. Dumpable again until the workload exists.
 	 */
-	prctl(PR_SET_DUMPABLE, 1);
+	if (prctl(PR_SET_DUMPABLE, 1) < 0)
+		return cordon_error_set(err, CORDON_E_SECURITY, errno, "PR_SET_DUMPABLE");
 	return 0;
 }
 
@@ -514,6 +516,60 @@ static bool wait_for_start(const struct child_ctx *ctx, pid_t workload, pid_t wo
 	}
 }
 
+/* A setup step failed once the workload exists: it goes first, then the reason. */
+static _Noreturn void init_failed(const struct child_ctx *ctx, pid_t workload,
+				  const struct cordon_error *err)
+{
+	kill(workload, SIGKILL);
+	setup_failed(ctx, err);
+}
+
+/*
+ * The workload was cloned with the container's stdio and the caller's
+ * --preserve-fds: from here they are its, not ours. Ours is /dev/null,
+ * so that a caller reading the container's output to its end (`$(cordon
+ * create ...)`, `run --detach`) waits for the workload's copies only.
+ */
+static int let_go_of_stdio(const struct child_ctx *ctx, int null_fd, struct cordon_error *err)
+{
+	const int theirs[] = { ctx->stdin_fd, ctx->stdout_fd, ctx->stderr_fd };
+
+	for (int fd = 0; fd < 3; fd++)
+		if (dup2(null_fd, fd) < 0)
+			return cordon_error_set(err, CORDON_E_INTERNAL, errno,
+						"the init's stdio to /dev/null");
+	close(null_fd);
+	for (size_t i = 0; i < ARRAY_SIZE(theirs); i++)
+		if (theirs[i] >= 0)
+			close(theirs[i]);
+	if (ctx->spec->preserve_fds && close_range(3, 2 + ctx->spec->preserve_fds, 0) < 0)
+		return cordon_error_set(err, CORDON_E_INTERNAL, errno,
+					"closing the --preserve-fds in the init");
+	return 0;
+}
+
+/*
+ * What the init holds while the container lives: exactly keep (and 0-2,
+ * /dev/null), and of its capabilities only CAP_KILL, to relay signals to
+ * the workload (whose user namespace is a child of ours). Everything it
+ * built the root with, its namespaces' fds, any host path, any right
+ * over the mounts, ids and namespaces of the sandbox is gone, so that a
+ * process that could reach the init (none can: it is not dumpable) would
+ * find nothing to use. No execve follows, no_new_privs all the same.
+ */
+static int init_confine(const int *keep, size_t n, struct cordon_error *err)
+{
+	int r = cordon_close_fds_except(3, keep, n);
+
+	if (r < 0)
+		return cordon_error_set(err, CORDON_E_INTERNAL, -r, "closing the init's fds");
+	if (cordon_caps_keep_only(1ULL << CAP_KILL, err) < 0)
+		return cordon_error_wrap(err, "the init's capabilities");
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		return cordon_error_set(err, CORDON_E_SECURITY, errno, "the init's no_new_privs");
+	return 0;
+}
+
 _Noreturn void sandbox_child(const struct child_ctx *ctx)
 {
 	struct cordon_fs_options fs_opts = { .in_userns = ctx->userns };
@@ -523,7 +579,7 @@ _Noreturn void sandbox_child(const struct child_ctx *ctx)
 	struct sync_msg msg;
 	int fds[2] = { -1, -1 };
 	size_t n_fds = 2;
-	int report_fd = -1, release_fd = -1, root, tty_slave = -1;
+	int report_fd = -1, release_fd = -1, root, tty_slave = -1, null_fd;
 	bool net = ctx->spec->net.enabled;
 	sigset_t set;
 	pid_t workload, workload_host_pid;
@@ -552,6 +608,13 @@ _Noreturn void sandbox_child(const struct child_ctx *ctx)
 			cordon_error_set(&err, CORDON_E_INTERNAL, (int)-r, "closing the supervisor's fds");
 			setup_failed(ctx, &err);
 		}
+	}
+	/* Our stdio once the workload has its own: the host's /dev/null, opened while it is there.
+	 */
+	null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (null_fd < 0) {
+		cordon_error_set(&err, CORDON_E_INTERNAL, errno, "opening /dev/null");
+		setup_failed(ctx, &err);
 	}
 	/* /proc/1/cmdline would show the supervisor's: --env values, host paths. */
 	r = cordon_proc_title_hide(INIT_TITLE);
@@ -601,8 +664,10 @@ _Noreturn void sandbox_child(const struct child_ctx *ctx)
 	 * die before it took effect. A fostered init's parent is not the
 	 * supervisor: the sync socket's hangup is its tie (init_loop).
 	 */
-	if (!ctx->fostered)
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (!ctx->fostered && prctl(PR_SET_PDEATHSIG, SIGKILL) < 0) {
+		cordon_error_set(&err, CORDON_E_INTERNAL, errno, "PR_SET_PDEATHSIG");
+		setup_failed(ctx, &err);
+	}
 	if (supervisor_gone(ctx->sync_fd))
 		_exit(CORDON_EXIT_FAILURE);
 	if (n_fds >= 1)
@@ -610,12 +675,21 @@ _Noreturn void sandbox_child(const struct child_ctx *ctx)
 	if (n_fds >= 1 && (msg.status & 2))
 		host.workspace_tree = fds[n_fds - 1];
 
-	/* Before the workload exists: the caller's terminal is never among its fds. */
-	if ((ctx->stdout_fd >= 0 && (dup2(ctx->stdout_fd, STDOUT_FILENO) < 0 ||
-				     dup2(ctx->stderr_fd, STDERR_FILENO) < 0)) ||
-	    (ctx->stdin_fd >= 0 && dup2(ctx->stdin_fd, STDIN_FILENO) < 0)) {
-		cordon_error_set(&err, CORDON_E_INTERNAL, errno, "redirecting stdio");
-		setup_failed(ctx, &err);
+	/*
+	 * The workload's stdio, before it exists: the relay's pipes (the
+	 * caller's terminal is never among its fds), or the monitor's
+	 * container stdio (its own is /dev/null).
+	 */
+	{
+		const int theirs[] = { ctx->stdin_fd, ctx->stdout_fd, ctx->stderr_fd };
+
+		for (int fd = 0; fd < 3; fd++) {
+			if (theirs[fd] >= 0 && dup2(theirs[fd], fd) < 0) {
+				cordon_error_set(&err, CORDON_E_INTERNAL, errno,
+						 "redirecting stdio");
+				setup_failed(ctx, &err);
+			}
+		}
 	}
 
 	/* Now that we sit in the sandbox's cgroups, a cgroup namespace rooted there. */
@@ -648,6 +722,8 @@ _Noreturn void sandbox_child(const struct child_ctx *ctx)
 	workload = workload_spawn(ctx, &report_fd, &release_fd, &err);
 	if (workload < 0)
 		setup_failed(ctx, &err);
+	if (let_go_of_stdio(ctx, null_fd, &err) < 0)
+		init_failed(ctx, workload, &err);
 	/* The IPC sysctls of the sandbox's own namespace, while the host's /proc is ours. */
 	if (!cordon_spec_ns_path(ctx->spec, CORDON_OCI_NS_IPC) &&
 	    sandbox_sysctls(ctx->spec, SYSCTL_NS(CORDON_OCI_NS_IPC), &err) < 0) {
@@ -659,7 +735,10 @@ _Noreturn void sandbox_child(const struct child_ctx *ctx)
 	 * non-dumpable init would hand its state to the workload's clone, and
 	 * the workload's /proc files (uid_map) would no longer be writable.
 	 */
-	prctl(PR_SET_DUMPABLE, 0);
+	if (prctl(PR_SET_DUMPABLE, 0) < 0) {
+		cordon_error_set(&err, CORDON_E_SECURITY, errno, "PR_SET_DUMPABLE");
+		init_failed(ctx, workload, &err);
+	}
 
 	fs_opts.ipc_joined = cordon_spec_ns_path(ctx->spec, CORDON_OCI_NS_IPC) != NULL;
 	fs_opts.tty_gid_mapped = !ctx->userns || cordon_idmap_to_outside(&ctx->plan->gid, 5) >= 0;
@@ -759,6 +838,13 @@ _Noreturn void sandbox_child(const struct child_ctx *ctx)
 		kill(workload, SIGKILL);
 		report_workload_failure(ctx, workload, &rep);
 	}
+	/* Nothing but what the rest needs, before the workload may run (the release). */
+	{
+		int keep[] = { ctx->sync_fd, report_fd, release_fd, tty_slave };
+
+		if (init_confine(keep, ARRAY_SIZE(keep), &err) < 0)
+			init_failed(ctx, workload, &err);
+	}
 	/* Created: the supervisor records it and says when (at once, or at `cordon start`). */
 	if (wait_for_start(ctx, workload, workload_host_pid, report_fd)) {
 		struct sync_msg go = { .type = SYNC_START };
@@ -776,6 +862,15 @@ _Noreturn void sandbox_child(const struct child_ctx *ctx)
 			report_workload_failure(ctx, workload, &rep);
 		msg = (struct sync_msg){ .type = SYNC_RUNNING };
 		sync_send(ctx->sync_fd, &msg, NULL, 0);
+	}
+	/* The workload is on its own (or gone): the sync socket is all we keep. */
+	{
+		int r2 = cordon_close_fds_except(3, &ctx->sync_fd, 1);
+
+		if (r2 < 0) {
+			cordon_error_set(&err, CORDON_E_INTERNAL, -r2, "closing the init's fds");
+			init_failed(ctx, workload, &err);
+		}
 	}
 
 	sigemptyset(&set);

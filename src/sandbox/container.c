@@ -21,10 +21,33 @@
 /* How long delete waits for a killed container's monitor to finish. */
 #define MONITOR_EXIT_WAIT_MS 10000
 
+/* Before the sandbox exists: why the monitor cannot go on, for the waiting create. */
+static _Noreturn void monitor_fail(int notify_fd, int errnum, const char *what)
+{
+	struct sync_msg msg = { .type = SYNC_SETUP_FAILED,
+				.code = CORDON_E_INTERNAL,
+				.errnum = errnum };
+
+	snprintf(msg.text, sizeof(msg.text), "the monitor: %s", what);
+	cordon_write_all(notify_fd, &msg, sizeof(msg));
+	_exit(CORDON_EXIT_FAILURE);
+}
+
+/* A copy of our fd (close-on-exec, at or above first), -1 when the caller left it closed. */
+static int keep_aside(int notify_fd, int fd, int first)
+{
+	int copy = fcntl(fd, F_DUPFD_CLOEXEC, first);
+
+	if (copy < 0 && errno != EBADF)
+		monitor_fail(notify_fd, errno, "keeping the caller's stdio for the container");
+	return copy;
+}
+
 /* The monitor: a detached process of this binary that supervises one container. */
 static _Noreturn void monitor_main(const struct cordon_spec *spec, const char *root, int notify_fd,
 				   int console_fd)
 {
+	int stdio[3] = { -1, -1, -1 }, hook_stdio[2];
 	const struct cordon_sandbox_opts opts = {
 		.state_root = root,
 		.wait_start = true,
@@ -32,29 +55,48 @@ static _Noreturn void monitor_main(const struct cordon_spec *spec, const char *r
 		.foster_init = true,
 		.notify_fd = notify_fd,
 		.console_fd = console_fd,
+		.container_stdio = stdio,
+		.hook_stdio = hook_stdio,
 	};
+	int first = 3 + (int)spec->preserve_fds, null, r;
 	struct cordon_result result;
 	int code;
 
 	/* Its own session: the caller's terminal and process group are not its. */
 	setsid();
 	/*
-	 * With a terminal the container's stdio is the pty: nothing here may
-	 * hold the caller's (a `$(cordon create ...)` would wait for the
-	 * container's end).
+	 * Nothing of the caller's stays with the monitor for the container's
+	 * life: a caller that reads our output to its end (`$(cordon create
+	 * ...)`, `run --detach`) must see it end when create returns. The
+	 * container's stdio (the caller's, as runc passes it on; with a
+	 * terminal, the pty) goes to the init, the create-time hooks write
+	 * to the caller's stdout and stderr until create returns, and the
+	 * caller's --preserve-fds go to the init; ours is /dev/null, and
+	 * every other fd the caller had is closed.
 	 */
-	if (console_fd >= 0) {
-		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	for (int fd = 0; fd < 3; fd++)
+		if (console_fd < 0)
+			stdio[fd] = keep_aside(notify_fd, fd, first);
+	hook_stdio[0] = keep_aside(notify_fd, STDOUT_FILENO, first);
+	hook_stdio[1] = keep_aside(notify_fd, STDERR_FILENO, first);
+	null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (null < 0)
+		monitor_fail(notify_fd, errno, "opening /dev/null");
+	for (int fd = 0; fd < 3; fd++)
+		if (dup2(null, fd) < 0)
+			monitor_fail(notify_fd, errno, "its stdio to /dev/null");
+	close(null);
+	{
+		int keep[] = { notify_fd, console_fd,	 stdio[0],	stdio[1],
+			       stdio[2],  hook_stdio[0], hook_stdio[1], cordon_log_fd() };
 
-		if (null < 0)
-			_exit(CORDON_EXIT_FAILURE);
-		for (int fd = 0; fd < 3; fd++)
-			dup2(null, fd);
-		close(null);
+		r = cordon_close_fds_except(first, keep, ARRAY_SIZE(keep));
+		if (r < 0)
+			monitor_fail(notify_fd, -r, "closing the caller's fds");
 	}
 	/* Never pin the caller's working directory (paths in spec are absolute). */
 	if (chdir("/") < 0)
-		_exit(CORDON_EXIT_FAILURE);
+		monitor_fail(notify_fd, errno, "chdir /");
 	cordon_log_detach_stderr();
 	code = cordon_sandbox_run_opts(spec, &opts, &result);
 	/* Failures before "created" went to `cordon create`; later ones are the exit status. */
@@ -117,6 +159,36 @@ static int not_in_status(const struct cordon_state *state, enum cordon_status st
 				cordon_status_name(status), what);
 }
 
+/*
+ * The request, with our stdout and stderr when both are open: the
+ * start-time hooks write there, as runc's (the monitor's own stdio is
+ * /dev/null).
+ */
+static int send_start_request(int fd, uint32_t req)
+{
+	union {
+		char buf[CMSG_SPACE(2 * sizeof(int))];
+		struct cmsghdr align;
+	} control;
+	const int out[2] = { STDOUT_FILENO, STDERR_FILENO };
+	struct iovec iov = { .iov_base = &req, .iov_len = sizeof(req) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+
+	if (fcntl(STDOUT_FILENO, F_GETFD) >= 0 && fcntl(STDERR_FILENO, F_GETFD) >= 0) {
+		struct cmsghdr *c;
+
+		memset(&control, 0, sizeof(control));
+		mh.msg_control = control.buf;
+		mh.msg_controllen = sizeof(control.buf);
+		c = CMSG_FIRSTHDR(&mh);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(out));
+		memcpy(CMSG_DATA(c), out, sizeof(out));
+	}
+	return sendmsg(fd, &mh, MSG_NOSIGNAL) == (ssize_t)sizeof(req) ? 0 : -1;
+}
+
 int cordon_container_start(const char *root, const char *id, struct cordon_error *err)
 {
 	struct cordon_state state;
@@ -150,7 +222,7 @@ int cordon_container_start(const char *root, const char *id, struct cordon_error
 	if (sock >= 0)
 		fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
-	    send(fd, &req, sizeof(req), MSG_NOSIGNAL) != (ssize_t)sizeof(req)) {
+	    send_start_request(fd, req) < 0) {
 		cordon_error_set(err, CORDON_E_STATE, errno, "container %s: reaching its monitor",
 				 id);
 		cordon_state_close(&state);
@@ -414,7 +486,7 @@ int cordon_container_delete(const char *root, const char *id, bool force, struct
 	poststop_prepare(&state, &spec, &doc);
 	cordon_state_destroy(&state);
 	/* After the container is gone, before delete returns; failures are warnings. */
-	if (doc && sandbox_hooks_run(&spec, CORDON_OCI_HOOK_POSTSTOP, doc, 0, &hook) < 0)
+	if (doc && sandbox_hooks_run(&spec, CORDON_OCI_HOOK_POSTSTOP, doc, 0, NULL, &hook) < 0)
 		cordon_warn("%s", hook.msg);
 	cordon_spec_free(&spec);
 	return 0;

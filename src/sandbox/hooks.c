@@ -51,6 +51,7 @@ struct hook_job {
 	enum cordon_oci_hook_kind kind;
 	const struct cordon_oci_hook *hook;
 	int stdin_fd;	  /* the state document */
+	const int *out;	  /* stdout, stderr (-1: ours), or NULL */
 	int report_fd;	  /* the pipe's write end, in the children */
 	int pidfd;	  /* container hooks: the workload's, to join through */
 	int outer_userns; /* container hooks: U1 to enter first, or -1 */
@@ -112,6 +113,9 @@ static void hook_prepare(const struct hook_job *j, int keep_fd)
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	if (dup2(j->stdin_fd, STDIN_FILENO) < 0)
 		report_fail(j->report_fd, errno, "stdin");
+	for (int i = 0; j->out && i < 2; i++)
+		if (j->out[i] >= 0 && dup2(j->out[i], STDOUT_FILENO + i) < 0)
+			report_fail(j->report_fd, errno, i ? "stderr" : "stdout");
 	if (close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
 		report_fail(j->report_fd, errno, "close_range");
 	if (keep_fd >= 0 && fcntl(keep_fd, F_SETFD, 0) < 0)
@@ -176,7 +180,12 @@ static _Noreturn void container_helper(const struct hook_job *j)
 	struct clone_args args = { .flags = CLONE_PARENT };
 	struct hook_report rep = { 0 };
 	struct cordon_error err = { 0 };
-	int keep[] = { j->report_fd, j->stdin_fd, j->pidfd, j->outer_userns };
+	int keep[] = { j->report_fd,
+		       j->stdin_fd,
+		       j->pidfd,
+		       j->outer_userns,
+		       j->out ? j->out[0] : -1,
+		       j->out ? j->out[1] : -1 };
 	int exec_fd = -1, r;
 	pid_t pid;
 
@@ -400,11 +409,13 @@ static void add_failure(struct cordon_error *all, const struct cordon_error *one
 }
 
 int sandbox_hooks_run(const struct cordon_spec *spec, enum cordon_oci_hook_kind kind,
-		      const char *state, pid_t workload, struct cordon_error *err)
+		      const char *state, pid_t workload, const int out[2], struct cordon_error *err)
 {
 	const struct cordon_oci *oci = spec->oci;
 	bool fatal = kind != CORDON_OCI_HOOK_POSTSTART && kind != CORDON_OCI_HOOK_POSTSTOP;
-	struct hook_job j = { .spec = spec, .kind = kind, .pidfd = -1, .outer_userns = -1 };
+	struct hook_job j = {
+		.spec = spec, .kind = kind, .out = out, .pidfd = -1, .outer_userns = -1
+	};
 	int failed = 0, r = 0;
 
 	if (!oci || !oci->n_hooks[kind])

@@ -49,6 +49,13 @@ static void send_start(struct supervisor *sv)
 	sync_send(sv->sync_fd, &go, NULL, 0);
 }
 
+/* The stdout and stderr of a caller that is answered (or gone): not ours to hold. */
+static void hook_out_close(struct supervisor *sv)
+{
+	cordon_closep(&sv->hook_out[0]);
+	cordon_closep(&sv->hook_out[1]);
+}
+
 /* The hooks of one kind with the state document in this status (0 without any). */
 static int run_hooks(struct supervisor *sv, enum cordon_oci_hook_kind kind,
 		     enum cordon_status status, struct cordon_error *err)
@@ -58,7 +65,7 @@ static int run_hooks(struct supervisor *sv, enum cordon_oci_hook_kind kind,
 	if (!sv->spec->oci || !sv->spec->oci->n_hooks[kind])
 		return 0;
 	doc = sandbox_state_json(sv->state, status);
-	return sandbox_hooks_run(sv->spec, kind, doc, sv->state->info.pid, err);
+	return sandbox_hooks_run(sv->spec, kind, doc, sv->state->info.pid, sv->hook_out, err);
 }
 
 /*
@@ -130,6 +137,8 @@ static void notify_creator(struct supervisor *sv, const struct cordon_error *fai
 	}
 	cordon_write_all(sv->notify_fd, &msg, sizeof(msg));
 	cordon_closep(&sv->notify_fd);
+	/* create returns: nothing of its stdio stays with us. */
+	hook_out_close(sv);
 }
 
 /*
@@ -196,6 +205,55 @@ void lifecycle_running(struct supervisor *sv)
 	    sv->start_client < 0)
 		cordon_warn("%s", hook.msg);
 	reply(&sv->start_client, NULL, hook.code ? hook.msg : NULL);
+	hook_out_close(sv);
+}
+
+/*
+ * One request and, with MONITOR_START, the caller's stdout and stderr
+ * for the start-time hooks (into out; -1 where none came). The number
+ * of bytes, or -1 (errno).
+ */
+static ssize_t recv_request(int fd, uint32_t *req, int out[2])
+{
+	union {
+		char buf[CMSG_SPACE(2 * sizeof(int))];
+		struct cmsghdr align;
+	} control;
+	struct iovec iov = { .iov_base = req, .iov_len = sizeof(*req) };
+	struct msghdr mh = {
+		.msg_iov = &iov,
+		.msg_iovlen = 1,
+		.msg_control = control.buf,
+		.msg_controllen = sizeof(control.buf),
+	};
+	ssize_t n = recvmsg(fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+
+	out[0] = out[1] = -1;
+	if (n < 0)
+		return -1;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+		size_t k;
+
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (size_t i = 0; i < k; i++) {
+			int got;
+
+			memcpy(&got, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+			if (i < 2 && out[i] < 0)
+				out[i] = got;
+			else
+				close(got);
+		}
+	}
+	/* Cut short: what came is closed, the request refused. */
+	if (mh.msg_flags & MSG_CTRUNC) {
+		cordon_closep(&out[0]);
+		cordon_closep(&out[1]);
+		*req = 0;
+	}
+	return n;
 }
 
 /* A client's request, read once it is there (the socket is SOCK_SEQPACKET). */
@@ -203,7 +261,8 @@ static void client_request(struct supervisor *sv, int *slot)
 {
 	struct cordon_error err = { 0 };
 	uint32_t req = 0;
-	ssize_t n = recv(*slot, &req, sizeof(req), MSG_DONTWAIT);
+	int out[2];
+	ssize_t n = recv_request(*slot, &req, out);
 	int fd;
 
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
@@ -213,19 +272,28 @@ static void client_request(struct supervisor *sv, int *slot)
 	fd = *slot;
 	*slot = -1;
 	if (n != (ssize_t)sizeof(req) || req != MONITOR_START) {
+		cordon_closep(&out[0]);
+		cordon_closep(&out[1]);
 		cordon_error_set(&err, CORDON_E_USAGE, 0, "unknown request to the monitor");
 		reply(&fd, &err, NULL);
 		return;
 	}
 	if (sv->start_sent || sv->start_client >= 0 || sv->child_done) {
+		cordon_closep(&out[0]);
+		cordon_closep(&out[1]);
 		cordon_error_set(&err, CORDON_E_STATE, 0, "container %s: already started",
 				 sv->state->id);
 		reply(&fd, &err, NULL);
 		return;
 	}
 	sv->start_client = fd;
+	/* startContainer and poststart write where `cordon start`'s output goes, as runc's. */
+	hook_out_close(sv);
+	sv->hook_out[0] = out[0];
+	sv->hook_out[1] = out[1];
 	if (start_container(sv, &err) < 0) {
 		reply(&sv->start_client, &err, NULL);
+		hook_out_close(sv);
 		start_failed(sv, &err);
 	}
 }
@@ -299,6 +367,7 @@ void lifecycle_finish(struct supervisor *sv)
 		poststop_hooks(sv);
 	notify_creator(sv, why);
 	reply(&sv->start_client, why, NULL);
+	hook_out_close(sv);
 	if (sv->listen_fd >= 0) {
 		for (size_t i = 0; i < MONITOR_CLIENTS; i++)
 			client_drop(sv, &sv->clients[i]);

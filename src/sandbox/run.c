@@ -661,6 +661,14 @@ static int run(struct supervisor *sv, struct cordon_error *err)
 	ctx.sync_fd = child_sync;
 	ctx.stdout_fd = wr[0];
 	ctx.stderr_fd = wr[1];
+	/* The monitor: the container's stdio is the caller's, kept aside; ours is /dev/null. */
+	if (sv->opts->container_stdio) {
+		const int *io = sv->opts->container_stdio;
+
+		ctx.stdin_fd = io[0];
+		ctx.stdout_fd = wr[0] >= 0 ? wr[0] : io[1];
+		ctx.stderr_fd = wr[1] >= 0 ? wr[1] : io[2];
+	}
 	if (sandbox_clone_enter(spec, &around, err) < 0) {
 		cordon_closep(&wr[0]);
 		cordon_closep(&wr[1]);
@@ -700,6 +708,22 @@ static int run(struct supervisor *sv, struct cordon_error *err)
 		close(sv->opts->console_fd);
 	cordon_closep(&console);
 	cordon_closep(&stdin_rd);
+	/*
+	 * The monitor holds nothing of its caller's past this point: the
+	 * container's stdio and --preserve-fds are the init's to pass on.
+	 */
+	if (sv->opts->container_stdio) {
+		for (int i = 0; i < 3; i++)
+			cordon_closep(&sv->opts->container_stdio[i]);
+		if (spec->preserve_fds && close_range(3, 2 + spec->preserve_fds, 0) < 0) {
+			cordon_closep(&wr[0]);
+			cordon_closep(&wr[1]);
+			cordon_error_set(err, CORDON_E_INTERNAL, errno,
+					 "closing the --preserve-fds");
+			end_init(sv);
+			return -1;
+		}
+	}
 	if (cordon_cgroup_attach(&sv->cgroup, pid, err) < 0) {
 		cordon_closep(&wr[0]);
 		cordon_closep(&wr[1]);
@@ -777,12 +801,18 @@ int cordon_sandbox_run_opts(const struct cordon_spec *spec, const struct cordon_
 		.notify_fd = opts->notify_fd,
 		.listen_fd = -1,
 		.start_client = -1,
+		.hook_out = { -1, -1 },
 	};
 	struct cordon_state state;
 	uint64_t t0 = cordon_now_mono_us();
 	int r;
 
 	memset(result, 0, sizeof(*result));
+	/* Ours from here: closed once `cordon create` is told. */
+	if (opts->hook_stdio) {
+		sv.hook_out[0] = TAKE_FD(opts->hook_stdio[0]);
+		sv.hook_out[1] = TAKE_FD(opts->hook_stdio[1]);
+	}
 	relay_init(&sv.relay);
 	sandbox_net_init(&sv.net, spec, result);
 	sv.state = &state;

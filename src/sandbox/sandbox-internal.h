@@ -189,6 +189,12 @@ struct supervisor {
 	bool start_sent;     /* SYNC_START went to the init (or its start failed) */
 	bool hooks_started;  /* the create-time hooks ran: poststop runs at the end */
 	int notify_fd;       /* create: the waiting `cordon create`, until told */
+	/*
+	 * Where hooks write, -1: our own stdout, stderr. The monitor's are
+	 * /dev/null: the create-time hooks get `cordon create`'s until it is
+	 * told, the start-time ones those `cordon start` sent with its request.
+	 */
+	int hook_out[2];
 	int listen_fd;       /* create: the control socket `cordon start` connects to */
 	int start_client;    /* the `cordon start` waiting for the outcome, or -1 */
 	/*
@@ -267,10 +273,11 @@ int sandbox_join_container(const struct cordon_spec *spec, int pidfd, int outer_
  * createRuntime, createContainer, startContainer: the first failure
  * stops the rest, -1 with CORDON_E_HOOK naming it. poststart, poststop:
  * every hook runs; -1 when any failed, err naming each (a warning for
- * the caller to give).
+ * the caller to give). out: the hooks' stdout and stderr (NULL or -1:
+ * ours).
  */
 int sandbox_hooks_run(const struct cordon_spec *spec, enum cordon_oci_hook_kind kind,
-		      const char *state, pid_t workload, struct cordon_error *err);
+		      const char *state, pid_t workload, const int out[2], struct cordon_error *err);
 
 /* The sandbox's pid 1: setup, spawn the workload, reap, report. */
 _Noreturn void sandbox_child(const struct child_ctx *ctx);

@@ -258,3 +258,28 @@ int cordon_security_after_ids(const struct cordon_security *sec, bool uid_is_roo
 		return cordon_error_set(err, CORDON_E_SECURITY, errno, "no_new_privs");
 	return 0;
 }
+
+int cordon_caps_keep_only(cordon_capset keep, struct cordon_error *err)
+{
+	struct __user_cap_header_struct header = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = { { 0 } };
+
+	/* The bounding set first: dropping from it needs CAP_SETPCAP, which goes next. */
+	for (int cap = 0; cap <= last_cap(); cap++) {
+		if (keep & (1ULL << cap))
+			continue;
+		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0)
+			return cordon_error_set(err, CORDON_E_SECURITY, errno,
+						"dropping capability %d from the bounding set",
+						cap);
+	}
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0)
+		return cordon_error_set(err, CORDON_E_SECURITY, errno,
+					"clearing ambient capabilities");
+	keep &= known_caps();
+	data[0].effective = data[0].permitted = (uint32_t)keep;
+	data[1].effective = data[1].permitted = (uint32_t)(keep >> 32);
+	if (syscall(SYS_capset, &header, data) < 0)
+		return cordon_error_set(err, CORDON_E_SECURITY, errno, "setting capabilities");
+	return 0;
+}

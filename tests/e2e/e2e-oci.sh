@@ -603,21 +603,6 @@ for n in c["linux"]["namespaces"]:
 
 # --- config.json mounts, maskedPaths, readonlyPaths --------------------------
 
-# cfg PYTHON: run PYTHON on the bundle's config.json as `c` (then saved);
-# ARGS after it are sys.argv[1:].
-cfg() {
-	local code=$1
-	shift
-	"$PYTHON" - "$BUNDLE/config.json" "$code" "$@" <<'EOF' || { fail "editing config.json: $code"; return 1; }
-import json, sys
-path, code = sys.argv[1], sys.argv[2]
-sys.argv = sys.argv[2:]
-c = json.load(open(path))
-exec(code)
-json.dump(c, open(path, "w"))
-EOF
-}
-
 # mount_opts PATH: "OPTIONS FSTYPE SUPER-OPTIONS" of the topmost mount at PATH in
 # the container's mountinfo, printed on $OUT.
 mount_opts() {

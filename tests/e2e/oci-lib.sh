@@ -44,6 +44,21 @@ json.dump(c, open(path, "w"))
 PY
 }
 
+# cfg PYTHON: run PYTHON on the bundle's config.json as `c` (then saved);
+# ARGS after it are sys.argv[1:].
+cfg() {
+	local code=$1
+	shift
+	"$PYTHON" - "$BUNDLE/config.json" "$code" "$@" <<'EOF' || { fail "editing config.json: $code"; return 1; }
+import json, sys
+path, code = sys.argv[1], sys.argv[2]
+sys.argv = sys.argv[2:]
+c = json.load(open(path))
+exec(code)
+json.dump(c, open(path, "w"))
+EOF
+}
+
 # jfield KEY: the value of KEY in the JSON object on $OUT (empty if absent).
 jfield() {
 	"$PYTHON" -c 'import json, sys; v = json.loads(sys.stdin.read()).get(sys.argv[1], ""); print(v)' "$1" <<<"$OUT"

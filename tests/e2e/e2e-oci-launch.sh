@@ -1,0 +1,129 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# shellcheck disable=SC2317 # cases are called through each_mode
+# e2e: what launchers take for granted of an OCI runtime (docs/oci.md): a
+# detached container lets go of its caller, delete never reports a
+# container gone that still runs, and what a bundle asks for works (a
+# missing cwd, atime options, bind sources below root-only directories,
+# --pid-file in the foreground, run --keep, hooks' environment, the
+# container's own sub-cgroups).
+. "$(dirname "$0")/oci-lib.sh"
+
+# The pids of the monitor of container $1 (create's command line, kept).
+monitor_of() {
+	local line pid
+	while read -r line; do
+		pid=${line%%:*}
+		[ "$(_argv0_of "$pid")" = "$CORDON" ] && echo "$pid"
+	done < <(procs_matching " $1")
+}
+
+# fds_of PID: "N -> target" of every fd of PID.
+fds_of() {
+	local f
+	for f in /proc/"$1"/fd/*; do
+		printf '%s -> %s\n' "${f##*/}" "$(readlink "$f" 2>/dev/null)"
+	done
+}
+
+# caller_pipe ARGS...: cordon ARGS in this mode with fd 7 open on $SEVEN
+# and stdout a pipe read to its end, as `$(cordon ...)` reads it; OUT gets
+# what was read and "rc=N" (cordon's status, or the reader's 124 when
+# the pipe was still open after 15 s).
+caller_pipe() {
+	local _argv
+	_cordon_argv "$@"
+	pushd "$WS" >/dev/null || return 1
+	run env SEVEN="$SEVEN" bash -c 'set -o pipefail; "$@" 7<"$SEVEN" | timeout 15 cat; echo "rc=$?"' bash "${_argv[@]}"
+	popd >/dev/null || return 1
+}
+
+# caller_seven ARGS...: cordon ARGS in this mode with fd 7 open on $SEVEN.
+caller_seven() {
+	local _argv
+	_cordon_argv "$@"
+	pushd "$WS" >/dev/null || return 1
+	run env SEVEN="$SEVEN" bash -c '"$@" 7<"$SEVEN"' bash "${_argv[@]}"
+	popd >/dev/null || return 1
+}
+
+# holds_nothing_of_callers PID WHAT [pipes]: no fd of PID is the caller's:
+# its fd 7 ($SEVEN), the files of its stdout and stderr, or (with "pipes")
+# any pipe.
+holds_nothing_of_callers() {
+	local fds
+	fds=$(fds_of "$1")
+	if grep -Fq -e "$SEVEN" -e "$CASE_DIR/out" -e "$CASE_DIR/err" <<<"$fds" ||
+		{ [ "${3:-}" = pipes ] && grep -q 'pipe:' <<<"$fds"; }; then
+		fail "process $1 ($2) holds the caller's fds:"$'\n'"$fds"
+	fi
+}
+
+# The init keeps CAP_KILL alone (to relay signals), no_new_privs set.
+init_confined() {
+	local status
+	status=$(cat "/proc/$1/status")
+	grep -q '^CapEff:[[:space:]]*0000000000000020$' <<<"$status" &&
+		grep -q '^CapPrm:[[:space:]]*0000000000000020$' <<<"$status" &&
+		grep -q '^CapBnd:[[:space:]]*0000000000000020$' <<<"$status" &&
+		grep -q '^CapInh:[[:space:]]*0000000000000000$' <<<"$status" &&
+		grep -q '^NoNewPrivs:[[:space:]]*1$' <<<"$status" ||
+		fail "the init holds more than CAP_KILL: $(grep -E '^(Cap|NoNewPrivs)' <<<"$status" | tr '\n' ' ')"
+}
+
+# `run --detach` returns to a caller that reads its output to its end
+# while the container runs: neither the monitor nor the init holds the
+# caller's stdio or any other fd of its (an fd 7 here). The init keeps
+# only its sync socket and signalfd, and of its capabilities CAP_KILL.
+# `create` too (its container process holds the caller's stdio until its
+# program runs, as runc's does); the create-time hooks still write to
+# create's stdout, the start-time ones to start's.
+t_detach_lets_go() {
+	local id=$CASE_ID-d init pid
+	setup_case
+	SEVEN=$CASE_DIR/seven
+	echo "caller-$MARK" >"$SEVEN"
+	chmod 644 "$SEVEN"
+	# The program itself lets go of its stdio: what stays open is cordon's.
+	mk_bundle b sh -c "exec </dev/null >/dev/null 2>&1 7<&-; sleep $MARK" || return
+	caller_pipe --root "$OROOT" run -d -b "$BUNDLE" "$id"
+	[ "$(tail -1 <<<"$OUT")" = rc=0 ] ||
+		fail "run --detach: the caller's pipe stayed open while the container runs (or it failed)"
+	expect_status "$id" running || return
+	init=$(jfield pid)
+	holds_nothing_of_callers "$init" init pipes
+	for pid in $(monitor_of "$id"); do
+		holds_nothing_of_callers "$pid" monitor pipes
+	done
+	[ "$(fds_of "$init" | grep -vc -- '-> /\(dev/\)\?null$')" = 2 ] ||
+		fail "the init holds more than its sync socket and signalfd:"$'\n'"$(fds_of "$init")"
+	init_confined "$init"
+	oc delete -f "$id"
+	expect_rc 0
+	# create with hooks: prestart writes to create's stdout, poststart to start's.
+	cfg 'c["hooks"] = {"prestart": [{"path": "/bin/sh", "args": ["sh", "-c", "echo pre-" + sys.argv[1]]}],
+             "poststart": [{"path": "/bin/sh", "args": ["sh", "-c", "echo post-" + sys.argv[1]]}]}' "$MARK"
+	caller_seven --root "$OROOT" create -b "$BUNDLE" "$id"
+	expect_rc 0
+	expect_out_eq "pre-$MARK"
+	for pid in $(monitor_of "$id"); do
+		holds_nothing_of_callers "$pid" monitor pipes
+	done
+	expect_status "$id" created || return
+	init=$(jfield pid)
+	holds_nothing_of_callers "$init" init
+	init_confined "$init"
+	oc start "$id"
+	expect_rc 0
+	expect_out_eq "post-$MARK"
+	for pid in $(monitor_of "$id"); do
+		holds_nothing_of_callers "$pid" monitor pipes
+	done
+	oc delete -f "$id"
+	expect_rc 0
+	end_case
+}
+
+each_mode "run --detach and create let go of the caller's stdio and fds; the init keeps CAP_KILL" t_detach_lets_go
+
+done_testing
