@@ -742,6 +742,12 @@ static int run(struct supervisor *sv, struct cordon_error *err)
 		int r = sandbox_net_setup(&sv->net, pid, sv->sync_fd, &other, err);
 
 		if (r < 0) {
+			/*
+			 * The init may have failed meanwhile and be gone (the
+			 * SYNC_UPLINK send then breaks its pipe): its reason,
+			 * queued before it exited, replaces ours.
+			 */
+			drain_sync(sv);
 			end_init(sv);
 			return -1;
 		}

@@ -61,6 +61,24 @@ t_oci_default_deny() {
 	expect_line '^CONN 198.18.1.10:80 FAIL' "expected no connection"
 }
 
+# The init fails while the supervisor still sets up the uplink (a mount
+# that cannot be made, after the gateway was handed over): the init's
+# reason is what cordon says, not the broken pipe it left behind.
+t_oci_init_failure() {
+	echo x >"$CASE_DIR/file"
+	chmod 644 "$CASE_DIR/file"
+	oci_bundle '{"run.cordon.net.allow": "allowed.test", "run.cordon.dns.upstream": "'"$LAB_DNS4"'"}' 'true' || return
+	"$PYTHON" -c '
+import json, sys
+c = json.load(open(sys.argv[1]))
+c["mounts"].append({"destination": "/bin", "type": "bind", "source": sys.argv[2], "options": ["bind", "ro"]})
+json.dump(c, open(sys.argv[1], "w"))' "$BUNDLE/config.json" "$CASE_DIR/file" || { fail "editing config.json"; return 1; }
+	cordon --root "$CASE_DIR/root" run --bundle "$BUNDLE" "$CASE_ID-c"
+	expect_cordon_error MOUNT "/bin"
+	[[ $ERR != *"Broken pipe"* ]] || fail "the supervisor's broken pipe instead of the init's reason"
+}
+
 each_mode "OCI annotations: allowed.test reachable, denied.test NXDOMAIN" net_case t_oci_allow
 each_mode "OCI without annotations: only lo" net_case t_oci_default_deny
+each_mode "OCI annotations: an init that fails during the uplink's setup says why" net_case t_oci_init_failure
 done_testing
