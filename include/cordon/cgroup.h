@@ -252,6 +252,12 @@ void cordon_cgroup_destroy(struct cordon_cgroup *cg);
  * when dir is not a cgroup or is a hierarchy's root. 0 when it is gone.
  */
 int cordon_cgroup_remove_tree(const char *dir, bool kill);
+/*
+ * SIGKILL every process in dir's tree, as remove_tree's kill does
+ * (cgroup.kill on v2; on v1 each member, a frozen cgroup thawed), without
+ * removing anything. 0 (also when dir is gone) or -errno.
+ */
+int cordon_cgroup_kill_tree(const char *dir);
 
 /*
  * A live sandbox's cgroups, from another process (cordon pause, resume,

@@ -170,20 +170,41 @@ static void kill_tree(int top, bool v2)
 	walk(top, 0, kill_members, -1, NULL);
 }
 
+/* dir opened, if it is a cgroup below a hierarchy's root; -errno otherwise. */
+static int open_tree_top(const char *dir, bool *v2)
+{
+	_cleanup_close_ int top = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat self, up;
+
+	if (top < 0)
+		return -errno;
+	/* Only a cgroup, and never a hierarchy's root (its ".." is another mount). */
+	if (!on_cgroupfs(top, v2) || fstat(top, &self) < 0 || fstatat(top, "..", &up, 0) < 0 ||
+	    up.st_dev != self.st_dev)
+		return -EINVAL;
+	return TAKE_FD(top);
+}
+
+int cordon_cgroup_kill_tree(const char *dir)
+{
+	bool v2;
+	_cleanup_close_ int top = open_tree_top(dir, &v2);
+
+	if (top < 0)
+		return top == -ENOENT ? 0 : top;
+	kill_tree(top, v2);
+	return 0;
+}
+
 int cordon_cgroup_remove_tree(const char *dir, bool kill)
 {
 	struct timespec pause = { 0, 2 * 1000 * 1000 };
-	_cleanup_close_ int top = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	struct stat self, up;
 	bool v2;
+	_cleanup_close_ int top = open_tree_top(dir, &v2);
 	int r = 0;
 
 	if (top < 0)
-		return errno == ENOENT ? 0 : -errno;
-	/* Only a cgroup, and never a hierarchy's root (its ".." is another mount). */
-	if (!on_cgroupfs(top, &v2) || fstat(top, &self) < 0 || fstatat(top, "..", &up, 0) < 0 ||
-	    up.st_dev != self.st_dev)
-		return -EINVAL;
+		return top == -ENOENT ? 0 : top;
 	/* Without kill (a sweep): a tree with a process in it is in use, perhaps by another. */
 	if (!kill && walk(top, 0, count_members, -1, NULL) < 0)
 		return -EBUSY;

@@ -20,6 +20,8 @@
 
 /* How long delete waits for a killed container's monitor to finish. */
 #define MONITOR_EXIT_WAIT_MS 10000
+/* How long delete waits for a killed container's init to end before it gives up. */
+#define INIT_EXIT_WAIT_MS 10000
 
 /* Before the sandbox exists: why the monitor cannot go on, for the waiting create. */
 static _Noreturn void monitor_fail(int notify_fd, int errnum, const char *what)
@@ -330,13 +332,40 @@ char *sandbox_state_json(const struct cordon_state *state, enum cordon_status st
 	return gen_finish(g);
 }
 
+/*
+ * The container process is gone, but its monitor lives and has not
+ * recorded the end yet: it is doing so now (its status, after the
+ * cgroups). "stopped" read in that moment would lack its exitStatus.
+ */
+static bool monitor_finishing(const struct cordon_state *state, enum cordon_status status)
+{
+	_cleanup_close_ int fd = -1;
+
+	if (status != CORDON_STATUS_STOPPED || state->info.status == CORDON_STATUS_STOPPED ||
+	    !state->info.kept)
+		return false;
+	fd = cordon_pidfd_verified(state->info.owner_pid, state->info.owner_start);
+	return fd >= 0;
+}
+
+/* How long `state` waits for a finishing monitor's record (10 ms steps). */
+#define MONITOR_RECORD_WAIT_STEPS 300
+
 char *cordon_container_state(const char *root, const char *id, struct cordon_error *err)
 {
+	struct timespec step = { 0, 10 * 1000 * 1000 };
 	struct cordon_state state;
 	yajl_gen g;
 
-	if (cordon_state_open(&state, root, id, false, err) < 0)
-		return NULL;
+	for (int i = 0;; i++) {
+		if (cordon_state_open(&state, root, id, false, err) < 0)
+			return NULL;
+		if (i == MONITOR_RECORD_WAIT_STEPS ||
+		    !monitor_finishing(&state, container_status(&state)))
+			break;
+		cordon_state_close(&state);
+		nanosleep(&step, NULL);
+	}
 	g = yajl_gen_alloc(NULL);
 	yajl_gen_config(g, yajl_gen_beautify, 1);
 	yajl_gen_config(g, yajl_gen_indent_string, "  ");
@@ -428,6 +457,141 @@ static void wait_owner_exit(const struct cordon_state_info *info)
 	poll(&p, 1, 1000);
 }
 
+/* Is pid a member of the cgroup dir (its cgroup.procs)? */
+static bool cgroup_lists(const char *dir, pid_t pid)
+{
+	_cleanup_free_ char *procs = NULL, *path = cordon_xasprintf("%s/cgroup.procs", dir);
+	char *save = NULL;
+	uint64_t v;
+
+	if (cordon_read_file_at(AT_FDCWD, path, &procs, NULL) < 0)
+		return false;
+	for (char *p = strtok_r(procs, "\n", &save); p; p = strtok_r(NULL, "\n", &save))
+		if (cordon_parse_u64(p, &v) == 0 && v == (uint64_t)pid)
+			return true;
+	return false;
+}
+
+/*
+ * cgroup v1: a process of the container frozen in a freezer cgroup that
+ * is not the container's (one its caller made and froze) takes no
+ * SIGKILL until it is thawed, and a pid namespace's init does not finish
+ * dying while one of its processes is frozen. The container's processes
+ * belong in its own freezer cgroup, which is thawed: moved back there,
+ * each is thawed (the kernel makes a task entering a cgroup take its
+ * state), and nothing of the caller's cgroup is touched. The init (its
+ * start time checked) and the members of the container's other cgroups
+ * are moved, each only while it is still listed there.
+ */
+static void reclaim_frozen(const struct cordon_state *state)
+{
+	const struct cordon_state_info *info = &state->info;
+	size_t n_dirs, n;
+	_cleanup_strv_ char **dirs = cordon_state_cgroup_dirs(state, &n_dirs);
+	_cleanup_free_ pid_t *pids = NULL;
+	_cleanup_free_ char *procs = NULL;
+	const char *freezer = NULL;
+
+	for (size_t i = 0; i < n_dirs && !freezer; i++) {
+		_cleanup_free_ char *f = cordon_xasprintf("%s/freezer.state", dirs[i]);
+
+		if (access(f, F_OK) == 0)
+			freezer = dirs[i];
+	}
+	if (!freezer)
+		return;
+	procs = cordon_xasprintf("%s/cgroup.procs", freezer);
+	n = cordon_state_cgroup_pids(state, &pids);
+	for (size_t i = 0; i <= n; i++) {
+		pid_t pid = i < n ? pids[i] : info->init_pid;
+		_cleanup_close_ int fd = -1;
+		char text[16];
+		bool ours = false;
+
+		if (pid <= 0 || cgroup_lists(freezer, pid))
+			continue;
+		if (i == n) {
+			fd = cordon_pidfd_verified(pid, info->init_start);
+			ours = fd >= 0;
+		} else {
+			fd = cordon_pidfd_open(pid);
+			for (size_t k = 0; fd >= 0 && k < n_dirs && !ours; k++)
+				ours = cgroup_lists(dirs[k], pid);
+		}
+		if (!ours)
+			continue;
+		snprintf(text, sizeof(text), "%d", (int)pid);
+		cordon_write_file_at(AT_FDCWD, procs, text, strlen(text));
+	}
+}
+
+/*
+ * End a container that is not stopped: thawed (ours, and any process of
+ * it frozen elsewhere), its init killed (which ends its pid namespace),
+ * every process of its cgroups killed; then wait for the init to be
+ * gone. -1 (err set) when it is not: the caller keeps the state, so that
+ * a later delete can try again, and never reports the container gone.
+ */
+static int kill_container(struct cordon_state *state, enum cordon_status status,
+			  struct cordon_error *err)
+{
+	const struct cordon_state_info *info = &state->info;
+	_cleanup_close_ int pidfd = cordon_pidfd_verified(info->init_pid, info->init_start);
+	_cleanup_strv_ char **dirs = NULL;
+	struct pollfd p = { .fd = pidfd, .events = POLLIN };
+	size_t n;
+	int r;
+
+	/* A frozen init dies of its SIGKILL only once thawed (cgroup v1), as runc does it. */
+	if (status == CORDON_STATUS_PAUSED)
+		container_thaw(state);
+	reclaim_frozen(state);
+	if (pidfd >= 0)
+		cordon_pidfd_send_signal(pidfd, SIGKILL);
+	/* Whatever else is in its cgroups: exec'd processes, a hook's, what was moved there. */
+	dirs = cordon_state_cgroup_dirs(state, &n);
+	for (size_t i = 0; i < n; i++)
+		cordon_cgroup_kill_tree(dirs[i]);
+	if (pidfd < 0)
+		return 0; /* gone already */
+	do
+		r = poll(&p, 1, INIT_EXIT_WAIT_MS);
+	while (r < 0 && errno == EINTR);
+	if (r == 1)
+		return 0;
+	return cordon_error_set(err, CORDON_E_STATE, 0,
+				"container %s: its init (pid %d) is still alive %d s after SIGKILL "
+				"(frozen by another cgroup, or in an uninterruptible wait?); the "
+				"container is kept: delete it again once it can end",
+				state->id, (int)info->init_pid, INIT_EXIT_WAIT_MS / 1000);
+}
+
+/*
+ * The container's cgroups, which must be empty now: a tree that still
+ * holds a process after the container was killed is reported, and its
+ * record stays with the state. One of a container that was stopped
+ * already (its pid namespace is gone) holds no process of its: what is
+ * there is someone else's, and is left alone.
+ */
+static int remove_container_cgroups(struct cordon_state *state, bool killed,
+				    struct cordon_error *err)
+{
+	size_t n;
+	_cleanup_strv_ char **dirs = cordon_state_cgroup_dirs(state, &n);
+
+	for (size_t i = 0; i < n; i++) {
+		int r = cordon_cgroup_remove_tree(dirs[i], false);
+
+		if (r == -EBUSY && killed)
+			return cordon_error_set(err, CORDON_E_CGROUP, EBUSY,
+						"container %s: cgroup %s still holds processes "
+						"after the container was killed; the container is "
+						"kept: delete it again",
+						state->id, dirs[i]);
+	}
+	return 0;
+}
+
 /*
  * The kept config's poststop hooks and the state document they read,
  * taken before the state directory goes (*doc stays NULL when there are
@@ -477,12 +641,16 @@ int cordon_container_delete(const char *root, const char *id, bool force, struct
 		cordon_state_close(&state);
 		return -1;
 	}
-	if (status != CORDON_STATUS_STOPPED)
-		signal_process(state.info.init_pid, state.info.init_start, SIGKILL);
-	/* A frozen init dies of its SIGKILL only once thawed (cgroup v1), as runc does it. */
-	if (status == CORDON_STATUS_PAUSED)
-		container_thaw(&state);
+	/* Never reported gone while anything of it still runs. */
+	if (status != CORDON_STATUS_STOPPED && kill_container(&state, status, err) < 0) {
+		cordon_state_close(&state);
+		return -1;
+	}
 	wait_owner_exit(&state.info);
+	if (remove_container_cgroups(&state, status != CORDON_STATUS_STOPPED, err) < 0) {
+		cordon_state_close(&state);
+		return -1;
+	}
 	poststop_prepare(&state, &spec, &doc);
 	cordon_state_destroy(&state);
 	/* After the container is gone, before delete returns; failures are warnings. */

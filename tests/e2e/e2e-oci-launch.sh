@@ -124,6 +124,71 @@ t_detach_lets_go() {
 	end_case
 }
 
+frozen_in() { [ "$(cat "$1/freezer.state" 2>/dev/null)" = FROZEN ]; }
+
+# delete --force never reports a container gone that still runs. Its init,
+# frozen by the caller in a freezer cgroup of the caller's own (cgroup v1),
+# goes back to the container's thawed freezer cgroup and dies: delete
+# returns once it is gone, with every cgroup of the container removed.
+# Where it cannot be ended (the container's own freezer cgroup removed too,
+# so it stays frozen), delete fails with the reason and keeps the
+# container; once it can end, delete removes it.
+t_delete_never_lies() {
+	local id=$CASE_ID-f init dirs d fz ours
+	setup_case
+	mk_bundle b sleep "$MARK" || return
+	oc run -d -b "$BUNDLE" "$id"
+	expect_status "$id" running || return
+	init=$(jfield pid)
+	oc delete -f "$id"
+	expect_rc 0
+	gone "$init" || fail "delete --force returned while the init $init lives"
+	if [ "$MODE" = rootless ]; then
+		end_case
+		return
+	fi
+	if [ ! -e /sys/fs/cgroup/freezer/cgroup.procs ]; then
+		[ -n "${CI:-}" ] && fail "no cgroup v1 freezer hierarchy"
+		end_case
+		return
+	fi
+	fz=/sys/fs/cgroup/freezer/cordon-e2e-$$-$_case_n
+	oc run -d -b "$BUNDLE" "$id"
+	expect_status "$id" running || return
+	init=$(jfield pid)
+	dirs=$(cat "$OROOT/$id/cgroups")
+	mkdir "$fz" && echo "$init" >"$fz/cgroup.procs" && echo FROZEN >"$fz/freezer.state" ||
+		{ fail "freezing the init in $fz"; return; }
+	wait_until 5 frozen_in "$fz" || fail "$fz did not freeze"
+	oc delete -f "$id"
+	expect_rc 0
+	gone "$init" || fail "delete --force returned while the frozen init $init lives"
+	for d in $dirs; do
+		[ ! -e "$d" ] || fail "delete --force left the cgroup $d"
+	done
+	rmdir "$fz" || fail "the caller's freezer cgroup still holds something of the container"
+	# Its own freezer cgroup gone as well: nothing can thaw it.
+	oc run -d -b "$BUNDLE" "$id"
+	expect_status "$id" running || return
+	init=$(jfield pid)
+	ours=$(grep '^/sys/fs/cgroup/freezer/' "$OROOT/$id/cgroups")
+	mkdir "$fz" && echo FROZEN >"$fz/freezer.state" || { fail "making $fz"; return; }
+	while read -r d; do echo "$d" >"$fz/cgroup.procs"; done <"$ours/cgroup.procs"
+	rmdir "$ours" || { fail "removing the container's freezer cgroup $ours"; return; }
+	wait_until 5 frozen_in "$fz" || fail "$fz did not freeze"
+	oc delete -f "$id"
+	expect_cordon_error STATE "still alive"
+	oc state "$id"
+	expect_rc 0
+	echo THAWED >"$fz/freezer.state"
+	oc delete -f "$id"
+	expect_rc 0
+	gone "$init" || fail "the init $init lives after the second delete"
+	rmdir "$fz" || fail "$fz still holds something"
+	end_case
+}
+
+each_mode "delete --force: returns once the container is gone (a frozen init too), or fails and keeps it" t_delete_never_lies
 each_mode "run --detach and create let go of the caller's stdio and fds; the init keeps CAP_KILL" t_detach_lets_go
 
 done_testing
