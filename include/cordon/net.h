@@ -73,6 +73,14 @@ enum cordon_vet {
 	CORDON_VET_BENCHMARK,    /* 198.18.0.0/15 */
 	CORDON_VET_DOCUMENTATION,
 	CORDON_VET_EMBEDDED,     /* IPv4-mapped/compatible, NAT64, 6to4 of a refused IPv4 */
+	/*
+	 * Refused by the supervisor when it re-vets an admit of the DNS
+	 * proxy's: an address the gateway blocks (the host's own, its
+	 * gateways, the uplink), or any address for a name the allowlist
+	 * does not match.
+	 */
+	CORDON_VET_BLOCKED,
+	CORDON_VET_NAME,
 	CORDON_VET_COUNT,
 };
 
@@ -354,6 +362,23 @@ struct cordon_dns_event {
 /* Client addresses a proxy answers, at most. */
 #define CORDON_DNSPROXY_MAX_CLIENTS 4
 
+/*
+ * A request to let addresses into the allow sets, made when an answer
+ * carries vetted addresses: the answer waits until the request is
+ * answered through cordon_dnsproxy_admitted (which may happen inside the
+ * admit callback itself), so that the first connect finds them.
+ */
+struct cordon_dns_admit {
+	uint32_t token; /* to give back to cordon_dnsproxy_admitted */
+	const char *name;
+	uint16_t qtype;
+	const struct cordon_addr *addrs;
+	size_t n;
+	uint32_t ttl_s; /* the lowest record TTL, clamped to the proxy's floor and ceiling */
+};
+
+#define CORDON_DNS_ADMIT_MAX 16 /* addresses in one admit, the cap of max_addrs_per_reply */
+
 struct cordon_dnsproxy_config {
 	const struct cordon_allowlist *allowlist;
 	const struct sockaddr_storage *upstreams;
@@ -366,17 +391,17 @@ struct cordon_dnsproxy_config {
 	const struct cordon_addr *clients;
 	size_t n_clients;
 	uint32_t upstream_timeout_ms;  /* per attempt */
+	uint32_t admit_timeout_ms;     /* an admit not answered by then: SERVFAIL */
 	uint32_t ttl_floor_s, ttl_ceiling_s;
 	uint32_t max_inflight;
 	uint32_t qps;                  /* token bucket rate; burst = qps */
-	uint32_t max_addrs_per_reply;
+	uint32_t max_addrs_per_reply;  /* at most CORDON_DNS_ADMIT_MAX */
 	/*
-	 * Insert addresses before the reply leaves; 0 or -errno (the client
-	 * then gets SERVFAIL). The set's size limit is the kernel's (the nft
-	 * set is created with it): -ENOSPC, -E2BIG or -ENFILE (what nft
-	 * answers) count as "set full".
+	 * Ask for req's addresses to be admitted: 0 when asked (the answer
+	 * comes through cordon_dnsproxy_admitted), or -errno at once (the
+	 * client then gets SERVFAIL).
 	 */
-	int (*insert)(void *opaque, const struct cordon_addr *addrs, size_t n, uint32_t timeout_ms);
+	int (*admit)(void *opaque, const struct cordon_dns_admit *req);
 	void (*event)(void *opaque, const struct cordon_dns_event *ev);
 	void *opaque;
 };
@@ -418,6 +443,106 @@ int cordon_dnsproxy_timeout_ms(const struct cordon_dnsproxy *p);
  */
 void cordon_dnsproxy_tick(struct cordon_dnsproxy *p);
 void cordon_dnsproxy_stats(const struct cordon_dnsproxy *p, struct cordon_dnsproxy_stats *out);
+/*
+ * The answer to admit request token: error 0 and a verdict per address
+ * of the request (CORDON_VET_OK: in the allow sets now; anything else:
+ * refused, and removed from the reply), or error -errno (nothing was
+ * admitted; the client gets SERVFAIL; -ENOSPC, -E2BIG and -ENFILE, what
+ * the kernel answers for a full set, count as "set full"). A token that
+ * no transaction waits for any more is ignored.
+ */
+void cordon_dnsproxy_admitted(struct cordon_dnsproxy *p, uint32_t token, int error,
+			      const enum cordon_vet *verdicts, size_t n);
+
+/* ---------------------------------------------------------------------- */
+/* The DNS proxy's channel to the supervisor                               */
+/* ---------------------------------------------------------------------- */
+
+/*
+ * The proxy parses the workload's bytes, so it runs as a process of its
+ * own without privilege (docs/security.md, "The trusted computing
+ * base"); what it may not do itself it asks the supervisor for, over a
+ * SOCK_SEQPACKET socketpair, one fixed-size message per datagram:
+ *
+ *   READY     proxy → supervisor  serving
+ *   ADMIT     proxy → supervisor  name, qtype, addresses, TTL, token: let
+ *                                 them into the allow sets
+ *   ADMITTED  supervisor → proxy  token, error or a verdict per address
+ *   EVENT     proxy → supervisor  a decision (name, allowed, refused
+ *                                 addresses), for the run's report
+ *   STATS     supervisor → proxy  asks; proxy → supervisor: its counters
+ *   FAILED    proxy → supervisor  it could not start (the reason in name)
+ *
+ * The supervisor trusts none of it: every message is checked field by
+ * field (cordon_dnsctl_check) and every address re-vetted
+ * (cordon_dnsctl_vet_admit) before it enters a set.
+ */
+enum cordon_dnsctl_type {
+	CORDON_DNSCTL_READY = 1,
+	CORDON_DNSCTL_ADMIT,
+	CORDON_DNSCTL_ADMITTED,
+	CORDON_DNSCTL_EVENT,
+	CORDON_DNSCTL_STATS,
+	CORDON_DNSCTL_FAILED,
+};
+
+struct cordon_dnsctl_addr {
+	uint8_t family; /* AF_INET or AF_INET6 */
+	uint8_t why;    /* enum cordon_vet: ADMITTED's verdict, EVENT's reason */
+	uint8_t bytes[16];
+};
+
+struct cordon_dnsctl_msg {
+	uint32_t type;
+	uint32_t token; /* ADMIT, ADMITTED */
+	uint32_t ttl_s; /* ADMIT */
+	int32_t error;  /* ADMITTED: 0 or -errno */
+	uint16_t qtype; /* ADMIT, EVENT */
+	uint8_t allowed; /* EVENT: the name is on the allowlist */
+	uint8_t rcode;	 /* EVENT: what the client got */
+	uint8_t n_addrs; /* ADMIT: to admit; ADMITTED: verdicts; EVENT: admitted */
+	uint8_t n_refused; /* EVENT: refused by the proxy's vetting */
+	uint8_t pad[2];
+	char name[256]; /* ADMIT, EVENT: the question's name; FAILED: the reason */
+	struct cordon_dnsctl_addr addrs[CORDON_DNS_ADMIT_MAX];
+	struct cordon_dnsctl_addr refused[CORDON_DNS_ADMIT_MAX];
+	struct cordon_dnsproxy_stats stats; /* STATS, from the proxy */
+};
+
+/*
+ * A message from the proxy, before anything reads it: exactly one
+ * message long, a type the proxy may send, counts in bounds, every
+ * address of a known family with a known reason, every byte past a
+ * count or a family's length zero, the name NUL-terminated and made of
+ * printable characters. 0, or -1 with *why naming the violation.
+ */
+int cordon_dnsctl_check(const void *buf, size_t len, const char **why);
+void cordon_dnsctl_addr_get(const struct cordon_dnsctl_addr *in, struct cordon_addr *out);
+void cordon_dnsctl_addr_put(const struct cordon_addr *in, enum cordon_vet why,
+			    struct cordon_dnsctl_addr *out);
+/*
+ * The supervisor's verdict on an admit, whatever the proxy decided: the
+ * name must be one the allowlist matches (else every address is refused,
+ * CORDON_VET_NAME), and each address must pass the vetting table with
+ * the allowlist's CIDRs and lie outside every blocked range (blocked:
+ * what the gateway's blocked sets hold: the table's ranges, the host's
+ * own addresses and gateways, the uplink; CORDON_VET_BLOCKED). Fills
+ * why[i] and returns how many were admitted.
+ */
+size_t cordon_dnsctl_vet_admit(const struct cordon_allowlist *al, const struct cordon_cidr *blocked,
+			       size_t n_blocked, const char *name, const struct cordon_addr *addrs,
+			       size_t n, enum cordon_vet *why);
+/*
+ * The proxy process's loop: a proxy on the listeners (cfg's admit,
+ * event and opaque are its own), its admits and events sent over ctl,
+ * the supervisor's answers read from it. Sends READY first. Returns 0
+ * once the supervisor hangs up ctl, or -1 (err set) when it cannot
+ * serve. Calls nothing a seccomp filter of a few socket, epoll and
+ * memory calls would refuse (security.md, "The DNS proxy's process").
+ */
+int cordon_dnsproxy_serve(const struct cordon_dnsproxy_config *cfg, const int *udp_fds,
+			  size_t n_udp, const int *tcp_fds, size_t n_tcp, int ctl,
+			  struct cordon_error *err);
 
 /* ---------------------------------------------------------------------- */
 /* The sandbox's internal link (workload netns W <-> gateway netns G)      */

@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/resource.h>
+#include <sys/types.h>
 
 #include "cordon/core.h"
 
@@ -93,6 +94,12 @@ size_t cordon_seccomp_default(const struct cordon_bpf **filters);
  * host-backed writable tree (docs/security.md).
  */
 const struct cordon_bpf *cordon_seccomp_mode_guard(void);
+/*
+ * The DNS proxy's process (seccomp-gen.c): its socket, epoll and memory
+ * calls, IPv4/IPv6 UDP/TCP sockets only, no executable memory; anything
+ * else kills it (docs/security.md, "The DNS proxy's process").
+ */
+const struct cordon_bpf *cordon_seccomp_dnsproxy(void);
 /* Hex SHA-256 over the concatenated programs: what was loaded, exactly. */
 void cordon_seccomp_digest(const struct cordon_bpf *filters, size_t n, char out[65]);
 
@@ -174,6 +181,15 @@ int cordon_security_before_ids(const struct cordon_security *sec, struct cordon_
  */
 int cordon_security_after_ids(const struct cordon_security *sec, bool uid_is_root,
 			      struct cordon_error *err);
+/*
+ * A cordon process that reads hostile bytes and needs no privilege at
+ * all (the DNS proxy): securebits that keep root from regaining
+ * anything, an empty bounding set, no ambient capabilities, no
+ * supplementary groups (where setgroups is allowed), the ids uid and
+ * gid, empty capability sets, not dumpable, no_new_privs.
+ */
+int cordon_security_drop_all(uid_t uid, gid_t gid, bool setgroups_allowed,
+			     struct cordon_error *err);
 /* The last step before execve: the filters, then the final capability sets. */
 int cordon_security_seccomp(const struct cordon_security *sec, bool uid_is_root,
 			    struct cordon_error *err);

@@ -186,6 +186,8 @@ static const char *const vet_names[CORDON_VET_COUNT] = {
 	[CORDON_VET_BENCHMARK] = "benchmark",
 	[CORDON_VET_DOCUMENTATION] = "documentation",
 	[CORDON_VET_EMBEDDED] = "embedded",
+	[CORDON_VET_BLOCKED] = "blocked",
+	[CORDON_VET_NAME] = "name-not-allowed",
 };
 
 const char *cordon_vet_name(enum cordon_vet v)
@@ -260,8 +262,8 @@ struct vet_list {
 	size_t n, cap;
 };
 
-static struct vet_list vet_full[2];	   /* with reasons, nested ranges kept */
-static struct cordon_cidr vet_meta[16];	   /* the METADATA entries of both families */
+static struct vet_list vet_full[2];	/* with reasons, nested ranges kept */
+static struct cordon_cidr vet_meta[16]; /* the METADATA entries of both families */
 static size_t vet_n_meta;
 static struct cordon_cidr *vet_blocked[2]; /* disjoint and sorted, for nft */
 static size_t vet_n_blocked[2];

@@ -30,6 +30,14 @@
  * transaction's random id, its upstream's address and its question.
  */
 #define UDP_POOL 4
+/*
+ * Addresses known to be in the allow sets, and until when: an answer whose
+ * addresses all stay there for at least half of its TTL goes out without
+ * asking the supervisor again (its address TTLs cut to what is left).
+ * Open addressing, a few probes, the soonest to expire replaced.
+ */
+#define ADMITTED_SLOTS 512
+#define ADMITTED_PROBES 8
 
 enum tag_kind {
 	TAG_UDP_LISTEN,
@@ -100,6 +108,17 @@ struct txn {
 	size_t buf_len, buf_off;
 	bool sent;
 	struct cordon_dns_question q;
+	/*
+	 * Waiting for the answer to its admit (cordon_dnsproxy_admitted):
+	 * the upstream's answer is kept, its upstream socket is gone, and
+	 * the deadline is the admit's.
+	 */
+	bool admitting;
+	uint32_t admit_token;
+	uint32_t admit_ttl_s;  /* what was asked for */
+	uint64_t admit_at_ms;  /* when: the sets hold the addresses until at least this + TTL */
+	uint8_t *answer;
+	size_t answer_len;
 };
 
 struct cordon_dnsproxy {
@@ -114,6 +133,11 @@ struct cordon_dnsproxy {
 	unsigned pool_next;
 	struct txn *txns;
 	unsigned inflight;
+	uint32_t admit_next; /* the last admit token given out */
+	struct admitted {
+		struct cordon_addr addr;
+		uint64_t until_ms; /* 0: a free slot */
+	} admitted[ADMITTED_SLOTS];
 	struct tcp_client *clients[MAX_TCP_CLIENTS];
 	/* Closed objects whose memory is released at the end of the loop iteration. */
 	struct tcp_client *dead_clients;
@@ -142,5 +166,8 @@ void dp_txn_retry(struct cordon_dnsproxy *p, struct txn *t, const char *note);
 void dp_txn_free(struct cordon_dnsproxy *p, struct txn *t);
 void dp_pool_readable(struct cordon_dnsproxy *p, struct udp_socket *u);
 void dp_upstream_readable(struct cordon_dnsproxy *p, struct txn *t, uint32_t events);
+void dp_txn_admitted(struct cordon_dnsproxy *p, struct txn *t, int error,
+		     const enum cordon_vet *verdicts, size_t n);
+void dp_txn_fail(struct cordon_dnsproxy *p, struct txn *t, const char *note);
 
 #endif

@@ -39,7 +39,7 @@ void dp_txn_free(struct cordon_dnsproxy *p, struct txn *t)
 	p->dead_txns = t;
 }
 
-static void txn_fail(struct cordon_dnsproxy *p, struct txn *t, const char *note)
+void dp_txn_fail(struct cordon_dnsproxy *p, struct txn *t, const char *note)
 {
 	p->stats.servfail++;
 	/* The stored query carries the upstream id: the client gets its own back. */
@@ -208,7 +208,7 @@ void dp_txn_retry(struct cordon_dnsproxy *p, struct txn *t, const char *note)
 		if (dp_txn_send(p, t) == 0)
 			return;
 	}
-	txn_fail(p, t, note);
+	dp_txn_fail(p, t, note);
 }
 
 static uint32_t clamp_ttl(const struct cordon_dnsproxy *p, uint32_t ttl)
@@ -220,70 +220,153 @@ static uint32_t clamp_ttl(const struct cordon_dnsproxy *p, uint32_t ttl)
 	return ttl;
 }
 
-/* The answer is in hand: vet, insert, filter, return it. */
-static void dp_txn_complete(struct cordon_dnsproxy *p, struct txn *t, uint8_t *buf, size_t len)
+/*
+ * What the proxy makes of an answer: the records that stay, the vetted
+ * addresses it asks to admit (with their records), the ones it refused,
+ * and the lowest TTL of the admitted. Large: one per call, on the stack.
+ */
+struct verdict {
+	bool keep[CORDON_DNS_MAX_RECORDS];
+	struct cordon_addr added[CORDON_DNS_ADMIT_MAX];
+	size_t added_rr[CORDON_DNS_ADMIT_MAX];
+	size_t n_added;
+	struct cordon_addr refused[CORDON_DNS_MAX_RECORDS];
+	enum cordon_vet why[CORDON_DNS_MAX_RECORDS];
+	size_t n_refused;
+	uint32_t min_ttl;
+};
+
+/*
+ * Parse and vet an answer into v (p->msg holds the parse, for the
+ * filter). Deterministic: an answer examined again after its admit gives
+ * the same addresses in the same order. count: the first time only.
+ */
+static int examine(struct cordon_dnsproxy *p, const struct txn *t, const uint8_t *buf, size_t len,
+		   struct verdict *v, bool count)
 {
 	struct cordon_dns_msg *m = p->msg;
 	size_t idx[CORDON_DNS_MAX_RECORDS], n_chain;
-	bool keep[CORDON_DNS_MAX_RECORDS];
-	struct cordon_addr added[CORDON_DNS_MAX_RECORDS], refused[CORDON_DNS_MAX_RECORDS];
-	enum cordon_vet why[CORDON_DNS_MAX_RECORDS];
-	size_t n_added = 0, n_refused = 0;
-	uint32_t min_ttl = UINT32_MAX;
 	bool want_addrs = t->q.qtype == CORDON_DNS_TYPE_A || t->q.qtype == CORDON_DNS_TYPE_AAAA;
-	ssize_t out_len;
 
 	if (cordon_dns_parse(buf, len, m) < 0 || !(m->flags & 0x8000) ||
-	    strcmp(m->question.name, t->q.name) != 0 || m->question.qtype != t->q.qtype) {
-		txn_fail(p, t, "malformed upstream answer");
-		return;
-	}
+	    strcmp(m->question.name, t->q.name) != 0 || m->question.qtype != t->q.qtype)
+		return -1;
+	v->n_added = v->n_refused = 0;
+	v->min_ttl = UINT32_MAX;
 	/* Everything that is not an address passes; addresses only on the chain, vetted. */
 	for (size_t i = 0; i < m->n_rr; i++)
-		keep[i] =
+		v->keep[i] =
 			m->rr[i].type != CORDON_DNS_TYPE_A && m->rr[i].type != CORDON_DNS_TYPE_AAAA;
 	n_chain = want_addrs ? cordon_dns_chain_addrs(m, idx, ARRAY_SIZE(idx)) : 0;
 	for (size_t k = 0; k < n_chain; k++) {
 		const struct cordon_dns_rr *rr = &m->rr[idx[k]];
-		enum cordon_vet v = cordon_addr_vet(&rr->addr, p->cidrs, p->n_cidrs);
+		enum cordon_vet why = cordon_addr_vet(&rr->addr, p->cidrs, p->n_cidrs);
 
 		if ((rr->type == CORDON_DNS_TYPE_A) != (t->q.qtype == CORDON_DNS_TYPE_A))
 			continue; /* an AAAA in an A answer (or back) is not what was asked */
-		if (v != CORDON_VET_OK) {
-			refused[n_refused] = rr->addr;
-			why[n_refused++] = v;
-			p->stats.addrs_refused++;
+		if (why != CORDON_VET_OK) {
+			v->refused[v->n_refused] = rr->addr;
+			v->why[v->n_refused++] = why;
+			if (count)
+				p->stats.addrs_refused++;
 			continue;
 		}
-		if (n_added >= p->cfg.max_addrs_per_reply) {
-			p->stats.addr_cap_hits++;
+		if (v->n_added >= p->cfg.max_addrs_per_reply) {
+			if (count)
+				p->stats.addr_cap_hits++;
 			continue;
 		}
-		keep[idx[k]] = true;
-		added[n_added++] = rr->addr;
-		if (rr->ttl < min_ttl)
-			min_ttl = rr->ttl;
+		v->keep[idx[k]] = true;
+		v->added_rr[v->n_added] = idx[k];
+		v->added[v->n_added++] = rr->addr;
+		if (rr->ttl < v->min_ttl)
+			v->min_ttl = rr->ttl;
 	}
-	if (n_added) {
-		uint32_t ttl = clamp_ttl(p, min_ttl);
-		int r = p->cfg.insert ? p->cfg.insert(p->cfg.opaque, added, n_added, ttl * 1000) :
-					0;
+	return 0;
+}
 
-		if (r < 0) {
-			/* A full set (the kernel enforces its size) is counted apart. */
-			bool full = r == -ENOSPC || r == -E2BIG || r == -ENFILE;
+/* --- what the allow sets hold ----------------------------------------------- */
 
-			if (full)
-				p->stats.set_full++;
-			txn_fail(p, t,
-				 full ? "allow set full" : "inserting into the allow sets failed");
-			return;
+static size_t admitted_hash(const struct cordon_addr *a)
+{
+	uint32_t h = 2166136261u; /* FNV-1a */
+
+	h = (h ^ (uint32_t)a->family) * 16777619u;
+	for (size_t i = 0; i < (a->family == AF_INET6 ? 16u : 4u); i++)
+		h = (h ^ a->u.bytes[i]) * 16777619u;
+	return h % ADMITTED_SLOTS;
+}
+
+static bool same_address(const struct cordon_addr *a, const struct cordon_addr *b)
+{
+	return a->family == b->family &&
+	       memcmp(a->u.bytes, b->u.bytes, a->family == AF_INET6 ? 16 : 4) == 0;
+}
+
+/* How long a stays in the allow sets from now, as far as we know (ms; 0: not known). */
+static uint64_t admitted_left(const struct cordon_dnsproxy *p, const struct cordon_addr *a,
+			      uint64_t now)
+{
+	size_t h = admitted_hash(a);
+
+	for (size_t k = 0; k < ADMITTED_PROBES; k++) {
+		const struct admitted *e = &p->admitted[(h + k) % ADMITTED_SLOTS];
+
+		if (e->until_ms > now && same_address(&e->addr, a))
+			return e->until_ms - now;
+	}
+	return 0;
+}
+
+static void admitted_put(struct cordon_dnsproxy *p, const struct cordon_addr *a, uint64_t until)
+{
+	size_t h = admitted_hash(a), victim = h;
+
+	for (size_t k = 0; k < ADMITTED_PROBES; k++) {
+		struct admitted *e = &p->admitted[(h + k) % ADMITTED_SLOTS];
+
+		if (e->until_ms && same_address(&e->addr, a)) {
+			victim = (h + k) % ADMITTED_SLOTS;
+			break;
 		}
-		p->stats.addrs_inserted += n_added;
+		if (e->until_ms < p->admitted[victim].until_ms)
+			victim = (h + k) % ADMITTED_SLOTS;
 	}
-	out_len = cordon_dns_filter(buf, len, m, keep);
+	p->admitted[victim].addr = *a;
+	p->admitted[victim].until_ms = until;
+}
+
+/* The kept address records' TTLs, cut to cap_s: no client keeps them longer than the sets do. */
+static void cap_ttls(uint8_t *buf, const struct cordon_dns_msg *m, const struct verdict *v,
+		     uint32_t cap_s)
+{
+	for (size_t i = 0; i < v->n_added; i++) {
+		const struct cordon_dns_rr *rr = &m->rr[v->added_rr[i]];
+		uint8_t *ttl = buf + rr->rdata_offset - 6;
+
+		if (rr->ttl > cap_s) {
+			ttl[0] = (uint8_t)(cap_s >> 24);
+			ttl[1] = (uint8_t)(cap_s >> 16);
+			ttl[2] = (uint8_t)(cap_s >> 8);
+			ttl[3] = (uint8_t)cap_s;
+		}
+	}
+}
+
+/*
+ * The rewritten answer, with the client's id and its address TTLs at
+ * most cap_s, to the client (examined just before); the end.
+ */
+static void answer_client(struct cordon_dnsproxy *p, struct txn *t, uint8_t *buf, size_t len,
+			  const struct verdict *v, uint32_t cap_s)
+{
+	ssize_t out_len;
+
+	cap_ttls(buf, p->msg, v, cap_s);
+	out_len = cordon_dns_filter(buf, len, p->msg, v->keep);
+
 	if (out_len < 0) {
-		txn_fail(p, t, "rewriting the answer failed");
+		dp_txn_fail(p, t, "rewriting the answer failed");
 		return;
 	}
 	/* The client's id back; a UDP client gets at most 512 bytes, else TC. */
@@ -297,8 +380,119 @@ static void dp_txn_complete(struct cordon_dnsproxy *p, struct txn *t, uint8_t *b
 	}
 	if (out_len > 0)
 		dp_reply(p, &t->client, t->client_len, t->tcp_client, buf, (size_t)out_len);
-	dp_emit(p, &t->q, true, added, n_added, refused, why, n_refused, buf[3] & 0x0f, NULL);
+	dp_emit(p, &t->q, true, v->added, v->n_added, v->refused, v->why, v->n_refused,
+		buf[3] & 0x0f, NULL);
 	dp_txn_free(p, t);
+}
+
+/* No more upstream traffic for t: its TCP connection closed, its pool socket forgotten. */
+static void txn_quiet(struct cordon_dnsproxy *p, struct txn *t)
+{
+	if (t->fd >= 0) {
+		if (p->epfd >= 0)
+			epoll_ctl(p->epfd, EPOLL_CTL_DEL, t->fd, NULL);
+		close(t->fd);
+		t->fd = -1;
+	}
+	t->udp = NULL;
+}
+
+/*
+ * The answer is in hand: vet it, and either return it at once (nothing
+ * to admit) or ask for its addresses to be admitted and keep it until
+ * they are: the client must not connect before the sets hold them.
+ */
+static void dp_txn_complete(struct cordon_dnsproxy *p, struct txn *t, uint8_t *buf, size_t len)
+{
+	struct verdict v;
+	struct cordon_dns_admit req;
+	uint64_t now = dp_now_ms(), left = UINT64_MAX;
+	uint32_t ttl;
+	int r;
+
+	if (examine(p, t, buf, len, &v, true) < 0) {
+		dp_txn_fail(p, t, "malformed upstream answer");
+		return;
+	}
+	if (v.n_added == 0 || !p->cfg.admit) {
+		answer_client(p, t, buf, len, &v, UINT32_MAX);
+		return;
+	}
+	ttl = clamp_ttl(p, v.min_ttl);
+	for (size_t i = 0; i < v.n_added; i++) {
+		uint64_t l = admitted_left(p, &v.added[i], now);
+
+		if (l < left)
+			left = l;
+	}
+	/* In the sets for long enough already: the client hears no more than is left. */
+	if (left >= (uint64_t)ttl * 500 && left >= 1000) {
+		p->stats.addrs_inserted += v.n_added;
+		answer_client(p, t, buf, len, &v, (uint32_t)(left / 1000));
+		return;
+	}
+	txn_quiet(p, t);
+	t->answer = cordon_xmalloc(len);
+	memcpy(t->answer, buf, len);
+	t->answer_len = len;
+	t->admitting = true;
+	t->admit_token = ++p->admit_next;
+	t->admit_ttl_s = ttl;
+	t->admit_at_ms = now;
+	t->deadline_ms = now + p->cfg.admit_timeout_ms;
+	req = (struct cordon_dns_admit){
+		.token = t->admit_token,
+		.name = t->q.name,
+		.qtype = t->q.qtype,
+		.addrs = v.added,
+		.n = v.n_added,
+		.ttl_s = ttl,
+	};
+	r = p->cfg.admit(p->cfg.opaque, &req);
+	/* The answer may have come inside the call, and ended t: test before touching it. */
+	if (r < 0 && !t->dead && t->admitting)
+		dp_txn_admitted(p, t, r, NULL, 0);
+}
+
+void dp_txn_admitted(struct cordon_dnsproxy *p, struct txn *t, int error,
+		     const enum cordon_vet *verdicts, size_t n)
+{
+	struct verdict v;
+	size_t kept = 0;
+
+	t->admitting = false;
+	if (error < 0) {
+		/* A full set (the kernel enforces its size) is counted apart. */
+		bool full = error == -ENOSPC || error == -E2BIG || error == -ENFILE;
+
+		if (full)
+			p->stats.set_full++;
+		dp_txn_fail(p, t, full ? "allow set full" : "admitting the addresses failed");
+		return;
+	}
+	if (examine(p, t, t->answer, t->answer_len, &v, false) < 0) {
+		dp_txn_fail(p, t, "malformed upstream answer");
+		return;
+	}
+	/* What was refused leaves the reply; an address without a verdict was not admitted. */
+	for (size_t i = 0; i < v.n_added; i++) {
+		enum cordon_vet why = verdicts && i < n ? verdicts[i] : CORDON_VET_BLOCKED;
+
+		if (why == CORDON_VET_OK) {
+			admitted_put(p, &v.added[i],
+				     t->admit_at_ms + (uint64_t)t->admit_ttl_s * 1000);
+			v.added[kept] = v.added[i];
+			v.added_rr[kept++] = v.added_rr[i];
+			continue;
+		}
+		v.keep[v.added_rr[i]] = false;
+		v.refused[v.n_refused] = v.added[i];
+		v.why[v.n_refused++] = why;
+		p->stats.addrs_refused++;
+	}
+	v.n_added = kept;
+	p->stats.addrs_inserted += kept;
+	answer_client(p, t, t->answer, t->answer_len, &v, t->admit_ttl_s);
 }
 
 void dp_upstream_readable(struct cordon_dnsproxy *p, struct txn *t, uint32_t events)

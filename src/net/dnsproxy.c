@@ -399,6 +399,7 @@ static void release_dead(struct cordon_dnsproxy *p)
 		p->dead_txns = t->next;
 		free(t->buf);
 		free(t->query);
+		free(t->answer);
 		free(t);
 	}
 }
@@ -486,8 +487,10 @@ struct cordon_dnsproxy *cordon_dnsproxy_new(const struct cordon_dnsproxy_config 
 		p->cfg.ttl_ceiling_s = CORDON_DNS_TTL_CEILING_S;
 	if (!p->cfg.max_inflight)
 		p->cfg.max_inflight = 64;
-	if (!p->cfg.max_addrs_per_reply)
-		p->cfg.max_addrs_per_reply = 16;
+	if (!p->cfg.admit_timeout_ms)
+		p->cfg.admit_timeout_ms = 2000;
+	if (!p->cfg.max_addrs_per_reply || p->cfg.max_addrs_per_reply > CORDON_DNS_ADMIT_MAX)
+		p->cfg.max_addrs_per_reply = CORDON_DNS_ADMIT_MAX;
 	p->tokens = p->cfg.qps;
 	p->tokens_at_ms = dp_now_ms();
 	p->n_cidrs = cordon_allowlist_cidrs(cfg->allowlist, &p->cidrs);
@@ -568,7 +571,8 @@ int cordon_dnsproxy_handle(struct cordon_dnsproxy *p, void *tagp, uint32_t event
 	}
 	for (struct txn *t = p->txns; t; t = t->next) {
 		if (tag == &t->tag) {
-			dp_upstream_readable(p, t, events);
+			if (!t->admitting) /* its socket is closed: a stale event */
+				dp_upstream_readable(p, t, events);
 			return 1;
 		}
 	}
@@ -604,7 +608,11 @@ void cordon_dnsproxy_tick(struct cordon_dnsproxy *p)
 	while (t) {
 		struct txn *next = t->next;
 
-		if (!t->dead && t->deadline_ms <= now)
+		if (t->dead || t->deadline_ms > now)
+			;
+		else if (t->admitting)
+			dp_txn_admitted(p, t, -ETIMEDOUT, NULL, 0);
+		else
 			dp_txn_retry(p, t, "upstream timeout");
 		t = next;
 	}
@@ -617,4 +625,15 @@ void cordon_dnsproxy_tick(struct cordon_dnsproxy *p)
 void cordon_dnsproxy_stats(const struct cordon_dnsproxy *p, struct cordon_dnsproxy_stats *out)
 {
 	*out = p->stats;
+}
+
+void cordon_dnsproxy_admitted(struct cordon_dnsproxy *p, uint32_t token, int error,
+			      const enum cordon_vet *verdicts, size_t n)
+{
+	for (struct txn *t = p->txns; t; t = t->next) {
+		if (t->admitting && t->admit_token == token) {
+			dp_txn_admitted(p, t, error, verdicts, n);
+			return;
+		}
+	}
 }

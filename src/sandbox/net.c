@@ -9,9 +9,9 @@
  *      need the host's side of things;
  *   2. commit G's ruleset through the netfilter socket (the allow sets
  *      start empty: only listed CIDRs pass until DNS attests more);
- *   3. start the DNS proxy on the listeners the init made (UDP and TCP on
- *      the gateway's IPv4 and IPv6 address); it asks upstream from the
- *      host's namespace;
+ *   3. start the DNS proxy, a process of its own in G (netproxy.c), on the
+ *      listeners the init made (UDP and TCP on the gateway's IPv4 and
+ *      IPv6 address);
  *   4. tell the init how to finish the uplink (SYNC_UPLINK); it then
  *      releases the workload.
  * While the sandbox runs, the addresses the host gains are added to G's
@@ -76,36 +76,26 @@ static void report_addr(struct cordon_net_addr_list *l, const struct cordon_addr
 		l->v[l->n++] = (struct cordon_net_addr){ *a, why };
 }
 
-/* The proxy's decisions, for --result-json. */
-static void on_dns_event(void *opaque, const struct cordon_dns_event *ev)
+void sandbox_net_report(struct sandbox_net *n, const char *name, bool allowed,
+			const struct cordon_addr *addrs, size_t n_addrs, const enum cordon_vet *why)
 {
-	struct sandbox_net *n = opaque;
-	struct cordon_net_name *name;
+	struct cordon_net_name *entry;
 
-	if (!ev->name || !*ev->name)
+	if (!name || !*name)
 		return;
-	name = report_name(&n->result->net, ev->name);
-	if (!name)
+	entry = report_name(&n->result->net, name);
+	if (!entry)
 		return;
-	if (ev->allowed)
-		name->allowed = true;
+	if (allowed)
+		entry->allowed = true;
 	else
-		name->denied = true;
-	for (size_t i = 0; i < ev->n_added; i++)
-		report_addr(&name->added, &ev->added[i], CORDON_VET_OK);
-	for (size_t i = 0; i < ev->n_refused; i++)
-		report_addr(&name->refused, &ev->refused[i], ev->refused_why[i]);
-}
-
-static int on_dns_insert(void *opaque, const struct cordon_addr *addrs, size_t n,
-			 uint32_t timeout_ms)
-{
-	struct sandbox_net *net = opaque;
-	struct cordon_error err = { 0 };
-
-	if (cordon_nft_allow(net->nft, addrs, n, timeout_ms, &err) < 0)
-		return err.errnum ? -err.errnum : -EIO;
-	return 0;
+		entry->denied = true;
+	for (size_t i = 0; i < n_addrs; i++) {
+		if (why[i] == CORDON_VET_OK)
+			report_addr(&entry->added, &addrs[i], CORDON_VET_OK);
+		else
+			report_addr(&entry->refused, &addrs[i], why[i]);
+	}
 }
 
 /* --- what the blocked sets hold besides the vetting table ----------------- */
@@ -263,7 +253,8 @@ static int pasta_start(struct sandbox_net *n, int userns, int gw_ns, struct cord
 	argv[a++] = "--config-net";
 	argv[a++] = "--ns-ifname";
 	argv[a++] = CORDON_GW_UPLINK_IF;
-	for (const char *const *o = (const char *const[]){ "-t", "-u", "-T", "-U", NULL }; *o; o++) {
+	for (const char *const *o = (const char *const[]){ "-t", "-u", "-T", "-U", NULL }; *o;
+	     o++) {
 		argv[a++] = *o;
 		argv[a++] = "none";
 	}
@@ -517,7 +508,8 @@ int sandbox_net_watch(struct sandbox_net *n, struct cordon_error *err)
 		if (r < 0 && errno == EAGAIN)
 			return 0;
 		if (r < 0 && errno == ENOBUFS)
-			return fail(err, ENOBUFS, "events of the host's new addresses were lost: %s",
+			return fail(err, ENOBUFS,
+				    "events of the host's new addresses were lost: %s",
 				    "an address it gained may be open");
 		if (r < 0)
 			return fail(err, errno, "cannot read the host's address events");
@@ -580,9 +572,9 @@ static uint32_t ttl_floor_s(void)
 	const char *s = getenv("CORDON_LAB_DNS_TTL_FLOOR");
 	uint64_t v;
 
-	return s && cordon_parse_u64(s, &v) == 0 && v > 0 && v <= CORDON_DNS_TTL_FLOOR_S
-		       ? (uint32_t)v
-		       : 0;
+	return s && cordon_parse_u64(s, &v) == 0 && v > 0 && v <= CORDON_DNS_TTL_FLOOR_S ?
+		       (uint32_t)v :
+		       0;
 }
 #else
 static uint32_t ttl_floor_s(void)
@@ -591,45 +583,14 @@ static uint32_t ttl_floor_s(void)
 }
 #endif
 
-/* Takes the listeners (CORDON_GW_DNS_SOCKETS of each kind), also when it fails. */
-static int start_proxy(struct sandbox_net *n, const int *udp, const int *tcp,
-		       struct cordon_error *err)
-{
-	const struct cordon_net_spec *net = &n->spec->net;
-	struct cordon_gateway_addrs gw;
-	struct cordon_addr clients[2];
-	struct cordon_dnsproxy_config cfg = {
-		.allowlist = net->allowlist,
-		.upstreams = net->upstreams,
-		.n_upstreams = net->n_upstreams,
-		.clients = clients,
-		.n_clients = ARRAY_SIZE(clients),
-		.qps = 200,
-		.ttl_floor_s = ttl_floor_s(),
-		.insert = on_dns_insert,
-		.event = on_dns_event,
-		.opaque = n,
-	};
-
-	/* The workload's own addresses: the only ones it answers. */
-	cordon_gateway_addrs(&gw);
-	clients[0] = gw.workload4;
-	clients[1] = gw.workload6;
-	n->proxy = cordon_dnsproxy_new(&cfg, udp, CORDON_GW_DNS_SOCKETS, tcp, CORDON_GW_DNS_SOCKETS,
-				       err);
-	if (!n->proxy)
-		return cordon_error_wrap(err, "network");
-	return 0;
-}
-
 static void close_listeners(int (*fds)[SYNC_NET_FDS - SYNC_NET_FD_UDP])
 {
 	for (size_t i = 0; i < ARRAY_SIZE(*fds); i++)
 		cordon_closep(&(*fds)[i]);
 }
 
-int sandbox_net_setup(struct sandbox_net *n, pid_t init_pid, int sync_fd, struct sync_msg *other,
-		      struct cordon_error *err)
+int sandbox_net_setup(struct sandbox_net *n, const struct cordon_idplan *plan, int sync_fd,
+		      struct sync_msg *other, struct cordon_error *err)
 {
 	const struct cordon_net_spec *net = &n->spec->net;
 	struct sync_msg up = { .type = SYNC_UPLINK };
@@ -654,10 +615,17 @@ int sandbox_net_setup(struct sandbox_net *n, pid_t init_pid, int sync_fd, struct
 		return cordon_error_wrap(err, "network");
 	}
 
+	/* The proxy sets itself up while the uplink is made; it serves once released. */
+	if (!net->dns_none) {
+		sandbox_net_proxy_ids(n, plan);
+		if (sandbox_net_proxy_start(n, dns, userns, gw_ns, err) < 0)
+			return -1;
+	}
+	close_listeners(&dns); /* the proxy has its own */
 	if (net->backend == CORDON_NET_BACKEND_VETH) {
 		n->uplink_veth = true;
-		if (cordon_nethelper_run(net->helper_path, n->spec->id, gw_ns, net->pool, &n->uplink,
-					 err) < 0)
+		if (cordon_nethelper_run(net->helper_path, n->spec->id, gw_ns, net->pool,
+					 &n->uplink, err) < 0)
 			return cordon_error_wrap(err, "network: uplink");
 		payload.veth = true;
 		payload.helper = n->uplink;
@@ -668,14 +636,8 @@ int sandbox_net_setup(struct sandbox_net *n, pid_t init_pid, int sync_fd, struct
 	}
 	if (commit_ruleset(n, err) < 0)
 		return -1;
-	if (!net->dns_none) {
-		r = start_proxy(n, dns, dns + CORDON_GW_DNS_SOCKETS, err);
-		/* Taken, whatever the outcome. */
-		for (size_t i = 0; i < ARRAY_SIZE(dns); i++)
-			dns[i] = -1;
-		if (r < 0)
-			return -1;
-	}
+	if (!net->dns_none && sandbox_net_proxy_ready(n, err) < 0)
+		return -1;
 	memcpy(up.text, &payload, sizeof(payload));
 	r = sync_send(sync_fd, &up, NULL, 0);
 	if (r < 0)
@@ -713,12 +675,14 @@ void sandbox_net_finish(struct sandbox_net *n)
 		rep->dropped_packets = counters.dropped_packets;
 		rep->dropped_bytes = counters.dropped_bytes;
 	}
-	if (n->proxy) {
-		cordon_dnsproxy_stats(n->proxy, &rep->dns);
+	sandbox_net_proxy_stop(n);
+	if (n->proxy_stats_known) {
+		rep->dns = n->proxy_stats;
 		rep->dns_known = true;
 	}
 	if (n->uplink_veth) {
-		cordon_addr_format(&n->uplink.host_addr, rep->uplink_host, sizeof(rep->uplink_host));
+		cordon_addr_format(&n->uplink.host_addr, rep->uplink_host,
+				   sizeof(rep->uplink_host));
 		cordon_addr_format(&n->uplink.gateway_addr, rep->uplink_gateway,
 				   sizeof(rep->uplink_gateway));
 	}
@@ -726,7 +690,6 @@ void sandbox_net_finish(struct sandbox_net *n)
 	cordon_closep(&n->addr_watch);
 	free(TAKE_PTR(n->blocked));
 	n->n_blocked = 0;
-	cordon_dnsproxy_free(TAKE_PTR(n->proxy));
 	cordon_nft_close(TAKE_PTR(n->nft));
 }
 
@@ -739,6 +702,10 @@ void sandbox_net_init(struct sandbox_net *n, const struct cordon_spec *spec,
 	n->pasta_pidfd = -1;
 	n->pasta_err = -1;
 	n->addr_watch = -1;
+	n->proxy_pidfd = -1;
+	n->proxy_ctl = -1;
+	n->uses_userns = spec->userns != CORDON_USERNS_HOST;
+	n->ttl_floor_s = ttl_floor_s();
 	result->net.enabled = spec->net.enabled;
 	result->net.spec = spec;
 	if (spec->net.enabled)

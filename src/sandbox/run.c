@@ -57,7 +57,8 @@ static int epoll_add(int epfd, int *fd, struct cordon_error *err)
 static int arm_timer(int timerfd, uint64_t ms)
 {
 	struct itimerspec its = {
-		.it_value = { .tv_sec = (time_t)(ms / 1000), .tv_nsec = (long)(ms % 1000) * 1000000 },
+		.it_value = { .tv_sec = (time_t)(ms / 1000),
+			      .tv_nsec = (long)(ms % 1000) * 1000000 },
 	};
 
 	if (ms == 0)
@@ -116,8 +117,8 @@ static void record_message(struct supervisor *sv, const struct sync_msg *msg)
 		res->failed = true;
 		res->exit_code = msg->type == SYNC_EXEC_FAILED ? msg->status : CORDON_EXIT_FAILURE;
 		cordon_error_set(&res->error,
-				 msg->code < CORDON_CODE_COUNT ? (enum cordon_code)msg->code
-							       : CORDON_E_INTERNAL,
+				 msg->code < CORDON_CODE_COUNT ? (enum cordon_code)msg->code :
+								 CORDON_E_INTERNAL,
 				 msg->errnum, "%s", msg->text);
 		break;
 	default:
@@ -161,7 +162,8 @@ static void deliver(const struct supervisor *sv, int dest, const char *buf, size
 
 		if (n < 0 && errno == EINTR)
 			continue;
-		/* No room: the timer is due (or, timed out, we do not wait), or the reader is gone. */
+		/* No room: the timer is due (or, timed out, we do not wait), or the reader is gone.
+		 */
 		if (n <= 0 || !(p[0].revents & POLLOUT))
 			return;
 		w = write(dest, buf, chunk);
@@ -289,8 +291,8 @@ static bool reap_init(struct supervisor *sv, bool block)
 			return false;
 	if (si.si_pid == 0)
 		return false;
-	sv->child_status = si.si_code == CLD_EXITED ? (si.si_status & 0xff) << 8
-						    : (si.si_status & 0x7f);
+	sv->child_status =
+		si.si_code == CLD_EXITED ? (si.si_status & 0xff) << 8 : (si.si_status & 0x7f);
 	return true;
 }
 
@@ -351,13 +353,39 @@ static void handle_host_addresses(struct supervisor *sv)
 	cordon_pidfd_send_signal(sv->pidfd, SIGKILL);
 }
 
+/*
+ * The DNS proxy's process spoke, or died. What it asks is served; if it
+ * broke its protocol, hung up or died, the workload's DNS is no longer
+ * what was asked for: end the sandbox (exit 125, CORDON_E_NET_POLICY).
+ */
+static void handle_proxy(struct supervisor *sv, bool died)
+{
+	struct cordon_result *res = sv->result;
+	struct cordon_error err = { 0 };
+
+	if (sv->net.proxy_ctl < 0)
+		return;
+	if (!died && sandbox_net_proxy_io(&sv->net, &err) == 0)
+		return;
+	if (died && !sandbox_net_proxy_died(&sv->net, &err))
+		return;
+	epoll_ctl(sv->epfd, EPOLL_CTL_DEL, sv->net.proxy_ctl, NULL);
+	epoll_ctl(sv->epfd, EPOLL_CTL_DEL, sv->net.proxy_pidfd, NULL);
+	sandbox_net_proxy_stop(&sv->net);
+	if (sv->child_done || res->failed)
+		return;
+	res->error = err;
+	res->failed = true;
+	res->exit_code = CORDON_EXIT_FAILURE;
+	cordon_pidfd_send_signal(sv->pidfd, SIGKILL);
+}
+
 static int supervise(struct supervisor *sv, struct cordon_error *err)
 {
 	while (!sv->child_done || sv->out[0].fd >= 0 || sv->out[1].fd >= 0) {
 		struct epoll_event evs[16];
-		int timeout = sv->net.proxy ? cordon_dnsproxy_timeout_ms(sv->net.proxy) : -1;
 		int n = epoll_wait(sv->epfd, evs, ARRAY_SIZE(evs),
-				   relay_timeout_ms(&sv->relay, timeout));
+				   relay_timeout_ms(&sv->relay, -1));
 
 		if (n < 0) {
 			if (errno == EINTR)
@@ -378,8 +406,7 @@ static int supervise(struct supervisor *sv, struct cordon_error *err)
 				/* The init closed its end (it exited): stop watching. */
 				if (evs[i].events & (EPOLLHUP | EPOLLERR))
 					epoll_ctl(sv->epfd, EPOLL_CTL_DEL, sv->sync_fd, NULL);
-			}
-			else if (tag == &sv->out[0].fd)
+			} else if (tag == &sv->out[0].fd)
 				forward_output(sv, &sv->out[0]);
 			else if (tag == &sv->out[1].fd)
 				forward_output(sv, &sv->out[1]);
@@ -391,13 +418,13 @@ static int supervise(struct supervisor *sv, struct cordon_error *err)
 				handle_uplink_exit(sv);
 			else if (tag == &sv->net.addr_watch)
 				handle_host_addresses(sv);
-			else if (lifecycle_dispatch(sv, tag))
-				;
-			else if (sv->net.proxy && !sv->child_done)
-				cordon_dnsproxy_handle(sv->net.proxy, tag, evs[i].events);
+			else if (tag == &sv->net.proxy_ctl)
+				handle_proxy(sv, false);
+			else if (tag == &sv->net.proxy_pidfd)
+				handle_proxy(sv, true);
+			else
+				lifecycle_dispatch(sv, tag);
 		}
-		if (sv->net.proxy)
-			cordon_dnsproxy_tick(sv->net.proxy);
 		relay_tick(&sv->relay);
 	}
 	return 0;
@@ -509,8 +536,10 @@ static int prepare_host_mounts(const struct cordon_spec *spec, const struct cord
 		 * The directory's owner on disk is the workload inside: the
 		 * owner of the directory checked, never of what the name holds now.
 		 */
-		u.extent[0] = (struct cordon_idmap_extent){ spec->workspace_id.uid, (uint32_t)ku, 1 };
-		g.extent[0] = (struct cordon_idmap_extent){ spec->workspace_id.gid, (uint32_t)kg, 1 };
+		u.extent[0] =
+			(struct cordon_idmap_extent){ spec->workspace_id.uid, (uint32_t)ku, 1 };
+		g.extent[0] =
+			(struct cordon_idmap_extent){ spec->workspace_id.gid, (uint32_t)kg, 1 };
 		ws_userns = cordon_userns_open(&u, &g, err);
 		if (ws_userns < 0)
 			return cordon_error_wrap(err, "--workspace idmap");
@@ -592,11 +621,12 @@ static int create_cgroups(struct supervisor *sv, struct cordon_error *err)
 				 &sv->cgroup, err);
 	/* The rest of linux.resources: shares, cpuset, reservation, device rules. */
 	if (r == 0 && spec->oci)
-		r = cordon_cgroup_apply_container(&layout, &place, &spec->oci->resources, &sv->cgroup,
-						  err);
+		r = cordon_cgroup_apply_container(&layout, &place, &spec->oci->resources,
+						  &sv->cgroup, err);
 	cordon_cgroup_layout_free(&layout);
 	/* Recorded even on failure: a directory made before it is removed with the rest. */
-	if (cordon_state_record_cgroups(sv->state, (const char *const *)sv->cgroup.dir, sv->cgroup.n,
+	if (cordon_state_record_cgroups(sv->state, (const char *const *)sv->cgroup.dir,
+					sv->cgroup.n,
 					r < 0 ? &(struct cordon_error){ 0 } : err) < 0 ||
 	    r < 0) {
 		cordon_cgroup_destroy(&sv->cgroup);
@@ -613,8 +643,11 @@ static int run(struct supervisor *sv, struct cordon_error *err)
 	struct cordon_idplan plan;
 	struct clone_args args = { 0 };
 	struct child_ctx ctx = {
-		.spec = spec, .plan = &plan, .userns = userns,
-		/* Root of a user namespace may map ids other than its own too: it becomes U1's root. */
+		.spec = spec,
+		.plan = &plan,
+		.userns = userns,
+		/* Root of a user namespace may map ids other than its own too: it becomes U1's
+		   root. */
 		.rootful = cordon_host_root() || cordon_userns_root(),
 		.fostered = sv->opts->foster_init,
 	};
@@ -675,8 +708,7 @@ static int run(struct supervisor *sv, struct cordon_error *err)
 		return -1;
 	}
 	args.flags = (NS_FLAGS & ~(uint64_t)around.joined) | CLONE_PIDFD |
-		     (userns ? CLONE_NEWUSER : 0) |
-		     (sv->opts->foster_init ? CLONE_PARENT : 0);
+		     (userns ? CLONE_NEWUSER : 0) | (sv->opts->foster_init ? CLONE_PARENT : 0);
 	args.pidfd = (uint64_t)(uintptr_t)&sv->pidfd;
 	/* With CLONE_PARENT the kernel takes our own exit signal (and refuses another). */
 	args.exit_signal = sv->opts->foster_init ? 0 : SIGCHLD;
@@ -739,7 +771,8 @@ static int run(struct supervisor *sv, struct cordon_error *err)
 	}
 	if (spec->net.enabled) {
 		struct sync_msg other;
-		int r = sandbox_net_setup(&sv->net, pid, sv->sync_fd, &other, err);
+		int r = sandbox_net_setup(&sv->net, userns ? &plan : NULL, sv->sync_fd, &other,
+					  err);
 
 		if (r < 0) {
 			/*
@@ -774,9 +807,10 @@ static int run(struct supervisor *sv, struct cordon_error *err)
 		return -1;
 	if (sv->net.addr_watch >= 0 && epoll_add(sv->epfd, &sv->net.addr_watch, err) < 0)
 		return -1;
-	relay_attach(&sv->relay, sv->epfd);
-	if (sv->net.proxy && cordon_dnsproxy_attach(sv->net.proxy, sv->epfd, err) < 0)
+	if (sv->net.proxy_ctl >= 0 && (epoll_add(sv->epfd, &sv->net.proxy_ctl, err) < 0 ||
+				       epoll_add(sv->epfd, &sv->net.proxy_pidfd, err) < 0))
 		return -1;
+	relay_attach(&sv->relay, sv->epfd);
 	if (supervise(sv, err) < 0)
 		return -1;
 	compute_exit(sv);

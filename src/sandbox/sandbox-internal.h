@@ -71,7 +71,16 @@ struct sandbox_net {
 	const struct cordon_spec *spec;
 	struct cordon_result *result;
 	struct cordon_nft *nft;           /* a netfilter socket in the gateway namespace */
-	struct cordon_dnsproxy *proxy;    /* NULL with --dns none */
+	bool uses_userns;                 /* the sandbox has a user namespace (not --userns host) */
+	uint32_t ttl_floor_s;             /* the DNS TTL floor (0: the default) */
+	/* The DNS proxy's process (netproxy.c); none with --dns none. */
+	pid_t proxy_pid;
+	int proxy_pidfd, proxy_ctl;       /* -1 when none */
+	uid_t proxy_uid;                  /* its ids inside the sandbox's user namespace */
+	gid_t proxy_gid;
+	bool proxy_setgroups;
+	struct cordon_dnsproxy_stats proxy_stats;
+	bool proxy_stats_known;
 	bool uplink_veth;
 	struct cordon_nethelper_result uplink; /* veth */
 	pid_t pasta;
@@ -88,8 +97,26 @@ void sandbox_net_init(struct sandbox_net *n, const struct cordon_spec *spec,
  * and DNS proxy, and send SYNC_UPLINK. Returns 0, -1 (err set), or 1 when
  * the init sent something else first (*other: usually its failure).
  */
-int sandbox_net_setup(struct sandbox_net *n, pid_t init_pid, int sync_fd, struct sync_msg *other,
-		      struct cordon_error *err);
+int sandbox_net_setup(struct sandbox_net *n, const struct cordon_idplan *plan, int sync_fd,
+		      struct sync_msg *other, struct cordon_error *err);
+/* A DNS decision into the report: each address admitted (why OK) or refused. */
+void sandbox_net_report(struct sandbox_net *n, const char *name, bool allowed,
+			const struct cordon_addr *addrs, size_t n_addrs, const enum cordon_vet *why);
+
+/*
+ * netproxy.c: the DNS proxy's process and our end of its channel. The
+ * ids it will run as (plan NULL: --userns host); start it on the DNS
+ * sockets, in G; wait for its READY; serve its messages (readable
+ * channel: 0, or -1 with err set when the sandbox must end); did it die;
+ * stop it (its counters into proxy_stats first).
+ */
+void sandbox_net_proxy_ids(struct sandbox_net *n, const struct cordon_idplan *plan);
+int sandbox_net_proxy_start(struct sandbox_net *n, const int dns[SYNC_NET_FDS - SYNC_NET_FD_UDP],
+			    int userns, int gw_ns, struct cordon_error *err);
+int sandbox_net_proxy_ready(struct sandbox_net *n, struct cordon_error *err);
+int sandbox_net_proxy_io(struct sandbox_net *n, struct cordon_error *err);
+bool sandbox_net_proxy_died(struct sandbox_net *n, struct cordon_error *err);
+void sandbox_net_proxy_stop(struct sandbox_net *n);
 /*
  * The host's address events are readable: block each address it gained
  * that the blocked sets do not cover yet. 0, or -1 (err set) when an

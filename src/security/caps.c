@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 /* Capability names, the safe set, and the workload's capability sets. */
 #include <ctype.h>
+#include <grp.h>
 #include <linux/capability.h>
+#include <linux/securebits.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -281,5 +283,37 @@ int cordon_caps_keep_only(cordon_capset keep, struct cordon_error *err)
 	data[1].effective = data[1].permitted = (uint32_t)(keep >> 32);
 	if (syscall(SYS_capset, &header, data) < 0)
 		return cordon_error_set(err, CORDON_E_SECURITY, errno, "setting capabilities");
+	return 0;
+}
+
+int cordon_security_drop_all(uid_t uid, gid_t gid, bool setgroups_allowed, struct cordon_error *err)
+{
+	struct __user_cap_header_struct header = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = { { 0 } };
+	/* Root regains nothing by an id change or an execve, and the bits stay. */
+	const unsigned long secure = SECBIT_NOROOT | SECBIT_NOROOT_LOCKED |
+				     SECBIT_KEEP_CAPS_LOCKED | SECBIT_NO_CAP_AMBIENT_RAISE |
+				     SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED;
+
+	/* The bounding set and the securebits need CAP_SETPCAP: before the ids change. */
+	if (prctl(PR_SET_SECUREBITS, secure, 0, 0, 0) < 0)
+		return cordon_error_set(err, CORDON_E_SECURITY, errno, "securebits");
+	for (int cap = 0; cap <= last_cap(); cap++)
+		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0)
+			return cordon_error_set(err, CORDON_E_SECURITY, errno,
+						"dropping capability %d from the bounding set",
+						cap);
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0)
+		return cordon_error_set(err, CORDON_E_SECURITY, errno,
+					"clearing ambient capabilities");
+	if (setgroups_allowed && setgroups(0, NULL) < 0)
+		return cordon_error_set(err, CORDON_E_SECURITY, errno, "setgroups");
+	if (setresgid(gid, gid, gid) < 0 || setresuid(uid, uid, uid) < 0)
+		return cordon_error_set(err, CORDON_E_SECURITY, errno, "changing to uid %u gid %u",
+					(unsigned)uid, (unsigned)gid);
+	if (syscall(SYS_capset, &header, data) < 0)
+		return cordon_error_set(err, CORDON_E_SECURITY, errno, "clearing capabilities");
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		return cordon_error_set(err, CORDON_E_SECURITY, errno, "no_new_privs");
 	return 0;
 }

@@ -34,6 +34,9 @@
  * --seccomp-profile when the sandbox has a host-backed writable tree, so
  * that no profile choice lets the workload leave a setuid or setgid file
  * on the host (docs/security.md, "Setuid files on the host").
+ *
+ * A fourth, the DNS proxy's, confines cordon's own parser of the
+ * workload's bytes in its process (see dnsproxy below).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -49,6 +52,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -313,6 +317,51 @@ static scmp_filter_ctx mode_guard(void)
 	check("optimize", seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2));
 	add_mode_rules(ctx);
 	check("openat2", seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(openat2), 0));
+	return ctx;
+}
+
+/*
+ * The DNS proxy's own process (docs/security.md, "The DNS proxy's
+ * process"): it parses the workload's bytes, so everything but its
+ * socket, epoll and memory calls kills it, and the supervisor, which
+ * watches it, ends the sandbox. New sockets only of the two kinds it
+ * asks upstream with (IPv4 or IPv6, UDP or TCP, whatever flags); no
+ * executable memory; no file, process, mount or namespace call at all.
+ */
+static const char *const dnsproxy_allowed[] = {
+	"accept4", "brk", "clock_gettime", "close", "connect", "epoll_create1", "epoll_ctl",
+	"epoll_pwait", "epoll_wait", "exit", "exit_group", "getpeername", "getrandom",
+	"getsockname", "gettimeofday", "madvise", "munmap", "recvfrom", "recvmsg",
+	"restart_syscall", "rt_sigreturn", "sendmsg", "sendto",
+};
+
+static scmp_filter_ctx dnsproxy(void)
+{
+	static const int families[] = { AF_INET, AF_INET6 };
+	static const int types[] = { SOCK_DGRAM, SOCK_STREAM };
+	const uint64_t type_mask = 0xf; /* SOCK_TYPE_MASK: the flags are free */
+	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_KILL_PROCESS);
+
+	if (!ctx)
+		die("seccomp_init", ENOMEM);
+	check("badarch", seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS));
+	for (size_t i = 0; i < sizeof(dnsproxy_allowed) / sizeof(dnsproxy_allowed[0]); i++)
+		check(dnsproxy_allowed[i],
+		      seccomp_rule_add(ctx, SCMP_ACT_ALLOW,
+				       seccomp_syscall_resolve_name(dnsproxy_allowed[i]), 0));
+	for (size_t f = 0; f < 2; f++)
+		for (size_t t = 0; t < 2; t++)
+			check("socket", seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(socket), 2,
+							 SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffffu,
+								 (uint64_t)families[f]),
+							 SCMP_A1(SCMP_CMP_MASKED_EQ, type_mask,
+								 (uint64_t)types[t])));
+	/* malloc's memory, never executable. */
+	check("mmap", seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(mmap), 1,
+				       SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0)));
+	check("mprotect", seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(mprotect), 1,
+					   SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0)));
+	check("mremap", seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(mremap), 0));
 	return ctx;
 }
 
@@ -680,8 +729,8 @@ static void emit(FILE *out, const char *name, const struct program *p)
 
 int main(int argc, char **argv)
 {
-	static struct program allow, checks, spliced, guard;
-	scmp_filter_ctx f0, f1, f2;
+	static struct program allow, checks, spliced, guard, proxy;
+	scmp_filter_ctx f0, f1, f2, f3;
 	FILE *out;
 
 	if (argc != 2) {
@@ -691,7 +740,9 @@ int main(int argc, char **argv)
 	f0 = allowlist();
 	f1 = argument_checks();
 	f2 = mode_guard();
+	f3 = dnsproxy();
 	export(f0, &allow);
+	export(f3, &proxy);
 	export(f1, &checks);
 	export(f2, &guard);
 	splice_programs(&allow, &checks, &spliced);
@@ -704,6 +755,7 @@ int main(int argc, char **argv)
 		     "#include <linux/filter.h>\n#include \"cordon/security.h\"\n\n");
 	emit(out, "filter_default", &spliced);
 	emit(out, "filter_mode_guard", &guard);
+	emit(out, "filter_dnsproxy", &proxy);
 	fprintf(out,
 		"static const struct cordon_bpf default_filters[] = {\n"
 		"\t{ filter_default, sizeof(filter_default) / sizeof(filter_default[0]) },\n"
@@ -714,11 +766,17 @@ int main(int argc, char **argv)
 		"size_t cordon_seccomp_default(const struct cordon_bpf **filters)\n{\n"
 		"\t*filters = default_filters;\n\treturn 1;\n}\n\n"
 		"const struct cordon_bpf *cordon_seccomp_mode_guard(void)\n{\n"
-		"\treturn &mode_guard_filter;\n}\n");
+		"\treturn &mode_guard_filter;\n}\n\n"
+		"static const struct cordon_bpf dnsproxy_filter = {\n"
+		"\tfilter_dnsproxy, sizeof(filter_dnsproxy) / sizeof(filter_dnsproxy[0])\n"
+		"};\n\n"
+		"const struct cordon_bpf *cordon_seccomp_dnsproxy(void)\n{\n"
+		"\treturn &dnsproxy_filter;\n}\n");
 	if (fclose(out) != 0)
 		die(argv[1], errno);
 	seccomp_release(f0);
 	seccomp_release(f1);
 	seccomp_release(f2);
+	seccomp_release(f3);
 	return 0;
 }

@@ -7,10 +7,13 @@
  *
  *   bench-dnsproxy [QUERIES]     (default 20000)
  *
- * Three processes: the stub (answers every A query with one address), the
- * proxy (cordon_dnsproxy in its own epoll loop, allowlist *.bench.test,
- * an insert callback that accepts), and this one, the client: sequential
- * queries for the latency, then a window of 64 in flight for throughput.
+ * The stub answers every A query with one public address; two proxies
+ * (allowlist *.bench.test) serve it: one with its admits answered at once
+ * in its own process (the shape before the proxy ran apart), and one as
+ * cordon runs it: cordon_dnsproxy_serve in a process of its own, whose
+ * admits a supervisor process checks, re-vets and inserts into a real
+ * nft allow set. This process is the client: sequential queries for the
+ * latency, then a window of 64 in flight for throughput.
  */
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -73,7 +76,9 @@ static int udp_bound(const char *ip, uint16_t port, bool nonblock)
 static _Noreturn void stub(void)
 {
 	int fd = udp_bound("127.0.0.1", STUB_PORT, false);
-	static const uint8_t rr[] = { 0xc0, 0x0c, 0, 1, 0, 1, 0, 0, 1, 0x2c, 0, 4, 93, 184, 216, 34 };
+	static const uint8_t rr[] = {
+		0xc0, 0x0c, 0, 1, 0, 1, 0, 0, 1, 0x2c, 0, 4, 93, 184, 216, 34
+	};
 
 	for (;;) {
 		uint8_t buf[512 + sizeof(rr)];
@@ -84,7 +89,7 @@ static _Noreturn void stub(void)
 		if (n < 12)
 			continue;
 		buf[2] |= 0x80; /* QR */
-		buf[3] = 0x80;  /* RA, NOERROR */
+		buf[3] = 0x80;	/* RA, NOERROR */
 		buf[6] = 0;
 		buf[7] = 1; /* ancount */
 		memcpy(buf + n, rr, sizeof(rr));
@@ -92,53 +97,149 @@ static _Noreturn void stub(void)
 	}
 }
 
-static int accept_insert(void *opaque, const struct cordon_addr *a, size_t n, uint32_t t)
+/* In one process (the shape before the proxy had its own): every admit answered at once. */
+static struct cordon_dnsproxy *inproc;
+
+static int admit_at_once(void *opaque, const struct cordon_dns_admit *req)
 {
-	(void)opaque, (void)a, (void)n, (void)t;
+	enum cordon_vet ok[CORDON_DNS_ADMIT_MAX] = { 0 };
+
+	(void)opaque;
+	cordon_dnsproxy_admitted(inproc, req->token, 0, ok, req->n);
 	return 0;
 }
 
-static _Noreturn void proxy(void)
+static struct cordon_addr client;
+
+static void proxy_config(struct cordon_dnsproxy_config *cfg, struct sockaddr_storage *up,
+			 struct cordon_allowlist **al)
 {
 	struct cordon_error err = { 0 };
-	struct sockaddr_storage up = { 0 };
-	struct sockaddr_in *u = (struct sockaddr_in *)&up;
-	struct cordon_allowlist *al = cordon_allowlist_new();
-	struct cordon_dnsproxy_config cfg = { 0 };
-	struct cordon_dnsproxy *p;
-	int epfd = epoll_create1(0), udp;
-	struct cordon_addr client;
+	struct sockaddr_in *u = (struct sockaddr_in *)up;
 
-	/* The load generator's source: loopback's own address. */
-	cordon_addr_parse("127.0.0.1", &client);
-
+	memset(up, 0, sizeof(*up));
 	u->sin_family = AF_INET;
 	u->sin_port = htons(STUB_PORT);
 	inet_pton(AF_INET, "127.0.0.1", &u->sin_addr);
-	if (cordon_allowlist_add(al, "*.bench.test", false, &err) < 0) {
+	*al = cordon_allowlist_new();
+	if (cordon_allowlist_add(*al, "*.bench.test", false, &err) < 0) {
 		cordon_error_print(&err);
 		exit(1);
 	}
-	cfg.allowlist = al;
-	cfg.upstreams = &up;
-	cfg.n_upstreams = 1;
-	cfg.max_inflight = 4 * WINDOW;
-	cfg.insert = accept_insert;
-	cfg.clients = &client;
-	cfg.n_clients = 1;
-	udp = udp_bound("127.0.0.2", PROXY_PORT, true);
-	p = cordon_dnsproxy_new(&cfg, &udp, 1, NULL, 0, &err);
-	if (!p || cordon_dnsproxy_attach(p, epfd, &err) < 0) {
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->allowlist = *al;
+	cfg->upstreams = up;
+	cfg->n_upstreams = 1;
+	cfg->max_inflight = 4 * WINDOW;
+	/* The load generator's source: loopback's own address. */
+	cordon_addr_parse("127.0.0.1", &client);
+	cfg->clients = &client;
+	cfg->n_clients = 1;
+}
+
+static _Noreturn void proxy_inproc(void)
+{
+	struct cordon_error err = { 0 };
+	struct sockaddr_storage up;
+	struct cordon_allowlist *al;
+	struct cordon_dnsproxy_config cfg;
+	int epfd = epoll_create1(0), udp = udp_bound("127.0.0.2", PROXY_PORT, true);
+
+	proxy_config(&cfg, &up, &al);
+	cfg.admit = admit_at_once;
+	inproc = cordon_dnsproxy_new(&cfg, &udp, 1, NULL, 0, &err);
+	if (!inproc || cordon_dnsproxy_attach(inproc, epfd, &err) < 0) {
 		cordon_error_print(&err);
 		exit(1);
 	}
 	for (;;) {
 		struct epoll_event evs[64];
-		int n = epoll_wait(epfd, evs, 64, cordon_dnsproxy_timeout_ms(p));
+		int n = epoll_wait(epfd, evs, 64, cordon_dnsproxy_timeout_ms(inproc));
 
 		for (int i = 0; i < n; i++)
-			cordon_dnsproxy_handle(p, evs[i].data.ptr, evs[i].events);
-		cordon_dnsproxy_tick(p);
+			cordon_dnsproxy_handle(inproc, evs[i].data.ptr, evs[i].events);
+		cordon_dnsproxy_tick(inproc);
+	}
+}
+
+/* As cordon runs it: the proxy's own process loop, its admits over a socketpair. */
+static _Noreturn void proxy_process(int ctl)
+{
+	struct cordon_error err = { 0 };
+	struct sockaddr_storage up;
+	struct cordon_allowlist *al;
+	struct cordon_dnsproxy_config cfg;
+
+	int udp = udp_bound("127.0.0.3", PROXY_PORT, true);
+
+	proxy_config(&cfg, &up, &al);
+	if (cordon_dnsproxy_serve(&cfg, &udp, 1, NULL, 0, ctl, &err) < 0) {
+		cordon_error_print(&err);
+		exit(1);
+	}
+	exit(0);
+}
+
+/*
+ * The supervisor's end, as cordon's: every message checked, every
+ * address re-vetted against the vetting table, then inserted into a real
+ * allow set of a gateway ruleset in this namespace.
+ */
+static _Noreturn void supervisor(int ctl)
+{
+	struct cordon_error err = { 0 };
+	struct cordon_allowlist *al = cordon_allowlist_new();
+	struct cordon_cidr *blocked;
+	size_t n_blocked;
+	struct cordon_nft *nft = cordon_nft_open(&err);
+	struct cordon_nft_config nc = {
+		.workload_if = "bench0",
+		.set_size = 65536,
+	};
+
+	if (!nft || cordon_allowlist_add(al, "*.bench.test", false, &err) < 0) {
+		cordon_error_print(&err);
+		exit(1);
+	}
+	cordon_addr_parse("127.0.0.3", &nc.proxy4);
+	n_blocked = cordon_gateway_blocked(al, NULL, 0, &blocked);
+	nc.blocked = blocked;
+	nc.n_blocked = n_blocked;
+	if (cordon_nft_create(nft, &nc, &err) < 0) {
+		cordon_error_print(&err);
+		exit(1);
+	}
+	for (;;) {
+		struct cordon_dnsctl_msg m, reply;
+		struct cordon_addr addrs[CORDON_DNS_ADMIT_MAX], ok[CORDON_DNS_ADMIT_MAX];
+		enum cordon_vet why[CORDON_DNS_ADMIT_MAX];
+		const char *bad;
+		size_t n_ok = 0;
+		ssize_t r = recv(ctl, &m, sizeof(m), MSG_TRUNC);
+
+		if (r <= 0)
+			exit(0);
+		if (cordon_dnsctl_check(&m, (size_t)r, &bad) < 0) {
+			fprintf(stderr, "bench-dnsproxy: the proxy %s\n", bad);
+			exit(1);
+		}
+		if (m.type != CORDON_DNSCTL_ADMIT)
+			continue;
+		for (size_t i = 0; i < m.n_addrs; i++)
+			cordon_dnsctl_addr_get(&m.addrs[i], &addrs[i]);
+		cordon_dnsctl_vet_admit(al, blocked, n_blocked, m.name, addrs, m.n_addrs, why);
+		memset(&reply, 0, sizeof(reply));
+		reply.type = CORDON_DNSCTL_ADMITTED;
+		reply.token = m.token;
+		reply.n_addrs = m.n_addrs;
+		for (size_t i = 0; i < m.n_addrs; i++) {
+			if (why[i] == CORDON_VET_OK)
+				ok[n_ok++] = addrs[i];
+			cordon_dnsctl_addr_put(&addrs[i], why[i], &reply.addrs[i]);
+		}
+		if (n_ok && cordon_nft_allow(nft, ok, n_ok, m.ttl_s * 1000, &err) < 0)
+			reply.error = -EIO;
+		send(ctl, &reply, sizeof(reply), MSG_NOSIGNAL);
 	}
 }
 
@@ -239,37 +340,57 @@ static double throughput(const char *ip, uint16_t port, const char *zone, unsign
 	return got / ((double)(cordon_now_mono_us() - t0) / 1e6);
 }
 
+static void report(const char *what, const char *ip, unsigned n, double direct)
+{
+	double via = latency(ip, PROXY_PORT, "bench.test", n / 4);
+	double denied = latency(ip, PROXY_PORT, "other.test", n / 4);
+
+	printf("%s:\n  median latency: through the proxy %.0f us (added %.0f us), "
+	       "denied name %.0f us\n",
+	       what, via, via - direct, denied);
+	printf("  throughput (%d in flight, %u queries): allowed %.0f q/s, denied %.0f q/s\n",
+	       WINDOW, n, throughput(ip, PROXY_PORT, "bench.test", n),
+	       throughput(ip, PROXY_PORT, "other.test", n));
+}
+
 int main(int argc, char **argv)
 {
 	unsigned n = argc > 1 ? (unsigned)strtoul(argv[1], NULL, 10) : 20000;
-	pid_t s, p;
-	double direct, via, denied;
+	pid_t kids[4];
+	int sp[2];
+	double direct;
 
 	if (n < 100)
 		n = 100;
 	private_network();
-	s = fork();
-	if (s == 0)
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sp) < 0)
+		die("socketpair");
+	if ((kids[0] = fork()) == 0)
 		stub();
-	p = fork();
-	if (p == 0)
-		proxy();
-	usleep(100000);
+	if ((kids[1] = fork()) == 0)
+		proxy_inproc();
+	if ((kids[2] = fork()) == 0) {
+		close(sp[0]);
+		proxy_process(sp[1]);
+	}
+	if ((kids[3] = fork()) == 0) {
+		close(sp[1]);
+		supervisor(sp[0]);
+	}
+	close(sp[0]);
+	close(sp[1]);
+	usleep(200000);
 
 	direct = latency("127.0.0.1", STUB_PORT, "bench.test", n / 4);
-	via = latency("127.0.0.2", PROXY_PORT, "bench.test", n / 4);
-	denied = latency("127.0.0.2", PROXY_PORT, "other.test", n / 4);
-	printf("median latency: stub direct %.0f us, through the proxy %.0f us "
-	       "(added %.0f us), denied name %.0f us\n",
-	       direct, via, via - direct, denied);
-	printf("throughput (%d in flight, %u queries): stub direct %.0f q/s, "
-	       "through the proxy %.0f q/s, denied names %.0f q/s\n",
-	       WINDOW, n, throughput("127.0.0.1", STUB_PORT, "bench.test", n),
-	       throughput("127.0.0.2", PROXY_PORT, "bench.test", n),
-	       throughput("127.0.0.2", PROXY_PORT, "other.test", n));
-	kill(s, SIGKILL);
-	kill(p, SIGKILL);
-	waitpid(s, NULL, 0);
-	waitpid(p, NULL, 0);
+	printf("stub direct: median latency %.0f us, throughput %.0f q/s (%d in flight)\n", direct,
+	       throughput("127.0.0.1", STUB_PORT, "bench.test", n), WINDOW);
+	report("proxy and admits in one process (admits answered at once)", "127.0.0.2", n, direct);
+	report("proxy in its own process, admits re-vetted by the supervisor and inserted into "
+	       "the nft allow set",
+	       "127.0.0.3", n, direct);
+	for (size_t i = 0; i < ARRAY_SIZE(kids); i++) {
+		kill(kids[i], SIGKILL);
+		waitpid(kids[i], NULL, 0);
+	}
 	return 0;
 }

@@ -41,9 +41,11 @@ static void private_network(void)
 			close(fd);
 		}
 		snprintf(map, sizeof(map), "0 %u 1", uid);
-		ck_assert_int_eq(cordon_write_file_at(AT_FDCWD, "/proc/self/uid_map", map, strlen(map)), 0);
+		ck_assert_int_eq(
+			cordon_write_file_at(AT_FDCWD, "/proc/self/uid_map", map, strlen(map)), 0);
 		snprintf(map, sizeof(map), "0 %u 1", gid);
-		ck_assert_int_eq(cordon_write_file_at(AT_FDCWD, "/proc/self/gid_map", map, strlen(map)), 0);
+		ck_assert_int_eq(
+			cordon_write_file_at(AT_FDCWD, "/proc/self/gid_map", map, strlen(map)), 0);
 	}
 	s = socket(AF_INET, SOCK_DGRAM, 0);
 	ck_assert_int_ge(s, 0);
@@ -155,10 +157,10 @@ static void rr_cname(struct msgbuf *m, const char *owner, const char *target, ui
 
 struct stub {
 	int udp, tcp;
-	int conn;       /* the accepted TCP connection, or -1 */
+	int conn; /* the accepted TCP connection, or -1 */
 	uint8_t in[4098];
 	size_t got;
-	unsigned queries;     /* over UDP and TCP */
+	unsigned queries; /* over UDP and TCP */
 	unsigned tcp_queries;
 	char last_name[256];
 	uint8_t last_query[4096]; /* the last query as it arrived, whole */
@@ -187,6 +189,10 @@ static size_t stub_answer(struct stub *st, const uint8_t *q, size_t qlen, bool o
 		header(out, id, 0x8180, 1);
 		put_name(out, name), put16(out, 1), put16(out, 1);
 		rr_a(out, name, "93.184.216.7", 300);
+	} else if (strcmp(name, "long.allowed.test") == 0) {
+		header(out, id, 0x8180, 1);
+		put_name(out, name), put16(out, 1), put16(out, 1);
+		rr_a(out, name, "93.184.216.11", 86400);
 	} else if (strcmp(name, "ttl0.allowed.test") == 0) {
 		header(out, id, 0x8180, 1);
 		put_name(out, name), put16(out, 1), put16(out, 1);
@@ -278,6 +284,8 @@ struct inserted {
 	unsigned calls;
 	bool client_had_reply_at_insert;
 	int fail;
+	bool deferred;	     /* the test answers the admit itself */
+	uint32_t last_token; /* of the last admit */
 };
 
 struct harness {
@@ -291,21 +299,29 @@ struct harness {
 	size_t n_clients;
 };
 
-static int record_insert(void *opaque, const struct cordon_addr *a, size_t n, uint32_t timeout_ms)
+/*
+ * The supervisor's part, in process: record the admit, and answer it at
+ * once (every address admitted) unless the test answers it itself.
+ */
+static int record_admit(void *opaque, const struct cordon_dns_admit *req)
 {
 	struct harness *h = opaque;
+	enum cordon_vet ok[CORDON_DNS_ADMIT_MAX] = { 0 };
 	uint8_t probe;
 
 	if (h->ins.fail)
 		return h->ins.fail;
 	h->ins.calls++;
+	h->ins.last_token = req->token;
 	/* The reply must not have left before the insert. */
 	if (recv(h->client, &probe, 1, MSG_DONTWAIT | MSG_PEEK) >= 0)
 		h->ins.client_had_reply_at_insert = true;
-	for (size_t i = 0; i < n && h->ins.n < 64; i++) {
-		h->ins.addr[h->ins.n] = a[i];
-		h->ins.timeout_ms[h->ins.n++] = timeout_ms;
+	for (size_t i = 0; i < req->n && h->ins.n < 64; i++) {
+		h->ins.addr[h->ins.n] = req->addrs[i];
+		h->ins.timeout_ms[h->ins.n++] = req->ttl_s * 1000;
 	}
+	if (!h->ins.deferred)
+		cordon_dnsproxy_admitted(h->proxy, req->token, 0, ok, req->n);
 	return 0;
 }
 
@@ -329,13 +345,14 @@ static void harness_start(struct harness *h, uint32_t qps, bool upstream_alive, 
 	up->sin_port = htons(5300);
 	inet_pton(AF_INET, "127.0.0.1", &up->sin_addr);
 	h->al = cordon_allowlist_new();
-	ck_assert_int_eq(cordon_allowlist_add(h->al, "allowed.test,*.allowed.test", false, &err), 0);
+	ck_assert_int_eq(cordon_allowlist_add(h->al, "allowed.test,*.allowed.test", false, &err),
+			 0);
 	cfg.allowlist = h->al;
 	cfg.upstreams = &h->upstream;
 	cfg.n_upstreams = 1;
 	cfg.upstream_timeout_ms = 300;
 	cfg.qps = qps;
-	cfg.insert = record_insert;
+	cfg.admit = record_admit;
 	cfg.opaque = h;
 	if (!h->n_clients)
 		ck_assert_int_eq(cordon_addr_parse("127.0.0.1", &h->clients[h->n_clients++]), 0);
@@ -390,18 +407,24 @@ static void harness_down(struct harness *h)
 		close(h->stub.tcp);
 }
 
-/* Send a query, drive everything until the client has its reply; returns its length. */
-/* Send the query q (its id 0x4242), drive everything until the client has its reply. */
-static ssize_t ask_raw(struct harness *h, const struct msgbuf *q, struct cordon_dns_msg *out)
+static void send_query(struct harness *h, const char *name, uint16_t type)
+{
+	struct msgbuf q;
+
+	query_msg(&q, 0x4242, name, type);
+	ck_assert_int_eq(send(h->client, q.b, q.n, 0), (ssize_t)q.n);
+}
+
+/* Drive everything until the client has its reply (its length) or ms passed (-1). */
+static ssize_t wait_reply(struct harness *h, unsigned ms, struct cordon_dns_msg *out)
 {
 	uint8_t buf[4096];
-	uint64_t deadline = cordon_now_mono_us() / 1000 + 3000;
+	uint64_t deadline = cordon_now_mono_us() / 1000 + ms;
 
-	ck_assert_int_eq(send(h->client, q->b, q->n, 0), (ssize_t)q->n);
-	while (cordon_now_mono_us() / 1000 < deadline) {
+	do {
 		struct epoll_event evs[8];
 		int t = cordon_dnsproxy_timeout_ms(h->proxy);
-		int n = epoll_wait(h->epfd, evs, 8, t < 0 || t > 50 ? 50 : t);
+		int n = epoll_wait(h->epfd, evs, 8, t < 0 || t > 20 ? 20 : t);
 		ssize_t got;
 
 		for (int i = 0; i < n; i++) {
@@ -421,16 +444,22 @@ static ssize_t ask_raw(struct harness *h, const struct msgbuf *q, struct cordon_
 			ck_assert_int_eq(cordon_dns_parse(buf, (size_t)got, out), 0);
 			return got;
 		}
-	}
+	} while (cordon_now_mono_us() / 1000 < deadline);
 	return -1;
 }
 
+/* Send the query q (its id 0x4242), drive everything until the client has its reply. */
+static ssize_t ask_raw(struct harness *h, const struct msgbuf *q, struct cordon_dns_msg *out)
+{
+	ck_assert_int_eq(send(h->client, q->b, q->n, 0), (ssize_t)q->n);
+	return wait_reply(h, 3000, out);
+}
+
+/* Send a query, drive everything until the client has its reply; returns its length. */
 static ssize_t ask(struct harness *h, const char *name, uint16_t type, struct cordon_dns_msg *out)
 {
-	struct msgbuf q;
-
-	query_msg(&q, 0x4242, name, type);
-	return ask_raw(h, &q, out);
+	send_query(h, name, type);
+	return wait_reply(h, 3000, out);
 }
 
 static int rcode(const struct cordon_dns_msg *m)
@@ -1221,6 +1250,35 @@ START_TEST(foreign_sources_never_answered)
 }
 END_TEST
 
+/*
+ * The answer waits for its admit: nothing reaches the client until the
+ * supervisor (here the test) says the address is in the sets.
+ */
+START_TEST(admit_answer_waits_for_the_verdict)
+{
+	struct harness h;
+	struct cordon_dns_msg *m = reply_msg();
+	const enum cordon_vet ok[] = { CORDON_VET_OK };
+
+	harness_up(&h, 0, true);
+	h.ins.deferred = true;
+	send_query(&h, "allowed.test", CORDON_DNS_TYPE_A);
+	ck_assert_int_lt(wait_reply(&h, 300, m), 0);
+	ck_assert_uint_eq(h.ins.calls, 1);
+	/* A token nobody waits for changes nothing. */
+	cordon_dnsproxy_admitted(h.proxy, h.ins.last_token + 1000, 0, ok, 1);
+	ck_assert_int_lt(wait_reply(&h, 100, m), 0);
+	cordon_dnsproxy_admitted(h.proxy, h.ins.last_token, 0, ok, 1);
+	ck_assert_int_gt(wait_reply(&h, 3000, m), 0);
+	ck_assert_int_eq(rcode(m), CORDON_DNS_RCODE_NOERROR);
+	ck_assert_uint_eq(count_type(m, CORDON_DNS_TYPE_A), 1);
+	/* Answered: the same token again is stale. */
+	cordon_dnsproxy_admitted(h.proxy, h.ins.last_token, 0, ok, 1);
+	harness_down(&h);
+	free(m);
+}
+END_TEST
+
 /* Two UDP listeners of one family (which would a reply leave by?), or a bad fd: refused, all
  * closed. */
 START_TEST(listeners_refused_and_closed)
@@ -1257,6 +1315,85 @@ START_TEST(listeners_refused_and_closed)
 }
 END_TEST
 
+/* An address the supervisor refuses leaves the reply, whatever the proxy thought of it. */
+START_TEST(admit_refused_address_leaves_the_reply)
+{
+	struct harness h;
+	struct cordon_dns_msg *m = reply_msg();
+	const enum cordon_vet blocked[] = { CORDON_VET_BLOCKED };
+	struct cordon_dnsproxy_stats st;
+
+	harness_up(&h, 0, true);
+	h.ins.deferred = true;
+	send_query(&h, "rebind.allowed.test", CORDON_DNS_TYPE_A);
+	ck_assert_int_lt(wait_reply(&h, 200, m), 0);
+	ck_assert_uint_eq(h.ins.n, 1); /* the proxy vetted the other two away itself */
+	cordon_dnsproxy_admitted(h.proxy, h.ins.last_token, 0, blocked, 1);
+	ck_assert_int_gt(wait_reply(&h, 3000, m), 0);
+	ck_assert_int_eq(rcode(m), CORDON_DNS_RCODE_NOERROR);
+	ck_assert_uint_eq(count_type(m, CORDON_DNS_TYPE_A), 0);
+	cordon_dnsproxy_stats(h.proxy, &st);
+	ck_assert_uint_eq(st.addrs_refused, 3);
+	ck_assert_uint_eq(st.addrs_inserted, 0);
+	/* Not admitted, so asked again next time. */
+	send_query(&h, "rebind.allowed.test", CORDON_DNS_TYPE_A);
+	ck_assert_int_lt(wait_reply(&h, 200, m), 0);
+	ck_assert_uint_eq(h.ins.calls, 2);
+	harness_down(&h);
+	free(m);
+}
+END_TEST
+
+/* An admit nobody answers: SERVFAIL once the admit's time is up, and the client is told. */
+START_TEST(admit_unanswered_is_servfail)
+{
+	struct harness h;
+	struct cordon_dns_msg *m = reply_msg();
+	struct cordon_dnsproxy_stats st;
+
+	harness_up(&h, 0, true);
+	h.ins.deferred = true;
+	send_query(&h, "allowed.test", CORDON_DNS_TYPE_A);
+	/* The default admit timeout is 2 s. */
+	ck_assert_int_gt(wait_reply(&h, 5000, m), 0);
+	ck_assert_int_eq(rcode(m), CORDON_DNS_RCODE_SERVFAIL);
+	cordon_dnsproxy_stats(h.proxy, &st);
+	ck_assert_uint_eq(st.servfail, 1);
+	/* Its late verdict finds nobody. */
+	cordon_dnsproxy_admitted(h.proxy, h.ins.last_token, 0, NULL, 0);
+	harness_down(&h);
+	free(m);
+}
+END_TEST
+
+/*
+ * An address the sets hold for at least half the TTL is not asked for
+ * again, and the client hears no more TTL than the sets have left; a
+ * record TTL above the ceiling reaches the client cut to it.
+ */
+START_TEST(admitted_addresses_known_and_ttls_cut)
+{
+	struct harness h;
+	struct cordon_dns_msg *m = reply_msg();
+
+	harness_up(&h, 0, true);
+	ck_assert_int_gt(ask(&h, "allowed.test", CORDON_DNS_TYPE_A, m), 0);
+	ck_assert_uint_eq(h.ins.calls, 1);
+	ck_assert_uint_eq(m->rr[0].ttl, 300);
+	ck_assert_int_gt(ask(&h, "allowed.test", CORDON_DNS_TYPE_A, m), 0);
+	ck_assert_uint_eq(h.ins.calls, 1);
+	ck_assert_uint_eq(count_type(m, CORDON_DNS_TYPE_A), 1);
+	ck_assert_uint_le(m->rr[0].ttl, 300);
+	ck_assert_uint_ge(m->rr[0].ttl, 295);
+	ck_assert_int_gt(ask(&h, "long.allowed.test", CORDON_DNS_TYPE_A, m), 0);
+	ck_assert_uint_eq(h.ins.calls, 2);
+	ck_assert_uint_eq(h.ins.timeout_ms[1], CORDON_DNS_TTL_CEILING_S * 1000);
+	ck_assert_uint_eq(m->rr[0].ttl, CORDON_DNS_TTL_CEILING_S);
+	harness_down(&h);
+	free(m);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("dnsproxy");
@@ -1279,6 +1416,10 @@ static Suite *suite(void)
 	tcase_add_test(tc, gateway_listeners_one_per_family);
 	tcase_add_test(tc, foreign_sources_never_answered);
 	tcase_add_test(tc, listeners_refused_and_closed);
+	tcase_add_test(tc, admit_answer_waits_for_the_verdict);
+	tcase_add_test(tc, admit_refused_address_leaves_the_reply);
+	tcase_add_test(tc, admit_unanswered_is_servfail);
+	tcase_add_test(tc, admitted_addresses_known_and_ttls_cut);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1,0 +1,372 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * The DNS proxy's channel to the supervisor (include/cordon/net.h, "The
+ * DNS proxy's channel"): both ends of it. The proxy's end is its
+ * process's whole loop, cordon_dnsproxy_serve; the supervisor's end is
+ * the check of every message it reads and the re-vetting of every admit,
+ * so that a proxy taken over by the workload it serves can at worst
+ * admit public addresses for its own sandbox.
+ */
+#include "dnsproxy-internal.h"
+
+/* --- the supervisor's end --------------------------------------------------- */
+
+static bool zero(const void *p, size_t len)
+{
+	const uint8_t *b = p;
+
+	for (size_t i = 0; i < len; i++)
+		if (b[i])
+			return false;
+	return true;
+}
+
+static bool addr_ok(const struct cordon_dnsctl_addr *a)
+{
+	size_t len;
+
+	if (a->family == AF_INET)
+		len = 4;
+	else if (a->family == AF_INET6)
+		len = 16;
+	else
+		return false;
+	return a->why < CORDON_VET_COUNT && zero(a->bytes + len, sizeof(a->bytes) - len);
+}
+
+/* n used entries, each well formed; the rest all zero. */
+static bool addrs_ok(const struct cordon_dnsctl_addr *v, size_t cap, size_t n)
+{
+	if (n > cap)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!addr_ok(&v[i]))
+			return false;
+	return zero(v + n, (cap - n) * sizeof(*v));
+}
+
+/* NUL-terminated, printable ASCII without spaces (the proxy escapes the rest), zero after. */
+static bool name_ok(const char *name, size_t cap, bool empty_ok)
+{
+	size_t len = strnlen(name, cap);
+
+	if (len == cap || (len == 0 && !empty_ok))
+		return false;
+	for (size_t i = 0; i < len; i++)
+		if ((unsigned char)name[i] < 0x21 || (unsigned char)name[i] > 0x7e)
+			return false;
+	return zero(name + len, cap - len);
+}
+
+int cordon_dnsctl_check(const void *buf, size_t len, const char **why)
+{
+	const struct cordon_dnsctl_msg *m = buf;
+
+	if (len != sizeof(*m)) {
+		*why = "a message of the wrong size";
+		return -1;
+	}
+	if (m->pad[0] || m->pad[1]) {
+		*why = "padding not zero";
+		return -1;
+	}
+	switch (m->type) {
+	case CORDON_DNSCTL_READY:
+		if (!zero((const uint8_t *)m + sizeof(m->type), sizeof(*m) - sizeof(m->type))) {
+			*why = "READY carries data";
+			return -1;
+		}
+		return 0;
+	case CORDON_DNSCTL_ADMIT:
+		if (m->n_addrs == 0 || !addrs_ok(m->addrs, ARRAY_SIZE(m->addrs), m->n_addrs) ||
+		    m->n_refused || !zero(m->refused, sizeof(m->refused))) {
+			*why = "ADMIT with bad addresses";
+			return -1;
+		}
+		for (size_t i = 0; i < m->n_addrs; i++) {
+			if (m->addrs[i].why != CORDON_VET_OK) {
+				*why = "ADMIT with a verdict";
+				return -1;
+			}
+		}
+		if (!name_ok(m->name, sizeof(m->name), false)) {
+			*why = "ADMIT with a bad name";
+			return -1;
+		}
+		return 0;
+	case CORDON_DNSCTL_EVENT:
+		if (!addrs_ok(m->addrs, ARRAY_SIZE(m->addrs), m->n_addrs) ||
+		    !addrs_ok(m->refused, ARRAY_SIZE(m->refused), m->n_refused)) {
+			*why = "EVENT with bad addresses";
+			return -1;
+		}
+		for (size_t i = 0; i < m->n_refused; i++) {
+			if (m->refused[i].why == CORDON_VET_OK) {
+				*why = "EVENT refusing an address without a reason";
+				return -1;
+			}
+		}
+		if (m->allowed > 1 || m->rcode > 15 || !name_ok(m->name, sizeof(m->name), true)) {
+			*why = "EVENT with a bad field";
+			return -1;
+		}
+		return 0;
+	case CORDON_DNSCTL_STATS:
+		return 0;
+	case CORDON_DNSCTL_FAILED:
+		if (strnlen(m->name, sizeof(m->name)) == sizeof(m->name)) {
+			*why = "FAILED without an end";
+			return -1;
+		}
+		return 0;
+	default:
+		*why = "an unknown message type";
+		return -1;
+	}
+}
+
+void cordon_dnsctl_addr_get(const struct cordon_dnsctl_addr *in, struct cordon_addr *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->family = in->family == AF_INET6 ? AF_INET6 : AF_INET;
+	memcpy(out->u.bytes, in->bytes, out->family == AF_INET6 ? 16 : 4);
+}
+
+void cordon_dnsctl_addr_put(const struct cordon_addr *in, enum cordon_vet why,
+			    struct cordon_dnsctl_addr *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->family = (uint8_t)in->family;
+	out->why = (uint8_t)why;
+	memcpy(out->bytes, in->u.bytes, in->family == AF_INET6 ? 16 : 4);
+}
+
+size_t cordon_dnsctl_vet_admit(const struct cordon_allowlist *al, const struct cordon_cidr *blocked,
+			       size_t n_blocked, const char *name, const struct cordon_addr *addrs,
+			       size_t n, enum cordon_vet *why)
+{
+	const struct cordon_cidr *cidrs;
+	size_t n_cidrs = cordon_allowlist_cidrs(al, &cidrs), admitted = 0;
+	bool listed = cordon_allowlist_match_name(al, name);
+
+	for (size_t i = 0; i < n; i++) {
+		struct cordon_cidr one = {
+			.addr = addrs[i],
+			.prefix = addrs[i].family == AF_INET ? 32 : 128,
+		};
+
+		why[i] = listed ? cordon_addr_vet(&addrs[i], cidrs, n_cidrs) : CORDON_VET_NAME;
+		for (size_t k = 0; why[i] == CORDON_VET_OK && k < n_blocked; k++)
+			if (cordon_cidr_within(&one, &blocked[k]))
+				why[i] = CORDON_VET_BLOCKED;
+		admitted += why[i] == CORDON_VET_OK;
+	}
+	return admitted;
+}
+
+/* --- the proxy's end ---------------------------------------------------------- */
+
+struct serve {
+	struct cordon_dnsproxy *p;
+	int ctl;
+};
+
+/*
+ * The question's name for a message: the bytes the report can carry as
+ * they are, every other byte (a space, a control character, a byte of
+ * eight bits, the escape itself) as \DDD, cut where it no longer fits.
+ */
+static void put_name(char *dst, size_t cap, const char *name)
+{
+	size_t o = 0;
+
+	for (const unsigned char *s = (const unsigned char *)name; *s; s++) {
+		bool plain = *s > 0x20 && *s < 0x7f && *s != '\\';
+		size_t need = plain ? 1 : 4;
+
+		if (o + need >= cap)
+			break;
+		if (plain)
+			dst[o++] = (char)*s;
+		else
+			o += (size_t)snprintf(dst + o, cap - o, "\\%03u", *s);
+	}
+	dst[o] = '\0';
+}
+
+static int ctl_send(int ctl, const struct cordon_dnsctl_msg *m)
+{
+	ssize_t w;
+
+	do
+		w = send(ctl, m, sizeof(*m), MSG_DONTWAIT | MSG_NOSIGNAL);
+	while (w < 0 && errno == EINTR);
+	if (w < 0)
+		return -errno;
+	return w == (ssize_t)sizeof(*m) ? 0 : -EIO;
+}
+
+#ifdef CORDON_TEST_LAB
+/*
+ * Test-only, compiled in only with -DCORDON_TEST_LAB (the lab build,
+ * docs/network.md "Testing"): CORDON_LAB_DNS_FORGE_ADMIT, addresses
+ * separated by commas, which the proxy adds to every admit it sends, as
+ * a proxy taken over by the workload would. The supervisor must refuse
+ * them. Read from the environment copied at fork: no system call.
+ */
+static void lab_forge(struct cordon_dnsctl_msg *m)
+{
+	const char *list = getenv("CORDON_LAB_DNS_FORGE_ADMIT");
+	char one[INET6_ADDRSTRLEN];
+
+	while (list && *list && m->n_addrs < CORDON_DNS_ADMIT_MAX) {
+		size_t len = strcspn(list, ",");
+		struct cordon_addr a;
+
+		if (len < sizeof(one)) {
+			memcpy(one, list, len);
+			one[len] = '\0';
+			if (cordon_addr_parse(one, &a) == 0)
+				cordon_dnsctl_addr_put(&a, CORDON_VET_OK, &m->addrs[m->n_addrs++]);
+		}
+		list += len + (list[len] == ',');
+	}
+}
+#else
+static void lab_forge(struct cordon_dnsctl_msg *m)
+{
+	(void)m; /* production builds ignore the variable */
+}
+#endif
+
+static int serve_admit(void *opaque, const struct cordon_dns_admit *req)
+{
+	struct serve *s = opaque;
+	struct cordon_dnsctl_msg m;
+
+	memset(&m, 0, sizeof(m));
+	m.type = CORDON_DNSCTL_ADMIT;
+	m.token = req->token;
+	m.ttl_s = req->ttl_s;
+	m.qtype = req->qtype;
+	m.n_addrs = (uint8_t)(req->n < CORDON_DNS_ADMIT_MAX ? req->n : CORDON_DNS_ADMIT_MAX);
+	put_name(m.name, sizeof(m.name), req->name);
+	for (size_t i = 0; i < m.n_addrs; i++)
+		cordon_dnsctl_addr_put(&req->addrs[i], CORDON_VET_OK, &m.addrs[i]);
+	lab_forge(&m);
+	return ctl_send(s->ctl, &m);
+}
+
+/* For the report only: best effort, a full channel loses the event. */
+static void serve_event(void *opaque, const struct cordon_dns_event *ev)
+{
+	struct serve *s = opaque;
+	struct cordon_dnsctl_msg m;
+
+	memset(&m, 0, sizeof(m));
+	m.type = CORDON_DNSCTL_EVENT;
+	m.qtype = ev->qtype;
+	m.allowed = ev->allowed;
+	m.rcode = (uint8_t)(ev->rcode & 0x0f);
+	put_name(m.name, sizeof(m.name), ev->name ? ev->name : "");
+	m.n_addrs =
+		(uint8_t)(ev->n_added < CORDON_DNS_ADMIT_MAX ? ev->n_added : CORDON_DNS_ADMIT_MAX);
+	for (size_t i = 0; i < m.n_addrs; i++)
+		cordon_dnsctl_addr_put(&ev->added[i], CORDON_VET_OK, &m.addrs[i]);
+	m.n_refused = (uint8_t)(ev->n_refused < CORDON_DNS_ADMIT_MAX ? ev->n_refused :
+								       CORDON_DNS_ADMIT_MAX);
+	for (size_t i = 0; i < m.n_refused; i++)
+		cordon_dnsctl_addr_put(&ev->refused[i], ev->refused_why[i], &m.refused[i]);
+	ctl_send(s->ctl, &m);
+}
+
+/*
+ * What the supervisor says. It is trusted, but a verdict is still read
+ * only within its bounds. 0 to go on, 1 when it hung up, -1 on an error.
+ */
+static int serve_ctl(struct serve *s)
+{
+	for (;;) {
+		struct cordon_dnsctl_msg m;
+		enum cordon_vet v[CORDON_DNS_ADMIT_MAX];
+		ssize_t r = recv(s->ctl, &m, sizeof(m), MSG_DONTWAIT);
+
+		if (r < 0)
+			return errno == EAGAIN ? 0 : errno == EINTR ? 0 : -1;
+		if (r == 0)
+			return 1;
+		if (r != (ssize_t)sizeof(m))
+			continue;
+		if (m.type == CORDON_DNSCTL_ADMITTED) {
+			size_t n =
+				m.n_addrs < CORDON_DNS_ADMIT_MAX ? m.n_addrs : CORDON_DNS_ADMIT_MAX;
+
+			for (size_t i = 0; i < n; i++)
+				v[i] = m.addrs[i].why < CORDON_VET_COUNT ?
+					       (enum cordon_vet)m.addrs[i].why :
+					       CORDON_VET_BLOCKED;
+			cordon_dnsproxy_admitted(s->p, m.token, m.error > 0 ? -EIO : m.error, v, n);
+		} else if (m.type == CORDON_DNSCTL_STATS) {
+			memset(&m, 0, sizeof(m));
+			m.type = CORDON_DNSCTL_STATS;
+			cordon_dnsproxy_stats(s->p, &m.stats);
+			ctl_send(s->ctl, &m);
+		}
+	}
+}
+
+int cordon_dnsproxy_serve(const struct cordon_dnsproxy_config *cfg, const int *udp_fds,
+			  size_t n_udp, const int *tcp_fds, size_t n_tcp, int ctl,
+			  struct cordon_error *err)
+{
+	struct cordon_dnsproxy_config own = *cfg;
+	struct serve s = { .ctl = ctl };
+	struct cordon_dnsctl_msg ready;
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &s };
+	_cleanup_close_ int epfd = -1;
+	int r = 0;
+
+	own.admit = serve_admit;
+	own.event = serve_event;
+	own.opaque = &s;
+	s.p = cordon_dnsproxy_new(&own, udp_fds, n_udp, tcp_fds, n_tcp, err);
+	if (!s.p)
+		return -1;
+	epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (epfd < 0 || epoll_ctl(epfd, EPOLL_CTL_ADD, ctl, &ev) < 0) {
+		cordon_error_set(err, CORDON_E_NET_POLICY, errno, "DNS proxy: epoll");
+		cordon_dnsproxy_free(s.p);
+		return -1;
+	}
+	if (cordon_dnsproxy_attach(s.p, epfd, err) < 0) {
+		cordon_dnsproxy_free(s.p);
+		return -1;
+	}
+	memset(&ready, 0, sizeof(ready));
+	ready.type = CORDON_DNSCTL_READY;
+	if (ctl_send(ctl, &ready) < 0) {
+		cordon_dnsproxy_free(s.p);
+		return 0; /* nobody to serve for */
+	}
+	while (r == 0) {
+		struct epoll_event evs[32];
+		int n = epoll_wait(epfd, evs, ARRAY_SIZE(evs), cordon_dnsproxy_timeout_ms(s.p));
+
+		if (n < 0 && errno != EINTR) {
+			r = cordon_error_set(err, CORDON_E_NET_POLICY, errno,
+					     "DNS proxy: epoll_wait");
+			break;
+		}
+		for (int i = 0; i < n && r == 0; i++) {
+			if (evs[i].data.ptr == &s)
+				r = serve_ctl(&s);
+			else
+				cordon_dnsproxy_handle(s.p, evs[i].data.ptr, evs[i].events);
+		}
+		cordon_dnsproxy_tick(s.p);
+	}
+	cordon_dnsproxy_free(s.p);
+	if (r < 0 && !err->code)
+		cordon_error_set(err, CORDON_E_NET_POLICY, errno, "DNS proxy: its channel");
+	return r < 0 ? -1 : 0;
+}

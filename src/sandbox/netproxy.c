@@ -1,0 +1,499 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * The DNS proxy's process, and the supervisor's end of its channel
+ * (docs/security.md, "The DNS proxy's process").
+ *
+ * The proxy is the one part of cordon that parses bytes the workload
+ * chooses, so it holds nothing worth taking: the supervisor forks it,
+ * and before it reads a byte it
+ *   - joins the sandbox's user namespace and the gateway namespace G,
+ *     where its sockets are (the workload's DNS sockets, made by the
+ *     init; the upstream ones it makes itself, in G);
+ *   - gets a mount namespace of its own whose root is an empty,
+ *     read-only tmpfs: no file of the host's is reachable by a path;
+ *   - becomes an id of the sandbox's range that is neither host root
+ *     nor the caller where the maps allow (nobody), with no capability
+ *     in any set, securebits that keep it so, not dumpable,
+ *     no_new_privs, small rlimits, and a seccomp filter of its socket,
+ *     epoll and memory calls that kills it on anything else;
+ *   - keeps the DNS listeners (UDP and TCP on the gateway's IPv4 and
+ *     IPv6 address), the channel to us, and /dev/null as stdio.
+ * It cannot write a rule: it asks us to admit an address (ADMIT), and
+ * we check the message, re-vet every address against the vetting table
+ * and everything the gateway blocks, and insert what passes. A proxy
+ * that dies, or breaks the protocol, ends the sandbox: the workload's
+ * DNS would otherwise silently stop, or worse, run on a proxy we no
+ * longer understand.
+ */
+#include <fcntl.h>
+#include <linux/mount.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+
+#include "cordon/security.h"
+#include "sandbox-internal.h"
+
+#define PROXY_TITLE "cordon-dnsproxy"
+#define PROXY_READY_TIMEOUT_MS 30000
+#define PROXY_STATS_TIMEOUT_MS 250
+
+/* Where the proxy's fds are once it has closed the rest: the DNS listeners as in SYNC_NET. */
+enum {
+	FD_CTL = 3,
+	FD_UDP,
+	FD_TCP = FD_UDP + CORDON_GW_DNS_SOCKETS,
+	FD_USERNS = FD_TCP + CORDON_GW_DNS_SOCKETS,
+	FD_NETNS,
+	FD_COUNT,
+};
+
+static int fail(struct cordon_error *err, int errnum, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int fail(struct cordon_error *err, int errnum, const char *fmt, ...)
+{
+	char msg[sizeof(err->msg) - 32];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return cordon_error_set(err, CORDON_E_NET_POLICY, errnum, "network: DNS proxy: %s", msg);
+}
+
+/* --- the proxy's ids ------------------------------------------------------------ */
+
+/*
+ * An id of map for the proxy: nobody (65534) where the map gives it a
+ * host id that is neither root nor the caller, else the highest id that
+ * is, else (a single-id map) the one id there is, single.
+ */
+static uint32_t pick_id(const struct cordon_idmap *map, uint32_t caller, uint32_t single)
+{
+	int64_t o = cordon_idmap_to_outside(map, 65534);
+
+	if (o > 0 && o != caller)
+		return 65534;
+	for (size_t i = map->n; i-- > 0;) {
+		const struct cordon_idmap_extent *e = &map->extent[i];
+
+		/* The last two ids of an extent: one of them is neither root nor the caller. */
+		for (uint32_t k = 0; k < 2 && k < e->count; k++) {
+			uint32_t out = e->outside + e->count - 1 - k;
+
+			if (out != 0 && out != caller)
+				return e->inside + e->count - 1 - k;
+		}
+	}
+	return single;
+}
+
+void sandbox_net_proxy_ids(struct sandbox_net *n, const struct cordon_idplan *plan)
+{
+	if (!plan) {
+		/* --userns host: G belongs to the host's user namespace; host root becomes nobody.
+		 */
+		n->proxy_uid = geteuid() == 0 ? 65534 : geteuid();
+		n->proxy_gid = geteuid() == 0 ? 65534 : getegid();
+		n->proxy_setgroups = geteuid() == 0;
+		return;
+	}
+	n->proxy_uid = pick_id(&plan->uid, geteuid(), n->spec->uid);
+	n->proxy_gid = pick_id(&plan->gid, getegid(), n->spec->gid);
+	n->proxy_setgroups = !plan->deny_setgroups;
+}
+
+/* --- the proxy process ----------------------------------------------------------- */
+
+static _Noreturn void proxy_die(const struct cordon_error *err)
+{
+	struct cordon_dnsctl_msg m;
+
+	memset(&m, 0, sizeof(m));
+	m.type = CORDON_DNSCTL_FAILED;
+	/* Cut to the message's size: the supervisor needs the start of it. */
+	snprintf(m.name, sizeof(m.name), "%.*s", (int)sizeof(m.name) - 1, err->msg);
+	if (err->errnum) {
+		size_t len = strlen(m.name);
+
+		snprintf(m.name + len, sizeof(m.name) - len, ": %s", strerror(err->errnum));
+	}
+	send(FD_CTL, &m, sizeof(m), MSG_DONTWAIT | MSG_NOSIGNAL);
+	_exit(1);
+}
+
+/* fds[i] into FD_CTL + i (-1 stays unused); stdio on /dev/null; every other fd closed. */
+static int proxy_fds(const int fds[FD_COUNT - FD_CTL])
+{
+	int high[FD_COUNT - FD_CTL], devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+	if (devnull < 0)
+		return -1;
+	/* Above everything first, so that no dup2 below clobbers a source. */
+	for (int i = 0; i < FD_COUNT - FD_CTL; i++) {
+		high[i] = fds[i] >= 0 ? fcntl(fds[i], F_DUPFD_CLOEXEC, 100) : -1;
+		if (fds[i] >= 0 && high[i] < 0)
+			return -1;
+	}
+	for (int i = 0; i < 3; i++)
+		if (dup2(devnull, i) < 0)
+			return -1;
+	for (int i = 0; i < FD_COUNT - FD_CTL; i++)
+		if (high[i] >= 0 && dup3(high[i], FD_CTL + i, O_CLOEXEC) < 0)
+			return -1;
+	return close_range(FD_COUNT, ~0U, 0);
+}
+
+/* A mount namespace of our own whose root is an empty, read-only tmpfs. */
+static int proxy_empty_root(struct cordon_error *err)
+{
+	_cleanup_close_ int fs = -1, mnt = -1;
+
+	if (unshare(CLONE_NEWNS) < 0)
+		return cordon_error_set(err, CORDON_E_NAMESPACE, errno, "a mount namespace");
+	fs = cordon_fsopen("tmpfs", FSOPEN_CLOEXEC);
+	if (fs < 0 || cordon_fsconfig(fs, FSCONFIG_SET_STRING, "size", "4k", 0) < 0 ||
+	    cordon_fsconfig(fs, FSCONFIG_SET_STRING, "nr_inodes", "1", 0) < 0 ||
+	    cordon_fsconfig(fs, FSCONFIG_SET_STRING, "mode", "0555", 0) < 0 ||
+	    cordon_fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+		return cordon_error_set(err, CORDON_E_MOUNT, errno, "an empty root");
+	mnt = cordon_fsmount(fs, FSMOUNT_CLOEXEC,
+			     MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+				     MOUNT_ATTR_NOEXEC);
+	if (mnt < 0 || fchdir(mnt) < 0 || chroot(".") < 0 || chdir("/") < 0)
+		return cordon_error_set(err, CORDON_E_MOUNT, errno, "entering an empty root");
+	return 0;
+}
+
+static int proxy_rlimits(struct cordon_error *err)
+{
+	static const struct {
+		int resource;
+		rlim_t value;
+	} limits[] = {
+		{ RLIMIT_CORE, 0 },
+		{ RLIMIT_FSIZE, 0 },
+		{ RLIMIT_NPROC, 0 },
+		{ RLIMIT_MEMLOCK, 0 },
+		{ RLIMIT_MSGQUEUE, 0 },
+		{ RLIMIT_NOFILE, 128 },
+#if !defined(__SANITIZE_ADDRESS__)
+		/* Its buffers come to a few MiB; a sanitizer's shadow memory is terabytes of
+		   address space. */
+		{ RLIMIT_AS, 512u << 20 },
+#endif
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(limits); i++) {
+		struct rlimit rl = { limits[i].value, limits[i].value };
+
+		if (setrlimit(limits[i].resource, &rl) < 0)
+			return cordon_error_set(err, CORDON_E_SECURITY, errno, "rlimit %s",
+						cordon_rlimit_name(limits[i].resource));
+	}
+	return 0;
+}
+
+static _Noreturn void proxy_main(const struct sandbox_net *n, pid_t parent,
+				 const int fds[FD_COUNT - FD_CTL])
+{
+	const struct cordon_net_spec *net = &n->spec->net;
+	struct cordon_gateway_addrs gw;
+	struct cordon_addr clients[2];
+	struct cordon_dnsproxy_config cfg = {
+		.allowlist = net->allowlist,
+		.upstreams = net->upstreams,
+		.n_upstreams = net->n_upstreams,
+		.clients = clients,
+		.n_clients = ARRAY_SIZE(clients),
+		.qps = 200,
+		.ttl_floor_s = n->ttl_floor_s,
+	};
+	struct cordon_error err = { 0 };
+	sigset_t none;
+
+	/* The workload's own addresses: the only ones it answers. */
+	cordon_gateway_addrs(&gw);
+	clients[0] = gw.workload4;
+	clients[1] = gw.workload6;
+
+	/* It dies with us; if we are gone already there is no one to serve for. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+		_exit(1);
+	/* Signals as for a new program: we block ours and read them from a signalfd. */
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	for (int sig = 1; sig < NSIG; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP)
+			signal(sig, SIG_DFL);
+	if (proxy_fds(fds) < 0)
+		_exit(1);
+	/* Into G; its user namespace first, which gives CAP_SYS_ADMIN over G. */
+	if (fds[FD_USERNS - FD_CTL] >= 0 && setns(FD_USERNS, CLONE_NEWUSER) < 0) {
+		cordon_error_set(&err, CORDON_E_NAMESPACE, errno,
+				 "joining the sandbox's user namespace");
+		proxy_die(&err);
+	}
+	if (setns(FD_NETNS, CLONE_NEWNET) < 0) {
+		cordon_error_set(&err, CORDON_E_NAMESPACE, errno, "joining the gateway namespace");
+		proxy_die(&err);
+	}
+	close(FD_USERNS);
+	close(FD_NETNS);
+	/* While /proc is still there: a name of its own instead of the supervisor's arguments. */
+	cordon_proc_title_hide(PROXY_TITLE);
+	if (proxy_empty_root(&err) < 0 ||
+	    cordon_security_drop_all(n->proxy_uid, n->proxy_gid, n->proxy_setgroups, &err) < 0)
+		proxy_die(&err);
+	/* The id change cleared the death signal. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+		_exit(1);
+	/*
+	 * The vetting table is built on first use (it sorts, and glibc's
+	 * qsort asks the kernel for the memory size): build it before the
+	 * filter would kill us for that.
+	 */
+	cordon_vet_table(AF_INET, &(const struct cordon_cidr *){ NULL });
+	if (proxy_rlimits(&err) < 0 ||
+	    cordon_seccomp_install(cordon_seccomp_dnsproxy(), 1, &err) < 0)
+		proxy_die(&err);
+	/* From here on only the filter's calls: the serve loop is written for it. */
+	if (cordon_dnsproxy_serve(&cfg, (const int[]){ FD_UDP, FD_UDP + 1 }, CORDON_GW_DNS_SOCKETS,
+				  (const int[]){ FD_TCP, FD_TCP + 1 }, CORDON_GW_DNS_SOCKETS,
+				  FD_CTL, &err) < 0)
+		proxy_die(&err);
+	_exit(0);
+}
+
+int sandbox_net_proxy_start(struct sandbox_net *n, const int dns[SYNC_NET_FDS - SYNC_NET_FD_UDP],
+			    int userns, int gw_ns, struct cordon_error *err)
+{
+	pid_t parent = getpid(), pid;
+	int sp[2];
+
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
+		return fail(err, errno, "socketpair");
+	pid = fork();
+	if (pid < 0) {
+		close(sp[0]);
+		close(sp[1]);
+		return fail(err, errno, "fork");
+	}
+	if (pid == 0) {
+		int fds[FD_COUNT - FD_CTL];
+
+		fds[0] = sp[1];
+		memcpy(fds + FD_UDP - FD_CTL, dns, sizeof(int) * 2 * CORDON_GW_DNS_SOCKETS);
+		fds[FD_USERNS - FD_CTL] = n->uses_userns ? userns : -1;
+		fds[FD_NETNS - FD_CTL] = gw_ns;
+		proxy_main(n, parent, fds);
+	}
+	close(sp[1]);
+	n->proxy_pid = pid;
+	n->proxy_ctl = sp[0];
+	n->proxy_pidfd = cordon_pidfd_open(pid);
+	if (n->proxy_pidfd < 0)
+		return fail(err, errno, "pidfd");
+	return 0;
+}
+
+/* --- the supervisor's end of the channel ----------------------------------------- */
+
+/*
+ * Its channel closed: it is exiting, or was killed. Its fds go before it
+ * can be waited for, so give it a moment, for the reason to tell.
+ */
+static int proxy_gone(struct sandbox_net *n, struct cordon_error *err)
+{
+	struct pollfd p = { .fd = n->proxy_pidfd, .events = POLLIN };
+
+	if (n->proxy_pidfd >= 0 && poll(&p, 1, 1000) > 0 && sandbox_net_proxy_died(n, err))
+		return -1;
+	return fail(err, 0, "it hung up");
+}
+
+/* One message from the proxy, checked; 1 read, 0 none waiting, -1 (err set) a violation or hang-up.
+ */
+static int proxy_recv(struct sandbox_net *n, struct cordon_dnsctl_msg *m, struct cordon_error *err)
+{
+	const char *why = NULL;
+	ssize_t r;
+
+	do
+		r = recv(n->proxy_ctl, m, sizeof(*m), MSG_DONTWAIT | MSG_TRUNC);
+	while (r < 0 && errno == EINTR);
+	if (r < 0 && errno == EAGAIN)
+		return 0;
+	if (r < 0)
+		return fail(err, errno, "its channel");
+	if (r == 0)
+		return proxy_gone(n, err);
+	if (cordon_dnsctl_check(m, (size_t)r, &why) < 0)
+		return fail(err, EPROTO, "broke its protocol: %s", why);
+	return 1;
+}
+
+static uint32_t clamp_ttl(const struct sandbox_net *n, uint32_t ttl)
+{
+	uint32_t floor = n->ttl_floor_s ? n->ttl_floor_s : CORDON_DNS_TTL_FLOOR_S;
+
+	if (ttl < floor)
+		return floor;
+	return ttl > CORDON_DNS_TTL_CEILING_S ? CORDON_DNS_TTL_CEILING_S : ttl;
+}
+
+/*
+ * ADMIT: whatever the proxy says, each address is vetted again here and
+ * must lie outside everything the gateway blocks; what passes goes into
+ * the allow sets, and the proxy hears the verdict of each.
+ */
+static void proxy_admit(struct sandbox_net *n, const struct cordon_dnsctl_msg *m)
+{
+	struct cordon_addr addrs[CORDON_DNS_ADMIT_MAX], ok[CORDON_DNS_ADMIT_MAX];
+	enum cordon_vet why[CORDON_DNS_ADMIT_MAX];
+	struct cordon_dnsctl_msg reply;
+	struct cordon_error err = { 0 };
+	size_t n_ok = 0;
+
+	for (size_t i = 0; i < m->n_addrs; i++)
+		cordon_dnsctl_addr_get(&m->addrs[i], &addrs[i]);
+	cordon_dnsctl_vet_admit(n->spec->net.allowlist, n->blocked, n->n_blocked, m->name, addrs,
+				m->n_addrs, why);
+	for (size_t i = 0; i < m->n_addrs; i++)
+		if (why[i] == CORDON_VET_OK)
+			ok[n_ok++] = addrs[i];
+	memset(&reply, 0, sizeof(reply));
+	reply.type = CORDON_DNSCTL_ADMITTED;
+	reply.token = m->token;
+	reply.n_addrs = m->n_addrs;
+	if (n_ok && cordon_nft_allow(n->nft, ok, n_ok, clamp_ttl(n, m->ttl_s) * 1000, &err) < 0)
+		reply.error = err.errnum ? -err.errnum : -EIO;
+	for (size_t i = 0; i < m->n_addrs; i++)
+		cordon_dnsctl_addr_put(&addrs[i], why[i], &reply.addrs[i]);
+	sandbox_net_report(n, m->name, true, reply.error ? NULL : addrs,
+			   reply.error ? 0 : m->n_addrs, why);
+	/* A proxy that does not read its answers times its own admit out. */
+	send(n->proxy_ctl, &reply, sizeof(reply), MSG_DONTWAIT | MSG_NOSIGNAL);
+}
+
+/* EVENT: the proxy's own decisions, for the report; what it admitted is known from ADMIT. */
+static void proxy_event(struct sandbox_net *n, const struct cordon_dnsctl_msg *m)
+{
+	struct cordon_addr refused[CORDON_DNS_ADMIT_MAX];
+	enum cordon_vet why[CORDON_DNS_ADMIT_MAX];
+
+	for (size_t i = 0; i < m->n_refused; i++) {
+		cordon_dnsctl_addr_get(&m->refused[i], &refused[i]);
+		why[i] = (enum cordon_vet)m->refused[i].why;
+	}
+	sandbox_net_report(n, m->name, m->allowed, refused, m->n_refused, why);
+}
+
+int sandbox_net_proxy_io(struct sandbox_net *n, struct cordon_error *err)
+{
+	/* Bounded per pass: a flood from the proxy cannot hold the loop. */
+	for (int i = 0; i < 64; i++) {
+		struct cordon_dnsctl_msg m;
+		int r = proxy_recv(n, &m, err);
+
+		if (r <= 0)
+			return r;
+		switch (m.type) {
+		case CORDON_DNSCTL_ADMIT:
+			proxy_admit(n, &m);
+			break;
+		case CORDON_DNSCTL_EVENT:
+			proxy_event(n, &m);
+			break;
+		case CORDON_DNSCTL_STATS:
+			n->proxy_stats = m.stats;
+			n->proxy_stats_known = true;
+			break;
+		default: /* READY again, FAILED once serving: not in the protocol */
+			return fail(err, EPROTO, "broke its protocol: message %u while serving",
+				    m.type);
+		}
+	}
+	return 0;
+}
+
+int sandbox_net_proxy_ready(struct sandbox_net *n, struct cordon_error *err)
+{
+	struct pollfd p = { .fd = n->proxy_ctl, .events = POLLIN };
+	struct cordon_dnsctl_msg m;
+	int r;
+
+	do
+		r = poll(&p, 1, PROXY_READY_TIMEOUT_MS);
+	while (r < 0 && errno == EINTR);
+	if (r == 0)
+		return fail(err, ETIMEDOUT, "it did not start");
+	if (r < 0)
+		return fail(err, errno, "poll");
+	r = proxy_recv(n, &m, err);
+	if (r < 0)
+		return -1;
+	if (r == 0)
+		return fail(err, EAGAIN, "nothing to read");
+	if (m.type == CORDON_DNSCTL_FAILED)
+		return fail(err, 0, "%s", m.name);
+	if (m.type != CORDON_DNSCTL_READY)
+		return fail(err, EPROTO, "broke its protocol: message %u before READY", m.type);
+	return 0;
+}
+
+bool sandbox_net_proxy_died(struct sandbox_net *n, struct cordon_error *err)
+{
+	siginfo_t si = { 0 };
+
+	if (n->proxy_pidfd < 0 ||
+	    waitid(P_PIDFD, (id_t)n->proxy_pidfd, &si, WEXITED | WNOHANG | WNOWAIT) < 0 ||
+	    si.si_pid == 0)
+		return false;
+	if (si.si_code == CLD_EXITED)
+		fail(err, 0, "it exited (status %d)", si.si_status);
+	else
+		fail(err, 0, "it was killed (signal %d)", si.si_status);
+	return true;
+}
+
+void sandbox_net_proxy_stop(struct sandbox_net *n)
+{
+	if (n->proxy_ctl >= 0 && n->proxy_pidfd >= 0) {
+		struct cordon_dnsctl_msg m;
+		uint64_t deadline = cordon_now_mono_us() + PROXY_STATS_TIMEOUT_MS * 1000;
+
+		/* Its counters for the report: asked, and waited for a moment. */
+		memset(&m, 0, sizeof(m));
+		m.type = CORDON_DNSCTL_STATS;
+		if (send(n->proxy_ctl, &m, sizeof(m), MSG_DONTWAIT | MSG_NOSIGNAL) ==
+		    (ssize_t)sizeof(m)) {
+			while (!n->proxy_stats_known) {
+				struct cordon_error err = { 0 };
+				uint64_t now = cordon_now_mono_us();
+				struct pollfd p = { .fd = n->proxy_ctl, .events = POLLIN };
+
+				if (now >= deadline ||
+				    poll(&p, 1, (int)((deadline - now) / 1000) + 1) <= 0 ||
+				    sandbox_net_proxy_io(n, &err) < 0)
+					break;
+			}
+		}
+	}
+	cordon_closep(&n->proxy_ctl);
+	if (n->proxy_pidfd >= 0) {
+		cordon_pidfd_send_signal(n->proxy_pidfd, SIGKILL);
+		waitid(P_PIDFD, (id_t)n->proxy_pidfd, &(siginfo_t){ 0 }, WEXITED);
+		cordon_closep(&n->proxy_pidfd);
+	} else if (n->proxy_pid > 0) {
+		kill(n->proxy_pid, SIGKILL);
+		waitpid(n->proxy_pid, NULL, 0);
+	}
+	n->proxy_pid = 0;
+}

@@ -1,0 +1,113 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# shellcheck source-path=SCRIPTDIR
+# shellcheck disable=SC2317 # cases are called through each_mode
+# shellcheck disable=SC2016 # sandbox scripts expand inside the sandbox
+# net: the DNS proxy's own process (docs/security.md, "The DNS proxy's
+# process"), in the network lab: seen from the host it is a child of the
+# supervisor with an id of the sandbox's range (neither root nor the
+# caller), no capability in any set, no_new_privs, a seccomp filter, an
+# empty root, only sockets and /dev/null open, in the gateway's network
+# namespace; killed with SIGKILL, it takes the sandbox with it (exit 125,
+# CORDON_E_NET_POLICY) and leaves nothing; and what a proxy taken over by
+# the workload would ask for (the lab build forges it:
+# CORDON_LAB_DNS_FORGE_ADMIT) is refused by the supervisor: the metadata
+# address and the host's own address never enter the allow sets.
+. "$(dirname "$0")/../lab/lab.sh"
+lab_isolate "$@" || { echo "1..0 # SKIP needs root for the network lab"; exit 0; }
+. "$(dirname "$0")/net-lib.sh"
+
+# The proxy of the sandbox whose supervisor is $1: its one cordon-dnsproxy child.
+proxy_of() { pgrep -P "$1" -x cordon-dnsproxy; }
+status_field() { awk -v k="$2:" '$1 == k { print $2; exit }' "/proc/$1/status"; }
+
+# Start a networked sandbox that resolves allowed.test and waits for $WS/done.
+start_waiting() {
+	crun_bg --dns-upstream "$LAB_DNS4" --net-allow allowed.test "$@" -- sh -c \
+		'. /workspace/p.sh; look allowed.test >/workspace/looked; touch /workspace/ready
+		 while [ ! -e /workspace/done ]; do sleep 0.1; done'
+	if ! wait_until 20 test -e "$WS/ready"; then
+		kill -9 "$BG_PID" 2>/dev/null
+		wait_bg
+		fail "the sandbox never got ready"
+		return 1
+	fi
+	SUP=$(supervisor_of "$ID") || { fail "no supervisor found for $ID"; return 1; }
+	PROXY=$(proxy_of "$SUP") || { fail "no cordon-dnsproxy child of the supervisor $SUP"; return 1; }
+}
+
+finish_waiting() {
+	touch "$WS/done"
+	wait_bg_for 20 || return 1
+	expect_rc 0
+}
+
+t_process() {
+	local caller uid cap fd target init bad=
+	start_waiting || return
+	grep -q '^LOOK allowed.test OK' "$WS/looked" || fail "expected allowed.test to resolve: $(cat "$WS/looked")"
+	if [ "$MODE" = rootful ]; then caller=0; else caller=$(id -u "$CORDON_TEST_USER"); fi
+	for uid in $(status_field "$PROXY" Uid) $(status_field "$PROXY" Gid); do
+		[ "$uid" != 0 ] || bad+=" id 0"
+		[ "$uid" != "$caller" ] || bad+=" the caller's id $caller"
+	done
+	for cap in CapInh CapPrm CapEff CapBnd CapAmb; do
+		[ "$(status_field "$PROXY" "$cap")" = 0000000000000000 ] || bad+=" $cap=$(status_field "$PROXY" "$cap")"
+	done
+	[ "$(status_field "$PROXY" NoNewPrivs)" = 1 ] || bad+=" NoNewPrivs=$(status_field "$PROXY" NoNewPrivs)"
+	[ "$(status_field "$PROXY" Seccomp)" = 2 ] || bad+=" Seccomp=$(status_field "$PROXY" Seccomp)"
+	[ -z "$bad" ] || fail "the proxy (pid $PROXY) holds:$bad" "$(grep -E '^(Uid|Gid|Cap|NoNewPrivs|Seccomp)' "/proc/$PROXY/status")"
+	# No file of the host's: an empty root, and nothing open but sockets, epoll and /dev/null.
+	[ -z "$(ls -A "/proc/$PROXY/root/")" ] || fail "expected an empty root, found: $(ls -A "/proc/$PROXY/root/" | tr '\n' ' ')"
+	for fd in /proc/"$PROXY"/fd/*; do
+		target=$(readlink "$fd")
+		case $target in
+		socket:* | anon_inode:\[eventpoll\] | /dev/null) ;;
+		*) bad+=" ${fd##*/}->$target" ;;
+		esac
+	done
+	[ -z "$bad" ] || fail "the proxy holds fds other than sockets and /dev/null:$bad"
+	# In the gateway's network namespace, the init's; not the lab host's.
+	init=$(pgrep -P "$SUP" -x cordon-init) || init=$(pgrep -x cordon-init | head -n 1)
+	[ "$(readlink "/proc/$PROXY/ns/net")" != "$(ip netns exec "$LAB_LH" readlink /proc/self/ns/net)" ] ||
+		fail "expected the proxy outside the lab host's network namespace"
+	[ -z "$init" ] || [ "$(readlink "/proc/$PROXY/ns/net")" = "$(readlink "/proc/$init/ns/net")" ] ||
+		fail "expected the proxy in the gateway namespace (the init's)"
+	[ "$(tr -d '\0' <"/proc/$PROXY/cmdline")" = cordon-dnsproxy ] ||
+		fail "expected the command line cordon-dnsproxy, got $(tr '\0' ' ' <"/proc/$PROXY/cmdline")"
+	finish_waiting
+}
+
+t_killed() {
+	start_waiting || return
+	kill -9 "$PROXY"
+	wait_bg_for 20 || return
+	expect_cordon_error NET_POLICY 'network: DNS proxy: it was killed (signal 9)'
+	[ ! -e "/proc/$SUP" ] || fail "expected the supervisor gone"
+}
+
+# The lab build's proxy adds 169.254.169.254 and the lab host's own
+# 198.18.0.1 (inside the lab's "public" range: the vetting table passes
+# it) to its admit, as a proxy taken over by the workload could.
+t_forged_admit() {
+	local set h0
+	h0=$(lab_http_hits metadata)
+	XENV=(CORDON_LAB_DNS_FORGE_ADMIT=169.254.169.254,198.18.0.1)
+	start_waiting --result-json "$CASE_DIR/r.json" || { XENV=(); return; }
+	XENV=()
+	set=$(nsenter -t "$PROXY" -n nft -j list set inet cordon allow4 2>&1)
+	jq -e '[.nftables[].set.elem // empty | .[] | (.elem.val // .)] | index("198.18.1.10") != null' <<<"$set" >/dev/null ||
+		fail "expected allowed.test's 198.18.1.10 in allow4" "$set"
+	jq -e '[.nftables[].set.elem // empty | .[] | (.elem.val // .)] | (index("169.254.169.254") == null and index("198.18.0.1") == null)' <<<"$set" >/dev/null ||
+		fail "expected neither forged address in allow4" "$set"
+	finish_waiting
+	JSON=$(cat "$CASE_DIR/r.json" 2>/dev/null)
+	expect_json '.names | map(select(.name == "allowed.test")) | .[0] | (.inserted | index("198.18.1.10") != null) and ([.refused[] | "\(.address) \(.reason)"] | sort == ["169.254.169.254 metadata", "198.18.0.1 blocked"])' \
+		"expected the supervisor to refuse both forged addresses, with their reasons"
+	[ "$(lab_http_hits metadata)" = "$h0" ] || fail "something reached the metadata server"
+}
+
+each_mode "net: the DNS proxy runs apart: no privilege, no capability, no file, in the gateway" net_case t_process
+each_mode "net: the DNS proxy killed: exit 125, CORDON_E_NET_POLICY, nothing left" net_case t_killed
+each_mode "net: a forged admit of the metadata and the host's address is refused by the supervisor" net_case t_forged_admit
+done_testing

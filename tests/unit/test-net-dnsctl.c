@@ -1,0 +1,520 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * The DNS proxy's channel to the supervisor: the supervisor's check of
+ * every message (a proxy taken over by the workload sends what it
+ * likes), its re-vetting of admits, and the proxy process's loop over a
+ * real socketpair, served by a stub upstream in a private network
+ * namespace (a new user namespace too when not root).
+ */
+#include <arpa/inet.h>
+#include <check.h>
+#include <fcntl.h>
+#include <net/if.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#include "cordon/net.h"
+#include "cordon/security.h"
+#include "unit.h"
+
+static struct cordon_addr addr(const char *s)
+{
+	struct cordon_addr a;
+
+	ck_assert_int_eq(cordon_addr_parse(s, &a), 0);
+	return a;
+}
+
+static void admit_msg(struct cordon_dnsctl_msg *m, const char *name, const char *const *addrs,
+		      size_t n)
+{
+	memset(m, 0, sizeof(*m));
+	m->type = CORDON_DNSCTL_ADMIT;
+	m->token = 7;
+	m->ttl_s = 300;
+	m->qtype = CORDON_DNS_TYPE_A;
+	m->n_addrs = (uint8_t)n;
+	snprintf(m->name, sizeof(m->name), "%s", name);
+	for (size_t i = 0; i < n; i++) {
+		struct cordon_addr a = addr(addrs[i]);
+
+		cordon_dnsctl_addr_put(&a, CORDON_VET_OK, &m->addrs[i]);
+	}
+}
+
+static bool passes(const struct cordon_dnsctl_msg *m)
+{
+	const char *why = NULL;
+	return cordon_dnsctl_check(m, sizeof(*m), &why) == 0;
+}
+
+START_TEST(check_accepts_well_formed)
+{
+	struct cordon_dnsctl_msg m;
+	static const char *const two[] = { "93.184.216.7", "2606:2800:220:1::7" };
+
+	admit_msg(&m, "allowed.test", two, 2);
+	ck_assert(passes(&m));
+	memset(&m, 0, sizeof(m));
+	m.type = CORDON_DNSCTL_READY;
+	ck_assert(passes(&m));
+	memset(&m, 0, sizeof(m));
+	m.type = CORDON_DNSCTL_EVENT;
+	snprintf(m.name, sizeof(m.name), "denied.test");
+	ck_assert(passes(&m));
+	memset(m.name, 0, sizeof(m.name)); /* a rate-limited query has no name */
+	ck_assert(passes(&m));
+	memset(&m, 0, sizeof(m));
+	m.type = CORDON_DNSCTL_STATS;
+	m.stats.queries = 12;
+	ck_assert(passes(&m));
+}
+END_TEST
+
+/* Everything a hostile proxy could send wrong is refused before it is read. */
+START_TEST(check_refuses_every_violation)
+{
+	static const char *const one[] = { "93.184.216.7" };
+	struct cordon_dnsctl_msg m;
+	const char *why = NULL;
+
+	admit_msg(&m, "allowed.test", one, 1);
+	ck_assert_int_lt(cordon_dnsctl_check(&m, sizeof(m) - 1, &why), 0);
+	ck_assert_ptr_nonnull(why);
+	ck_assert_int_lt(cordon_dnsctl_check(&m, 0, &why), 0);
+
+	m.type = 0;
+	ck_assert(!passes(&m));
+	m.type = CORDON_DNSCTL_ADMITTED; /* ours to send, not the proxy's */
+	ck_assert(!passes(&m));
+	m.type = 99;
+	ck_assert(!passes(&m));
+
+	admit_msg(&m, "allowed.test", one, 1);
+	m.n_addrs = CORDON_DNS_ADMIT_MAX + 1;
+	ck_assert(!passes(&m));
+	admit_msg(&m, "allowed.test", one, 1);
+	m.n_addrs = 0;
+	ck_assert(!passes(&m));
+	admit_msg(&m, "allowed.test", one, 1);
+	m.addrs[0].family = AF_UNIX;
+	ck_assert(!passes(&m));
+	admit_msg(&m, "allowed.test", one, 1);
+	m.addrs[0].bytes[4] = 1; /* past an IPv4 address */
+	ck_assert(!passes(&m));
+	admit_msg(&m, "allowed.test", one, 1);
+	m.addrs[1].bytes[0] = 1; /* past the count */
+	ck_assert(!passes(&m));
+	admit_msg(&m, "allowed.test", one, 1);
+	m.addrs[0].why = CORDON_VET_METADATA; /* an admit carries no verdict */
+	ck_assert(!passes(&m));
+	admit_msg(&m, "allowed.test", one, 1);
+	m.addrs[0].why = CORDON_VET_COUNT;
+	ck_assert(!passes(&m));
+	admit_msg(&m, "allowed.test", one, 1);
+	m.pad[1] = 1;
+	ck_assert(!passes(&m));
+	admit_msg(&m, "allowed.test", one, 1);
+	m.n_refused = 1;
+	ck_assert(!passes(&m));
+
+	admit_msg(&m, "allowed.test", one, 1);
+	memset(m.name, 'a', sizeof(m.name)); /* no end */
+	ck_assert(!passes(&m));
+	admit_msg(&m, "allowed test", one, 1);
+	ck_assert(!passes(&m));
+	admit_msg(&m, "allowed\x01.test", one, 1);
+	ck_assert(!passes(&m));
+	admit_msg(&m, "allowed.test", one, 1);
+	m.name[sizeof(m.name) - 1] = 'x'; /* bytes after the end */
+	m.name[sizeof(m.name) - 2] = '\0';
+	ck_assert(!passes(&m));
+	admit_msg(&m, "", one, 1);
+	ck_assert(!passes(&m));
+
+	memset(&m, 0, sizeof(m));
+	m.type = CORDON_DNSCTL_EVENT;
+	m.n_refused = 1;
+	{
+		struct cordon_addr a = addr("169.254.169.254");
+
+		cordon_dnsctl_addr_put(&a, CORDON_VET_OK,
+				       &m.refused[0]); /* refused without a reason */
+	}
+	ck_assert(!passes(&m));
+	m.refused[0].why = CORDON_VET_METADATA;
+	ck_assert(passes(&m));
+	m.allowed = 2;
+	ck_assert(!passes(&m));
+	m.allowed = 1;
+	m.rcode = 16;
+	ck_assert(!passes(&m));
+
+	memset(&m, 0, sizeof(m));
+	m.type = CORDON_DNSCTL_READY;
+	m.token = 1;
+	ck_assert(!passes(&m));
+}
+END_TEST
+
+/*
+ * The supervisor's re-vetting: metadata, link-local and loopback stay
+ * refused whatever the proxy says; an address the gateway blocks (the
+ * host's own) is refused; a name off the allowlist gets nothing.
+ */
+START_TEST(vet_admit_refuses_what_the_gateway_blocks)
+{
+	struct cordon_error err = { 0 };
+	struct cordon_allowlist *al = cordon_allowlist_new();
+	struct cordon_cidr *blocked;
+	struct cordon_addr host = addr("203.0.113.77"), gw = addr("93.184.216.1");
+	const struct cordon_addr extra[] = { host, gw };
+	const struct cordon_addr asked[] = {
+		addr("169.254.169.254"),	addr("127.0.0.1"), addr("93.184.216.7"),
+		addr("93.184.216.1"),		addr("10.8.0.9"),  addr("10.9.0.1"),
+		addr("::ffff:169.254.169.254"), addr("fe80::1"),   addr("2606:2800:220:1::7"),
+	};
+	enum cordon_vet why[ARRAY_SIZE(asked)];
+	size_t n_blocked;
+
+	ck_assert_int_eq(cordon_allowlist_add(al, "allowed.test,10.8.0.0/16", false, &err), 0);
+	n_blocked = cordon_gateway_blocked(al, extra, ARRAY_SIZE(extra), &blocked);
+	ck_assert_uint_eq(cordon_dnsctl_vet_admit(al, blocked, n_blocked, "allowed.test", asked,
+						  ARRAY_SIZE(asked), why),
+			  3);
+	ck_assert_int_eq(why[0], CORDON_VET_METADATA);
+	ck_assert_int_eq(why[1], CORDON_VET_LOOPBACK);
+	ck_assert_int_eq(why[2], CORDON_VET_OK);
+	ck_assert_int_eq(why[3], CORDON_VET_BLOCKED); /* the host's own */
+	ck_assert_int_eq(why[4], CORDON_VET_OK);      /* inside a listed CIDR */
+	ck_assert_int_eq(why[5], CORDON_VET_PRIVATE);
+	ck_assert_int_eq(why[6], CORDON_VET_EMBEDDED);
+	ck_assert_int_eq(why[7], CORDON_VET_LINK_LOCAL);
+	ck_assert_int_eq(why[8], CORDON_VET_OK);
+	/* A name the allowlist does not match admits nothing at all. */
+	ck_assert_uint_eq(cordon_dnsctl_vet_admit(al, blocked, n_blocked, "denied.test", asked,
+						  ARRAY_SIZE(asked), why),
+			  0);
+	for (size_t i = 0; i < ARRAY_SIZE(asked); i++)
+		ck_assert_int_eq(why[i], CORDON_VET_NAME);
+	free(blocked);
+	cordon_allowlist_free(al);
+}
+END_TEST
+
+/* --- the proxy process's loop --------------------------------------------------- */
+
+static void private_network(void)
+{
+	struct ifreq ifr = { .ifr_name = "lo" };
+	int s;
+
+	if (unshare(CLONE_NEWNET) < 0) {
+		char map[64];
+		uid_t uid = getuid();
+		gid_t gid = getgid();
+
+		ck_assert_int_eq(unshare(CLONE_NEWUSER | CLONE_NEWNET), 0);
+		cordon_write_file_at(AT_FDCWD, "/proc/self/setgroups", "deny", 4);
+		snprintf(map, sizeof(map), "0 %u 1", uid);
+		ck_assert_int_eq(
+			cordon_write_file_at(AT_FDCWD, "/proc/self/uid_map", map, strlen(map)), 0);
+		snprintf(map, sizeof(map), "0 %u 1", gid);
+		ck_assert_int_eq(
+			cordon_write_file_at(AT_FDCWD, "/proc/self/gid_map", map, strlen(map)), 0);
+	}
+	s = socket(AF_INET, SOCK_DGRAM, 0);
+	ck_assert_int_eq(ioctl(s, SIOCGIFFLAGS, &ifr), 0);
+	ifr.ifr_flags |= IFF_UP;
+	ck_assert_int_eq(ioctl(s, SIOCSIFFLAGS, &ifr), 0);
+	close(s);
+}
+
+static int udp(const char *ip, uint16_t port)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(port) };
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+
+	ck_assert_int_ge(fd, 0);
+	inet_pton(AF_INET, ip, &sa.sin_addr);
+	ck_assert_int_eq(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	return fd;
+}
+
+/* A query for NAME (A, id 0x4242) in buf; its length. */
+static size_t query(uint8_t *buf, const char *name)
+{
+	size_t n = 12;
+
+	memset(buf, 0, 12);
+	buf[0] = 0x42, buf[1] = 0x42, buf[2] = 0x01, buf[5] = 1;
+	for (const char *p = name; *p;) {
+		const char *dot = strchrnul(p, '.');
+
+		buf[n++] = (uint8_t)(dot - p);
+		memcpy(buf + n, p, (size_t)(dot - p));
+		n += (size_t)(dot - p);
+		p = *dot ? dot + 1 : dot;
+	}
+	buf[n++] = 0;
+	buf[n++] = 0, buf[n++] = 1, buf[n++] = 0, buf[n++] = 1;
+	return n;
+}
+
+/* The stub: any query gets one A record, 93.184.216.7, TTL 300. */
+static void stub_answer(int fd)
+{
+	static const uint8_t rr[] = {
+		0xc0, 0x0c, 0, 1, 0, 1, 0, 0, 1, 0x2c, 0, 4, 93, 184, 216, 7
+	};
+	uint8_t buf[600];
+	struct sockaddr_storage from;
+	socklen_t fl = sizeof(from);
+	ssize_t n = recvfrom(fd, buf, 512, MSG_DONTWAIT, (struct sockaddr *)&from, &fl);
+
+	if (n < 12)
+		return;
+	buf[2] |= 0x80, buf[3] = 0x80, buf[7] = 1;
+	memcpy(buf + n, rr, sizeof(rr));
+	sendto(fd, buf, (size_t)n + sizeof(rr), 0, (struct sockaddr *)&from, fl);
+}
+
+/* The next message from the proxy, checked (the stub answering meanwhile). */
+static void next_msg(int ctl, int stub, struct cordon_dnsctl_msg *m)
+{
+	for (int i = 0; i < 300; i++) {
+		struct pollfd p[2] = { { .fd = ctl, .events = POLLIN },
+				       { .fd = stub, .events = POLLIN } };
+		const char *why = NULL;
+		ssize_t r;
+
+		ck_assert_int_ge(poll(p, 2, 20), 0);
+		if (p[1].revents & POLLIN)
+			stub_answer(stub);
+		if (!(p[0].revents & POLLIN))
+			continue;
+		r = recv(ctl, m, sizeof(*m), MSG_TRUNC);
+		ck_assert_int_eq(r, (ssize_t)sizeof(*m));
+		ck_assert_msg(cordon_dnsctl_check(m, (size_t)r, &why) == 0, "%s", why);
+		return;
+	}
+	ck_abort_msg("no message from the proxy");
+}
+
+static ssize_t client_reply(int client, int stub, uint8_t *buf, size_t cap)
+{
+	for (int i = 0; i < 300; i++) {
+		struct pollfd p[2] = { { .fd = client, .events = POLLIN },
+				       { .fd = stub, .events = POLLIN } };
+
+		ck_assert_int_ge(poll(p, 2, 20), 0);
+		if (p[1].revents & POLLIN)
+			stub_answer(stub);
+		if (p[0].revents & POLLIN)
+			return recv(client, buf, cap, 0);
+	}
+	return -1;
+}
+
+/*
+ * The proxy's process loop against a supervisor played here: READY
+ * first; an allowed answer waits for its ADMIT's verdict, and the address
+ * refused there is gone from the reply; EVENTs for the report; STATS on
+ * request; a hang-up ends it. The lab build's forged-admit variable
+ * means nothing to this build.
+ */
+START_TEST(serve_speaks_the_protocol)
+{
+	struct cordon_error err = { 0 };
+	struct cordon_allowlist *al = cordon_allowlist_new();
+	struct sockaddr_storage up = { 0 };
+	struct sockaddr_in *u = (struct sockaddr_in *)&up, px = { .sin_family = AF_INET };
+	struct cordon_dnsproxy_config cfg = { 0 };
+	struct cordon_dnsctl_msg m;
+	struct cordon_dns_msg *reply = cordon_xcalloc(1, sizeof(*reply));
+	struct cordon_addr source;
+	uint8_t buf[600];
+	int sp[2], stub, client, status;
+	size_t len;
+	pid_t pid;
+
+	private_network();
+	ck_assert_int_eq(cordon_allowlist_add(al, "allowed.test", false, &err), 0);
+	u->sin_family = AF_INET;
+	u->sin_port = htons(5300);
+	inet_pton(AF_INET, "127.0.0.1", &u->sin_addr);
+	cfg.allowlist = al;
+	cfg.upstreams = &up;
+	cfg.n_upstreams = 1;
+	source = addr("127.0.0.1");
+	cfg.clients = &source;
+	cfg.n_clients = 1;
+	stub = udp("127.0.0.1", 5300);
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp), 0);
+	setenv("CORDON_LAB_DNS_FORGE_ADMIT", "169.254.169.254", 1);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		int fd = udp("127.0.0.2", 5353);
+
+		close(sp[0]);
+		_exit(cordon_dnsproxy_serve(&cfg, &fd, 1, NULL, 0, sp[1], &err) == 0 ? 0 : 3);
+	}
+	close(sp[1]);
+	unsetenv("CORDON_LAB_DNS_FORGE_ADMIT");
+	next_msg(sp[0], stub, &m);
+	ck_assert_uint_eq(m.type, CORDON_DNSCTL_READY);
+
+	client = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	px.sin_port = htons(5353);
+	inet_pton(AF_INET, "127.0.0.2", &px.sin_addr);
+	ck_assert_int_eq(connect(client, (struct sockaddr *)&px, sizeof(px)), 0);
+	len = query(buf, "allowed.test");
+	ck_assert_int_eq(send(client, buf, len, 0), (ssize_t)len);
+	next_msg(sp[0], stub, &m);
+	ck_assert_uint_eq(m.type, CORDON_DNSCTL_ADMIT);
+	ck_assert_str_eq(m.name, "allowed.test");
+	ck_assert_uint_eq(m.n_addrs, 1); /* nothing forged in this build */
+	ck_assert_uint_eq(m.ttl_s, 300);
+	{
+		struct cordon_addr a;
+		char text[64];
+
+		cordon_dnsctl_addr_get(&m.addrs[0], &a);
+		cordon_addr_format(&a, text, sizeof(text));
+		ck_assert_str_eq(text, "93.184.216.7");
+	}
+	/* Nothing for the client until the verdict. */
+	ck_assert_int_eq(recv(client, buf, sizeof(buf), MSG_DONTWAIT), -1);
+	m.type = CORDON_DNSCTL_ADMITTED;
+	m.addrs[0].why = CORDON_VET_BLOCKED;
+	ck_assert_int_eq(send(sp[0], &m, sizeof(m), 0), (ssize_t)sizeof(m));
+	ck_assert_int_gt(client_reply(client, stub, buf, sizeof(buf)), 0);
+	next_msg(sp[0], stub, &m);
+	ck_assert_uint_eq(m.type, CORDON_DNSCTL_EVENT);
+	ck_assert(m.allowed);
+	ck_assert_uint_eq(m.n_addrs, 0);
+	ck_assert_uint_eq(m.n_refused, 1);
+	ck_assert_uint_eq(m.refused[0].why, CORDON_VET_BLOCKED);
+
+	len = query(buf, "denied.test");
+	ck_assert_int_eq(send(client, buf, len, 0), (ssize_t)len);
+	ck_assert_int_gt(client_reply(client, stub, buf, sizeof(buf)), 0);
+	next_msg(sp[0], stub, &m);
+	ck_assert_uint_eq(m.type, CORDON_DNSCTL_EVENT);
+	ck_assert(!m.allowed);
+	ck_assert_str_eq(m.name, "denied.test");
+
+	memset(&m, 0, sizeof(m));
+	m.type = CORDON_DNSCTL_STATS;
+	ck_assert_int_eq(send(sp[0], &m, sizeof(m), 0), (ssize_t)sizeof(m));
+	next_msg(sp[0], stub, &m);
+	ck_assert_uint_eq(m.type, CORDON_DNSCTL_STATS);
+	ck_assert_uint_eq(m.stats.queries, 2);
+	ck_assert_uint_eq(m.stats.denied, 1);
+	ck_assert_uint_eq(m.stats.addrs_refused, 1);
+
+	close(sp[0]);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	close(client);
+	close(stub);
+	free(reply);
+	cordon_allowlist_free(al);
+}
+END_TEST
+
+/* What the proxy's filter lets through, and what ends it: in a child, one call each. */
+static int under_filter(int call)
+{
+	pid_t pid = fork();
+	int status;
+
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct cordon_error err = { 0 };
+		long r = 0;
+
+		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
+		    cordon_seccomp_install(cordon_seccomp_dnsproxy(), 1, &err) < 0)
+			_exit(99);
+		switch (call) {
+		case 0:
+			r = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+			break;
+		case 1:
+			r = socket(AF_INET6, SOCK_STREAM | SOCK_NONBLOCK, 0);
+			break;
+		case 2:
+			r = socket(AF_UNIX, SOCK_STREAM, 0);
+			break;
+		case 3:
+			r = socket(AF_INET, SOCK_RAW, 1);
+			break;
+		case 4:
+			r = open("/etc/hostname", O_RDONLY);
+			break;
+		case 5:
+			r = (long)mmap(NULL, 4096, PROT_READ | PROT_EXEC,
+				       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+			break;
+		case 6:
+			r = (long)mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+				       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+			break;
+		case 7:
+			r = socket(AF_NETLINK, SOCK_RAW, 0);
+			break;
+		case 8:
+			r = getpid();
+			break;
+		}
+		syscall(SYS_exit_group, r < 0 ? 2 : 0);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	if (WIFSIGNALED(status))
+		return -WTERMSIG(status);
+	return WEXITSTATUS(status);
+}
+
+START_TEST(proxy_filter_allows_its_calls_only)
+{
+	ck_assert_int_eq(under_filter(0), 0);
+	ck_assert_int_eq(under_filter(1), 0);
+	ck_assert_int_eq(under_filter(6), 0);
+	ck_assert_int_eq(under_filter(2), -SIGSYS);
+	ck_assert_int_eq(under_filter(3), -SIGSYS);
+	ck_assert_int_eq(under_filter(4), -SIGSYS);
+	ck_assert_int_eq(under_filter(5), -SIGSYS);
+	ck_assert_int_eq(under_filter(7), -SIGSYS);
+	ck_assert_int_eq(under_filter(8), -SIGSYS);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("dnsctl");
+	TCase *tc = tcase_create("channel");
+
+	tcase_set_timeout(tc, 20);
+	tcase_add_test(tc, check_accepts_well_formed);
+	tcase_add_test(tc, check_refuses_every_violation);
+	tcase_add_test(tc, vet_admit_refuses_what_the_gateway_blocks);
+	tcase_add_test(tc, serve_speaks_the_protocol);
+	tcase_add_test(tc, proxy_filter_allows_its_calls_only);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return unit_run(suite());
+}
