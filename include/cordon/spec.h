@@ -207,6 +207,14 @@ int cordon_oci_sysctl_namespace(const char *key);
 bool cordon_oci_ns_joinable(size_t type);
 /* The path spec joins for type, or NULL (a new namespace, or no config). */
 const char *cordon_spec_ns_path(const struct cordon_spec *spec, enum cordon_oci_ns type);
+/*
+ * A config's network, ipc or uts namespace that is not the sandbox's own:
+ * joined by path, or shared with the runtime (no entry of that type: the
+ * spec says the container inherits the runtime's). False for `cordon run`.
+ */
+bool cordon_spec_ns_not_new(const struct cordon_spec *spec, enum cordon_oci_ns type);
+/* Not listed in the config at all: the runtime's (network, ipc, uts only). */
+bool cordon_spec_ns_shared(const struct cordon_spec *spec, enum cordon_oci_ns type);
 
 enum cordon_oci_hook_kind {
 	CORDON_OCI_HOOK_PRESTART, /* deprecated by the spec, still run by runtimes */

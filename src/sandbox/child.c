@@ -181,7 +181,7 @@ static _Noreturn void workload_main(const struct child_ctx *ctx, int ready_fd, i
 	 * of 0.15-0.2 when the two overlapped) and exists when we report:
 	 * whatever comes to plumb it (a gateway link) can rely on the report.
 	 */
-	if (!cordon_spec_ns_path(spec, CORDON_OCI_NS_NETWORK) && unshare(CLONE_NEWNET) < 0)
+	if (!cordon_spec_ns_not_new(spec, CORDON_OCI_NS_NETWORK) && unshare(CLONE_NEWNET) < 0)
 		workload_fail(report_fd, CORDON_EXIT_FAILURE, CORDON_E_NAMESPACE, errno,
 			      "creating the workload's network namespace");
 	if (limit_user_namespaces(&err) < 0)
@@ -198,7 +198,7 @@ static _Noreturn void workload_main(const struct child_ctx *ctx, int ready_fd, i
 	 * set): opened while the host's /proc is ours, written once our maps exist.
 	 */
 	if (sandbox_sysctls_open(spec,
-				 cordon_spec_ns_path(spec, CORDON_OCI_NS_NETWORK)
+				 cordon_spec_ns_not_new(spec, CORDON_OCI_NS_NETWORK)
 					 ? 0
 					 : SYSCTL_NS(CORDON_OCI_NS_NETWORK),
 				 &net_sysctls, &err) < 0)
@@ -219,7 +219,7 @@ static _Noreturn void workload_main(const struct child_ctx *ctx, int ready_fd, i
 		_exit(CORDON_EXIT_FAILURE);
 
 	/* Only lo, and it starts down. A joined namespace is set up by whoever made it. */
-	if (!cordon_spec_ns_path(spec, CORDON_OCI_NS_NETWORK) && loopback_up(&err) < 0)
+	if (!cordon_spec_ns_not_new(spec, CORDON_OCI_NS_NETWORK) && loopback_up(&err) < 0)
 		workload_fail(report_fd, CORDON_EXIT_FAILURE, err.code, err.errnum, "%s", err.msg);
 
 	/*
@@ -725,7 +725,7 @@ _Noreturn void sandbox_child(const struct child_ctx *ctx)
 	if (let_go_of_stdio(ctx, null_fd, &err) < 0)
 		init_failed(ctx, workload, &err);
 	/* The IPC sysctls of the sandbox's own namespace, while the host's /proc is ours. */
-	if (!cordon_spec_ns_path(ctx->spec, CORDON_OCI_NS_IPC) &&
+	if (!cordon_spec_ns_not_new(ctx->spec, CORDON_OCI_NS_IPC) &&
 	    sandbox_sysctls(ctx->spec, SYSCTL_NS(CORDON_OCI_NS_IPC), &err) < 0) {
 		kill(workload, SIGKILL);
 		setup_failed(ctx, &err);
@@ -740,7 +740,7 @@ _Noreturn void sandbox_child(const struct child_ctx *ctx)
 		init_failed(ctx, workload, &err);
 	}
 
-	fs_opts.ipc_joined = cordon_spec_ns_path(ctx->spec, CORDON_OCI_NS_IPC) != NULL;
+	fs_opts.ipc_joined = cordon_spec_ns_not_new(ctx->spec, CORDON_OCI_NS_IPC);
 	fs_opts.tty_gid_mapped = !ctx->userns || cordon_idmap_to_outside(&ctx->plan->gid, 5) >= 0;
 	if (net)
 		fs_opts.resolv_conf = ctx->spec->net.dns_none
@@ -774,7 +774,7 @@ _Noreturn void sandbox_child(const struct child_ctx *ctx)
 		setup_failed(ctx, &err);
 	close(root);
 	/* A joined UTS namespace (a pod's) has its owner's name. */
-	if (!cordon_spec_ns_path(ctx->spec, CORDON_OCI_NS_UTS) &&
+	if (!cordon_spec_ns_not_new(ctx->spec, CORDON_OCI_NS_UTS) &&
 	    sethostname(ctx->spec->hostname, strlen(ctx->spec->hostname)) < 0) {
 		cordon_error_set(&err, CORDON_E_NAMESPACE, errno, "sethostname");
 		setup_failed(ctx, &err);
@@ -782,13 +782,13 @@ _Noreturn void sandbox_child(const struct child_ctx *ctx)
 	{
 		const char *domain = ctx->spec->oci ? ctx->spec->oci->domainname : NULL;
 
-		if (domain && *domain && !cordon_spec_ns_path(ctx->spec, CORDON_OCI_NS_UTS) &&
+		if (domain && *domain && !cordon_spec_ns_not_new(ctx->spec, CORDON_OCI_NS_UTS) &&
 		    setdomainname(domain, strlen(domain)) < 0) {
 			cordon_error_set(&err, CORDON_E_NAMESPACE, errno, "domainname %s", domain);
 			setup_failed(ctx, &err);
 		}
 	}
-	if (!cordon_spec_ns_path(ctx->spec, CORDON_OCI_NS_UTS) &&
+	if (!cordon_spec_ns_not_new(ctx->spec, CORDON_OCI_NS_UTS) &&
 	    sandbox_sysctls(ctx->spec, SYSCTL_NS(CORDON_OCI_NS_UTS), &err) < 0) {
 		kill(workload, SIGKILL);
 		setup_failed(ctx, &err);
@@ -814,7 +814,7 @@ _Noreturn void sandbox_child(const struct child_ctx *ctx)
 	 * joined by path we share with the workload already (and may not
 	 * enter again: its owner is not ours).
 	 */
-	if (!net && !cordon_spec_ns_path(ctx->spec, CORDON_OCI_NS_NETWORK) &&
+	if (!net && !cordon_spec_ns_not_new(ctx->spec, CORDON_OCI_NS_NETWORK) &&
 	    join_workload_network(workload, &err) < 0) {
 		kill(workload, SIGKILL);
 		setup_failed(ctx, &err);

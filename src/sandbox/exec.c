@@ -180,6 +180,10 @@ int sandbox_join_container(const struct cordon_spec *spec, int pidfd, int outer_
 	int joined = (cordon_spec_ns_path(spec, CORDON_OCI_NS_NETWORK) ? CLONE_NEWNET : 0) |
 		     (cordon_spec_ns_path(spec, CORDON_OCI_NS_IPC) ? CLONE_NEWIPC : 0) |
 		     (cordon_spec_ns_path(spec, CORDON_OCI_NS_UTS) ? CLONE_NEWUTS : 0);
+	/* The runtime's, shared (not listed): we are in them already. */
+	int shared = (cordon_spec_ns_shared(spec, CORDON_OCI_NS_NETWORK) ? CLONE_NEWNET : 0) |
+		     (cordon_spec_ns_shared(spec, CORDON_OCI_NS_IPC) ? CLONE_NEWIPC : 0) |
+		     (cordon_spec_ns_shared(spec, CORDON_OCI_NS_UTS) ? CLONE_NEWUTS : 0);
 
 	/* Joined by the config's path (a pod's): not U1's, entered with our privileges. */
 	if (joined && setns(pidfd, joined) < 0)
@@ -189,7 +193,7 @@ int sandbox_join_container(const struct cordon_spec *spec, int pidfd, int outer_
 		return cordon_error_set(err, CORDON_E_NAMESPACE, errno,
 					"joining the sandbox's user namespace");
 	/* The mount namespace sets our root and cwd to the container's root. */
-	if (setns(pidfd, JOIN_NS & ~joined) < 0)
+	if (setns(pidfd, JOIN_NS & ~(joined | shared)) < 0)
 		return cordon_error_set(err, CORDON_E_NAMESPACE, errno,
 					"joining the container's namespaces");
 	return 0;

@@ -96,6 +96,11 @@ static int enter_joined(const struct cordon_spec *spec, int own[], int *flags,
 		_cleanup_close_ int fd = -1;
 		struct stat want, ours;
 
+		/* Not listed: the runtime's, ours, which the clone inherits as it is. */
+		if (cordon_spec_ns_shared(spec, joinable[i].type)) {
+			*flags |= joinable[i].flag;
+			continue;
+		}
 		if (!path)
 			continue;
 		fd = open(path, O_RDONLY | O_CLOEXEC);

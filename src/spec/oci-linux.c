@@ -28,6 +28,16 @@ const char *cordon_spec_ns_path(const struct cordon_spec *spec, enum cordon_oci_
 	return spec->oci ? spec->oci->ns_path[type] : NULL;
 }
 
+bool cordon_spec_ns_shared(const struct cordon_spec *spec, enum cordon_oci_ns type)
+{
+	return spec->oci && cordon_oci_ns_joinable(type) && !spec->oci->ns_listed[type];
+}
+
+bool cordon_spec_ns_not_new(const struct cordon_spec *spec, enum cordon_oci_ns type)
+{
+	return cordon_spec_ns_path(spec, type) || cordon_spec_ns_shared(spec, type);
+}
+
 static int parse_namespaces(struct oci_parse *p, yajl_val list)
 {
 	struct cordon_oci *oci = p->oci;
@@ -88,18 +98,15 @@ static int parse_namespaces(struct oci_parse *p, yajl_val list)
 		oci_warn(oci,
 			 "linux.namespaces: 'time': not created (cordon shares the host's clocks)");
 	/*
-	 * A namespace left out means the host's. cordon creates it anyway:
-	 * said when the container sees the difference (no host network,
-	 * processes, IPC or host name); a user or cgroup namespace of its own
-	 * changes nothing the config relies on (rootful engines leave both out).
+	 * A namespace left out is the runtime's, the spec says: a network,
+	 * IPC or UTS namespace is then shared (cordon_spec_ns_shared), as
+	 * podman's --network host asks. The runtime's pid namespace cannot
+	 * be: cordon's init is pid 1 of one of its own, and a proc of the
+	 * host's cannot be mounted from the sandbox's user namespace; refused.
+	 * A user or cgroup namespace of its own is cordon's always (rootful
+	 * engines leave both out): the container's root is never the host's
+	 * (docs/oci.md, "Differences from runc").
 	 */
-	for (size_t k = 0; k < CORDON_OCI_NS_COUNT; k++)
-		if (!oci->ns_listed[k] && k != CORDON_OCI_NS_TIME && k != CORDON_OCI_NS_USER &&
-		    k != CORDON_OCI_NS_CGROUP)
-			oci_warn(oci,
-				 "linux.namespaces: no '%s' entry: cordon still creates a new %s "
-				 "namespace (it never shares the host's)",
-				 oci_ns_names[k], oci_ns_names[k]);
 	return 0;
 }
 

@@ -233,6 +233,11 @@ static int check_cross(struct oci_parse *p)
 		return oci_error(p->err, "linux.gidMappings: required with linux.uidMappings");
 	if (oci->n_gid_map && !oci->n_uid_map)
 		return oci_error(p->err, "linux.uidMappings: required with linux.gidMappings");
+	/* Last, so that the other cross checks name what they find first (oci-linux.c says why). */
+	if (!oci->ns_listed[CORDON_OCI_NS_PID])
+		return oci_error(p->err,
+				 "linux.namespaces: no 'pid' entry: sharing the runtime's pid namespace "
+				 "is not supported (cordon's init is pid 1 of a namespace of its own)");
 	return 0;
 }
 

@@ -310,6 +310,48 @@ c["mounts"] += [
 	end_case
 }
 
+# --- namespaces --------------------------------------------------------------
+
+# ns_of WHAT: the caller's own namespace of WHAT (net, ipc, uts), as this mode's user sees it.
+ns_of() { readlink "/proc/self/ns/$1"; }
+# shellcheck disable=SC2016 # expanded inside the container
+NS_SHOW='for n in net ipc uts; do readlink /proc/self/ns/$n; done'
+
+# No network, ipc or uts entry: the container shares the runtime's (the
+# spec's rule), and exec joins it as it is; with an entry, a new one; no
+# pid entry is refused (cordon's init is pid 1 of a namespace of its own).
+t_namespaces_shared() {
+	local id=$CASE_ID-n want
+	setup_case
+	mk_bundle b true || return
+	cfg 'c["linux"]["namespaces"] = [n for n in c["linux"]["namespaces"] if n["type"] not in ("network", "ipc", "uts")]
+c.pop("hostname", None); c.pop("domainname", None)
+c["linux"].pop("sysctl", None)
+c["mounts"] = [m for m in c["mounts"] if m["destination"] != "/dev/mqueue"]
+c["process"]["args"] = ["sh", "-c", sys.argv[1]]' "$NS_SHOW" || return
+	want=$(printf '%s\n%s\n%s' "$(ns_of net)" "$(ns_of ipc)" "$(ns_of uts)")
+	oc run -b "$BUNDLE" "$id"
+	expect_rc 0
+	expect_out_eq "$want" "expected the runtime's network, ipc and uts namespaces"
+	cfg 'c["process"]["args"] = ["sleep", sys.argv[1]]' "$MARK" || return
+	oc create -b "$BUNDLE" "$id"
+	expect_rc 0 || return
+	oc exec "$id" sh -c "$NS_SHOW"
+	expect_rc 0
+	expect_out_eq "$want" "exec: expected the runtime's network, ipc and uts namespaces"
+	oc delete --force "$id"
+	cfg 'c["linux"]["namespaces"] += [{"type": "network"}, {"type": "ipc"}, {"type": "uts"}]
+c["process"]["args"] = ["sh", "-c", sys.argv[1]]' "$NS_SHOW" || return
+	oc run -b "$BUNDLE" "$id"
+	expect_rc 0
+	[ "$(grep -cxF -e "$(ns_of net)" -e "$(ns_of ipc)" -e "$(ns_of uts)" <<<"$OUT")" = 0 ] ||
+		fail "listed namespaces must be new ones: got '$OUT'"
+	cfg 'c["linux"]["namespaces"] = [n for n in c["linux"]["namespaces"] if n["type"] != "pid"]' || return
+	oc run -b "$BUNDLE" "$id"
+	expect_cordon_error SPEC "no 'pid' entry"
+	end_case
+}
+
 # --- devices -----------------------------------------------------------------
 
 # linux.devices as the config says: rootful, a node made with the type,
@@ -379,6 +421,7 @@ each_mode "an ambient capability for uid 1000: NET_BIND_SERVICE binds port 80" t
 each_mode "mounts: sources kept, config order, bind data ignored, strictatime, suid, dev" t_mount_sources_options_order
 each_mode "mounts: nothing the config does not list (no /tmp, /dev/shm, /dev/mqueue)" t_no_extra_mounts
 each_mode "mounts: a dangling symlink destination created through, inside the root" t_mount_dangling_symlink
+each_mode "linux.namespaces: network, ipc, uts left out are the runtime's (run and exec); no pid refused" t_namespaces_shared
 each_mode "linux.devices: made as configured rootful (type, numbers, mode, owner), FIFO mode and owner" t_devices_made
 rootful_only "memory.swappiness, disableOOMKiller: the v1 files; refused on cgroup2 alone" t_memory_knobs
 done_testing
