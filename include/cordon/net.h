@@ -316,6 +316,17 @@ int cordon_nft_list_ranges(struct cordon_nft *nft, const char *set, struct cordo
 			   size_t cap, size_t *n, struct cordon_error *err);
 int cordon_nft_delete(struct cordon_nft *nft, struct cordon_error *err);
 
+/*
+ * The host's side of every rootful uplink (nft-host.c; cordon-nethelper
+ * runs these with CAP_NET_ADMIN on the host). The lock between
+ * concurrent helpers: a table owned by this socket (NFT_TABLE_F_OWNER),
+ * so the kernel drops it however the process exits; waits up to
+ * timeout_ms for another holder. Then the static table inet
+ * cordon-host, made unless it exists (*created says which).
+ */
+int cordon_nft_host_lock(struct cordon_nft *nft, unsigned timeout_ms, struct cordon_error *err);
+int cordon_nft_host_install(struct cordon_nft *nft, bool *created, struct cordon_error *err);
+
 /* ---------------------------------------------------------------------- */
 /* Links (libnl-route-3), in the calling thread's network namespace        */
 /* ---------------------------------------------------------------------- */

@@ -6,7 +6,10 @@
  *   request.c     the request on stdin: bytes, the one fd, the caller's
  *                 uid; the strict JSON and its validation; the netns fd
  *   hostlink.c    rtnetlink through libmnl: addresses, the veth, up, delete
- *   hosttable.c   the lock and the static table inet cordon-host (nftables)
+ *
+ * The lock and the static table inet cordon-host are nftables rulesets
+ * like the gateway's, built by the network engine (src/net/nft-host.c,
+ * cordon_nft_host_lock and cordon_nft_host_install in cordon/net.h).
  *
  * Why libmnl rather than libnl-route (src/net/link.c): this program holds
  * file capabilities, and libnl reads its environment (NLDBG, NLCB,
@@ -65,16 +68,5 @@ int hostlink_add_ipv4(struct hostlink *h, int ifindex, const struct cordon_addr 
 		      struct cordon_error *err);
 int hostlink_set_up(struct hostlink *h, int ifindex, struct cordon_error *err);
 int hostlink_delete(struct hostlink *h, int ifindex, struct cordon_error *err);
-
-/* --- hosttable.c -------------------------------------------------------- */
-
-/*
- * The lock between concurrent helpers: an nftables table owned by this
- * socket (NFT_TABLE_F_OWNER), so the kernel drops it when the process
- * exits, however it exits. Waits up to timeout_ms for another holder.
- */
-int hosttable_lock(struct cordon_nft *nft, unsigned timeout_ms, struct cordon_error *err);
-/* Create table inet cordon-host unless it exists; *created says which. */
-int hosttable_install(struct cordon_nft *nft, bool *created, struct cordon_error *err);
 
 #endif

@@ -258,14 +258,14 @@ static int run(struct cordon_error *err)
 
 	/* 3. Under the lock: choosing a /30 and taking it must be one step. */
 	nft = cordon_nft_open(err);
-	if (!nft || hosttable_lock(nft, LOCK_TIMEOUT_MS, err) < 0)
+	if (!nft || cordon_nft_host_lock(nft, LOCK_TIMEOUT_MS, err) < 0)
 		return -1;
 	h = hostlink_open(err);
 	if (!h || uplink_choose(h, &req.pool, &u, err) < 0)
 		return -1;
 
 	/* 4. The static table before the first cordon link can carry a packet. */
-	if (hosttable_install(nft, &created, err) < 0)
+	if (cordon_nft_host_install(nft, &created, err) < 0)
 		return -1;
 
 	/* 5. The veth; its host end is configured, the gateway end is not. */

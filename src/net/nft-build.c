@@ -2,7 +2,7 @@
 /*
  * The libnftnl builders both of cordon's tables are made of: the gateway
  * ruleset (nft-rules.c, table inet cordon) and cordon-nethelper's static
- * host table (src/helper/hosttable.c, table inet cordon-host). They differ
+ * host table (nft-host.c, table inet cordon-host). They differ
  * only in what is a parameter here: the table, a chain's policy, a
  * table's flags.
  *

@@ -133,8 +133,9 @@ struct nlmsghdr *nft_request_msg(struct cordon_nft *nft, uint16_t type, uint16_t
 /* --- nft-build.c ----------------------------------------------------- */
 
 /*
- * Shared with cordon-nethelper (src/helper/hosttable.c), which links
- * nft-build.c and nft-batch.c: libnftnl, libmnl and core only, no libnl.
+ * Shared by the gateway's ruleset and the host table (nft-host.c), which
+ * cordon-nethelper links with nft-batch.c: libnftnl, libmnl and core
+ * only, no libnl.
  * Every message goes to the open batch, with CREATE | EXCL for objects.
  */
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * The host's side of every rootful uplink, as nft would print it:
+ * The host's side of every rootful uplink (cordon-nethelper installs it,
+ * man/cordon-nethelper.8), as nft would print it:
  *
  *   table inet cordon-host {
  *     chain input { type filter hook input priority filter; policy accept;
@@ -46,8 +47,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "helper.h"
-#include "../net/nft-internal.h"
+#include "cordon/nethelper.h"
+#include "nft-internal.h"
 
 #define LOCK_TABLE "cordon-nethelper-lock"
 #define HOST_TABLE CORDON_NETHELPER_HOST_TABLE
@@ -58,7 +59,7 @@
 
 /* --- the lock ----------------------------------------------------------- */
 
-int hosttable_lock(struct cordon_nft *nft, unsigned timeout_ms, struct cordon_error *err)
+int cordon_nft_host_lock(struct cordon_nft *nft, unsigned timeout_ms, struct cordon_error *err)
 {
 	uint64_t deadline = cordon_now_mono_us() + timeout_ms * 1000ull;
 
@@ -244,7 +245,7 @@ static int table_cb(const struct nlmsghdr *nlh, void *data)
 	return MNL_CB_OK;
 }
 
-int hosttable_install(struct cordon_nft *nft, bool *created, struct cordon_error *err)
+int cordon_nft_host_install(struct cordon_nft *nft, bool *created, struct cordon_error *err)
 {
 	_cleanup_nft_table_ struct nftnl_table *t = nft_must(nftnl_table_alloc());
 	struct nlmsghdr *nlh;
