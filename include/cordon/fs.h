@@ -67,6 +67,13 @@ int cordon_fs_idmapped_mount(const struct cordon_oci_mount *m, int sandbox_usern
 			     struct cordon_error *err);
 
 /*
+ * Supervisor side, host root only, entered in the sandbox's mount
+ * namespace: a detached clone of an OCI bind mount's source (the object
+ * checked at validation). Returns the tree's fd, or -1.
+ */
+int cordon_fs_bind_source(const struct cordon_oci_mount *m, struct cordon_error *err);
+
+/*
  * Supervisor side, host root only: the node of a linux.devices entry
  * (c, b or u), owned by host_uid:host_gid, with its fileMode (0666 when
  * none), as a detached read-only, nosuid, noexec bind of it. Returns the

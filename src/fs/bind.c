@@ -37,6 +37,11 @@ static int clone_checked(const char *path, const struct cordon_path_id *id, bool
 	return tree;
 }
 
+int cordon_fs_bind_source(const struct cordon_oci_mount *m, struct cordon_error *err)
+{
+	return clone_checked(m->source, &m->source_id, m->recursive, "source", err);
+}
+
 int fs_clone_checked(const char *path, const struct cordon_path_id *id, bool recursive,
 		     const char *what, struct cordon_error *err)
 {

@@ -23,6 +23,12 @@ int fs_mountpoint_through(int root, const char *path, enum mountpoint_kind kind,
 			  struct cordon_error *err);
 
 /*
+ * A directory at path (absolute, inside root, symlinks followed inside
+ * it), made with its missing parents (0755) where there is none. 0 or -1.
+ */
+int fs_mkdir_in_root(int root, const char *path, struct cordon_error *err);
+
+/*
  * Open path (absolute, inside root, symlinks followed inside it) as an
  * O_PATH fd; -2 (no error) when it does not exist, -1 on error.
  */

@@ -138,6 +138,15 @@ static struct mount_attr atime_attrs(const struct cordon_oci_mount *m)
 	return attr;
 }
 
+/* option_attrs of a bind: nodiratime goes with the atime options (set_bind_atime). */
+static struct mount_attr bind_attrs(const struct cordon_oci_mount *m)
+{
+	struct mount_attr attr = option_attrs(m);
+
+	attr.attr_set &= ~(unsigned long long)MOUNT_ATTR_NODIRATIME;
+	return attr;
+}
+
 static int setattr(int tree, struct mount_attr attr, bool recursive, struct cordon_error *err)
 {
 	if (cordon_mount_setattr(tree, "", AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0), &attr,
@@ -190,7 +199,10 @@ static int set_bind_atime(int tree, const struct cordon_oci_mount *m, struct cor
 {
 	struct mount_attr attr = atime_attrs(m);
 
-	if (!attr.attr_clr)
+	/* nodiratime is of the same lock (MNT_ATIME_MASK). */
+	if (m->flags & MS_NODIRATIME)
+		attr.attr_set |= MOUNT_ATTR_NODIRATIME;
+	if (!attr.attr_set && !attr.attr_clr)
 		return 0;
 	if (cordon_mount_setattr(tree, "", AT_EMPTY_PATH, &attr, sizeof(attr)) < 0 &&
 	    errno != EPERM)
@@ -223,7 +235,7 @@ static int apply_bind(int root, const struct cordon_oci_mount *m, int early,
 		tree = copy;
 	if (!S_ISCHR(st.st_mode) && !S_ISBLK(st.st_mode) && !(m->clear & MS_NODEV))
 		policy.attr_set |= MOUNT_ATTR_NODEV;
-	if (setattr(tree, policy, true, err) < 0 || setattr(tree, option_attrs(m), false, err) < 0 ||
+	if (setattr(tree, policy, true, err) < 0 || setattr(tree, bind_attrs(m), false, err) < 0 ||
 	    set_bind_atime(tree, m, err) < 0)
 		return -1;
 	if (m->recursive_ro &&
@@ -247,7 +259,7 @@ static int apply_sysfs(int root, const struct cordon_oci_mount *m, int early,
 	copy = fresh_copy(tree);
 	if (copy >= 0)
 		tree = copy;
-	if (setattr(tree, ro, true, err) < 0 || setattr(tree, option_attrs(m), false, err) < 0 ||
+	if (setattr(tree, ro, true, err) < 0 || setattr(tree, bind_attrs(m), false, err) < 0 ||
 	    set_bind_atime(tree, m, err) < 0)
 		return -1;
 	return attach(root, tree, m, MOUNTPOINT_DIR, err);

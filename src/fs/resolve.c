@@ -175,6 +175,24 @@ int fs_mountpoint_through(int root, const char *path, enum mountpoint_kind kind,
 	return mountpoint_at(root, path, kind, false, 0, err);
 }
 
+int fs_mkdir_in_root(int root, const char *path, struct cordon_error *err)
+{
+	_cleanup_close_ int fd = open_in_root(root, path, O_PATH | O_DIRECTORY, false);
+	_cleanup_close_ int parent = -1;
+	const char *base;
+
+	if (fd >= 0)
+		return 0;
+	if (errno != ENOENT)
+		return describe_open_error(errno, path, err);
+	parent = open_parent(root, path, false, &base, err);
+	if (parent < 0)
+		return -1;
+	if (mkdirat(parent, base, 0755) < 0 && errno != EEXIST)
+		return cordon_error_set(err, CORDON_E_ROOTFS, errno, "creating %s", path);
+	return 0;
+}
+
 int fs_open_existing(int root, const char *path, struct cordon_error *err)
 {
 	int fd = open_in_root(root, path, O_PATH, false);

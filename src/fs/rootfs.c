@@ -169,6 +169,14 @@ int cordon_fs_build(const struct cordon_spec *spec, const struct cordon_fs_host 
 	    (opts->resolv_conf && fs_setup_resolv(root, opts->resolv_conf, err) < 0) ||
 	    fs_setup_oci_paths(root, spec->oci, err) < 0)
 		return -1;
+	/*
+	 * A config's process.cwd that the image lacks is made, as runc and
+	 * crun do: through the mounts above (it may lie on one), inside the
+	 * root, before the root is made read-only. The process still enters
+	 * it itself, as its user, with the checks of sandbox_enter_cwd.
+	 */
+	if (spec->oci && spec->cwd && fs_mkdir_in_root(root, spec->cwd, err) < 0)
+		return cordon_error_wrap(err, "process.cwd %s", spec->cwd);
 
 	/*
 	 * Read-only last: mount points were created above through this very

@@ -9,7 +9,9 @@
 #include <poll.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
+#include <sys/statvfs.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -733,6 +735,46 @@ static void warn_mounts(const struct cordon_oci *oci)
 	}
 }
 
+/* The atime setting an option names (MS_*), or a mount has (statvfs's ST_*). */
+static const char *atime_name(unsigned long flags, bool statvfs_flags)
+{
+	if (flags & (statvfs_flags ? ST_NOATIME : MS_NOATIME))
+		return "noatime";
+	if (flags & (statvfs_flags ? ST_RELATIME : MS_RELATIME))
+		return "relatime";
+	return "strictatime";
+}
+
+/*
+ * A bind's atime options meet the host mount of its source, whose atime
+ * setting the kernel locks for the sandbox's user namespace: where they
+ * ask for another, the source's stays (fs/mounts.c). Said here, where
+ * the container is created, rather than failed.
+ */
+static void warn_atime(const struct cordon_oci *oci)
+{
+	for (size_t i = 0; i < oci->n_mounts; i++) {
+		const struct cordon_oci_mount *m = &oci->mounts[i];
+		unsigned long want = m->flags & (MS_NOATIME | MS_STRICTATIME | MS_RELATIME);
+		struct statvfs sv;
+
+		/* An idmapped bind is host root's clone, unlocked: its options apply. */
+		if (m->kind != CORDON_OCI_MOUNT_BIND || m->idmap || statvfs(m->source, &sv) < 0)
+			continue;
+		if (want && strcmp(atime_name(want, false), atime_name(sv.f_flag, true)) != 0)
+			cordon_warn(
+				"mounts[%zu] %s: %s not applied: the host's mount of the source "
+				"is %s, which the kernel keeps for a container",
+				i, m->destination, atime_name(want, false),
+				atime_name(sv.f_flag, true));
+		if ((m->flags & MS_NODIRATIME) && !(sv.f_flag & ST_NODIRATIME))
+			cordon_warn(
+				"mounts[%zu] %s: nodiratime not applied: the host's mount of "
+				"the source has diratime, which the kernel keeps for a container",
+				i, m->destination);
+	}
+}
+
 void cordon_container_warn_unapplied(const struct cordon_spec *spec)
 {
 	const struct cordon_oci *oci = spec->oci;
@@ -740,6 +782,7 @@ void cordon_container_warn_unapplied(const struct cordon_spec *spec)
 	for (size_t i = 0; i < oci->n_warnings; i++)
 		cordon_warn("%s", oci->warnings[i]);
 	warn_mounts(oci);
+	warn_atime(oci);
 	if (oci->n_additional_gids && !cordon_host_root() && !cordon_userns_root())
 		cordon_warn("process.user.additionalGids: applied only where setgroups is allowed "
 			    "(a subordinate id range), else none");

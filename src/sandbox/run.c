@@ -482,6 +482,71 @@ static int send_idmapped_mounts(const struct cordon_spec *spec, int userns, int 
 }
 
 /*
+ * The config's other bind sources, cloned by host root (so that a source
+ * below a directory only its capabilities may enter is reachable: a
+ * root-owned 0000 parent, an engine's storage) inside the init's mount
+ * namespace (so that the clone is made of the copies the kernel locked
+ * for the sandbox's user namespace: the host mount's read-only, nosuid,
+ * nodev, noexec and atime flags and its submounts stay out of the
+ * sandbox's reach, as they do for a clone the init makes itself). The
+ * init has not touched that namespace yet: it waits for GO. Each tree is
+ * sent as mounts[i]; the init attaches it in its turn.
+ */
+static int send_bind_sources(const struct cordon_spec *spec, pid_t child, int sync_fd,
+			     struct cordon_error *err)
+{
+	_cleanup_close_ int own = -1, theirs = -1, cwd = -1, root = -1;
+	char path[64];
+	int r = 0;
+
+	if (!spec->oci)
+		return 0;
+	for (size_t i = 0; i < spec->oci->n_mounts; i++)
+		if (spec->oci->mounts[i].kind == CORDON_OCI_MOUNT_BIND &&
+		    !spec->oci->mounts[i].idmap)
+			r = 1;
+	if (!r)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/ns/mnt", (int)child);
+	own = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
+	theirs = open(path, O_RDONLY | O_CLOEXEC);
+	cwd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (own < 0 || theirs < 0 || cwd < 0 || root < 0)
+		return cordon_error_set(err, CORDON_E_NAMESPACE, errno,
+					"the sandbox's mount namespace");
+	if (setns(theirs, CLONE_NEWNS) < 0)
+		return cordon_error_set(err, CORDON_E_NAMESPACE, errno,
+					"entering the sandbox's mount namespace");
+	r = 0;
+	for (size_t i = 0; r == 0 && i < spec->oci->n_mounts; i++) {
+		const struct cordon_oci_mount *m = &spec->oci->mounts[i];
+		struct sync_msg msg = { .type = SYNC_MOUNT_TREE, .status = (int32_t)i };
+		_cleanup_close_ int tree = -1;
+
+		if (m->kind != CORDON_OCI_MOUNT_BIND || m->idmap)
+			continue;
+		tree = cordon_fs_bind_source(m, err);
+		if (tree < 0) {
+			r = cordon_error_wrap(err, "mounts[%zu] %s", i, m->destination);
+			break;
+		}
+		r = sync_send(sync_fd, &msg, &tree, 1);
+		if (r < 0)
+			r = cordon_error_set(err, CORDON_E_INTERNAL, -r, "starting the sandbox");
+	}
+	/* Back where we were: our namespace, our root, our working directory. */
+	if (setns(own, CLONE_NEWNS) < 0 || fchdir(root) < 0 || chroot(".") < 0 || fchdir(cwd) < 0) {
+		/* Nothing of ours may go on from the sandbox's namespace. */
+		cordon_error_set(err, CORDON_E_NAMESPACE, errno,
+				 "returning from the sandbox's mount namespace");
+		cordon_error_print(err);
+		_exit(CORDON_EXIT_FAILURE);
+	}
+	return r;
+}
+
+/*
  * The config's device nodes (c, b, u): no node can be made in the
  * sandbox's user namespace, so host root makes each as the config says,
  * owned by the host ids of its uid and gid, and hands it over as
@@ -545,6 +610,7 @@ static int prepare_host_mounts(const struct cordon_spec *spec, const struct cord
 			return cordon_error_wrap(err, "--workspace idmap");
 	}
 	if (send_idmapped_mounts(spec, userns, sync_fd, err) < 0 ||
+	    send_bind_sources(spec, child, sync_fd, err) < 0 ||
 	    send_device_nodes(spec, plan, sync_fd, err) < 0)
 		return -1;
 	return cordon_fs_prepare_host(spec, userns, ws_userns, host, err);

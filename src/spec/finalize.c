@@ -570,15 +570,18 @@ int cordon_spec_finalize(struct cordon_spec *spec, struct cordon_error *err)
 	if (spec->cwd) {
 		char *norm = cordon_path_normalize(spec->cwd);
 
+		/* A config's errors name its field, the command line's its flag. */
+		const char *what = spec->oci ? "process.cwd" : "--cwd";
+
 		if (!norm)
 			return cordon_error_set(err, CORDON_E_USAGE, 0,
-						"--cwd '%s': must be an absolute path without '..'",
-						spec->cwd);
+						"%s '%s': must be an absolute path without '..'",
+						what, spec->cwd);
 		free(spec->cwd);
 		spec->cwd = norm;
 		if (cordon_cwd_in_proc(norm))
 			return cordon_error_set(err, CORDON_E_USAGE, 0,
-						"--cwd '%s': must not be inside /proc", norm);
+						"%s '%s': must not be inside /proc", what, norm);
 	} else {
 		spec->cwd = cordon_xstrdup(spec->workspace ? "/workspace" : "/");
 	}

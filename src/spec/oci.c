@@ -226,6 +226,26 @@ static int check_cross(struct oci_parse *p)
 		return oci_error(p->err, "hostname: needs a uts namespace in linux.namespaces");
 	if (oci->domainname && !oci->ns_listed[CORDON_OCI_NS_UTS])
 		return oci_error(p->err, "domainname: needs a uts namespace in linux.namespaces");
+	/*
+	 * The host name has a field of its own, which cordon always sets
+	 * (finalize names an unnamed container "cordon"): the sysctl would
+	 * silently fight it. The domain name's field may be absent; set to
+	 * another value, the two conflict. runc and crun refuse both.
+	 */
+	for (size_t i = 0; i < oci->n_sysctl; i++) {
+		const char *key = oci->sysctl[2 * i], *value = oci->sysctl[2 * i + 1];
+
+		if (strcmp(key, "kernel.hostname") == 0)
+			return oci_error(p->err,
+					 "linux.sysctl.kernel.hostname: refused: it conflicts with "
+					 "the config's hostname field (set that instead)");
+		if (strcmp(key, "kernel.domainname") == 0 && oci->domainname && *oci->domainname &&
+		    strcmp(oci->domainname, value) != 0)
+			return oci_error(p->err,
+					 "linux.sysctl.kernel.domainname: '%s' conflicts with the "
+					 "config's domainname '%s'",
+					 value, oci->domainname);
+	}
 	if ((oci->n_uid_map || oci->n_gid_map) && !oci->ns_listed[CORDON_OCI_NS_USER])
 		return oci_error(p->err,
 				 "linux.uidMappings: needs a user namespace in linux.namespaces");

@@ -188,6 +188,126 @@ t_delete_never_lies() {
 	end_case
 }
 
+# linux.sysctl kernel.hostname fights the config's hostname (which cordon
+# always sets): refused, as runc and crun refuse it; kernel.domainname only
+# where it contradicts the config's domainname.
+t_uts_sysctl() {
+	local id=$CASE_ID-u
+	setup_case
+	mk_bundle b sh -c 'cat /proc/sys/kernel/domainname; hostname' || return
+	cfg 'c["linux"]["sysctl"] = {"kernel.hostname": "other"}'
+	oc run -b "$BUNDLE" "$id"
+	expect_cordon_error SPEC "linux.sysctl.kernel.hostname"
+	cfg 'c["hostname"] = "box"; c["domainname"] = "a.example"; c["linux"]["sysctl"] = {"kernel.domainname": "b.example"}'
+	oc run -b "$BUNDLE" "$id"
+	expect_cordon_error SPEC "linux.sysctl.kernel.domainname"
+	cfg 'c["linux"]["sysctl"] = {"kernel.domainname": "a.example"}'
+	oc run -b "$BUNDLE" "$id"
+	expect_rc 0
+	expect_out_eq "$(printf 'a.example\nbox')"
+	end_case
+}
+
+# owned_rootfs DIR: a copy of the rootfs the mode's user may change.
+owned_rootfs() {
+	copy_rootfs "$1" || return 1
+	[ "$MODE" = rootless ] && chown -R "$TEST_UID:$TEST_GID" "$1"
+	return 0
+}
+
+# A process.cwd the image lacks is made (inside the root, also under
+# root.readonly, as runc and crun do); a symlink on its way stays inside
+# the root; a file where it should be is an error that names the field.
+t_cwd_created() {
+	local id=$CASE_ID-w
+	setup_case
+	owned_rootfs "$CASE_DIR/rootfs" || return
+	ln -s "/../../../../tmp" "$CASE_DIR/rootfs/esc"
+	: >"$CASE_DIR/rootfs/afile"
+	mk_bundle b sh -c 'pwd; stat -c %a .' || return
+	cfg 'c["root"]["path"] = sys.argv[1]; c["process"]["cwd"] = "/new/dir"' "$CASE_DIR/rootfs"
+	oc run -b "$BUNDLE" "$id"
+	expect_rc 0
+	[ "$(head -2 <<<"$OUT")" = "$(printf '/new/dir\n755')" ] || fail "expected the process in a new /new/dir, mode 755"
+	[ -d "$CASE_DIR/rootfs/new/dir" ] || fail "/new/dir was not made in the rootfs"
+	# /esc -> /../../../../tmp: the container's /tmp (the config's tmpfs), never the host's.
+	cfg 'c["process"]["cwd"] = "/esc/cordon-e2e-escape-" + sys.argv[1] + "/sub"' "$MARK"
+	oc run -b "$BUNDLE" "$id"
+	expect_rc 0
+	[ "$(head -1 <<<"$OUT")" = "/tmp/cordon-e2e-escape-$MARK/sub" ] || fail "expected the cwd made through the link, inside the root"
+	[ ! -e "/tmp/cordon-e2e-escape-$MARK" ] || { fail "the cwd was made on the host"; rm -rf "/tmp/cordon-e2e-escape-$MARK"; }
+	cfg 'c["process"]["cwd"] = "/afile/x"'
+	oc run -b "$BUNDLE" "$id"
+	expect_cordon_error ROOTFS "process.cwd /afile/x"
+	end_case
+}
+
+# A bind source below a directory only host root's capabilities may enter
+# (root's, mode 0000): host root clones it, in the sandbox's mount
+# namespace, and the container reads it.
+t_bind_below_000() {
+	local id=$CASE_ID-z
+	setup_case
+	mkdir -p "$CASE_DIR/locked/m"
+	echo "hello-$MARK" >"$CASE_DIR/locked/m/content"
+	chmod 755 "$CASE_DIR/locked/m"
+	chmod 644 "$CASE_DIR/locked/m/content"
+	chown 0:0 "$CASE_DIR/locked"
+	chmod 000 "$CASE_DIR/locked"
+	mk_bundle b cat /foo/content || return
+	cfg 'c["mounts"].append({"destination": "/foo", "type": "bind", "source": sys.argv[1], "options": ["bind", "ro"]})' "$CASE_DIR/locked/m"
+	oc run -b "$BUNDLE" "$id"
+	expect_rc 0
+	expect_out_eq "hello-$MARK"
+	chmod 755 "$CASE_DIR/locked"
+	end_case
+}
+
+# atime_of PATH: the atime option a mount at PATH has (statvfs flags).
+atime_of() {
+	"$PYTHON" -c '
+import os, sys
+f = os.statvfs(sys.argv[1]).f_flag
+print("noatime" if f & 1024 else "relatime" if f & 4096 else "strictatime", "nodiratime" if f & 2048 else "diratime")' "$1"
+}
+
+# atime options on binds (strictatime, noatime, nodiratime): the kernel
+# keeps the host mount's setting for a container's mount namespace; the
+# container runs with the source's, and create says so where it differs.
+t_bind_atime() {
+	local id=$CASE_ID-a host want a b
+	setup_case
+	mk_dir "$CASE_DIR/data"
+	host=$(atime_of "$CASE_DIR/data")
+	mk_bundle b sh -c 'for m in /a /b; do awk -v m=$m '\''$5 == m { print $6 }'\'' /proc/self/mountinfo; done' || return
+	cfg 'c["mounts"] += [{"destination": "/a", "type": "bind", "source": sys.argv[1], "options": ["bind", "strictatime"]},
+                {"destination": "/b", "type": "bind", "source": sys.argv[1], "options": ["bind", "noatime", "nodiratime"]}]' "$CASE_DIR/data"
+	oc run -b "$BUNDLE" "$id"
+	expect_rc 0
+	a=$(head -1 <<<"$OUT")
+	b=$(tail -1 <<<"$OUT")
+	case $host in
+	strictatime*) [[ $a != *atime* ]] || fail "/a: expected strictatime, got $a" ;;
+	*) [[ $a == *"${host%% *}"* ]] || fail "/a: expected the source's ${host%% *}, got $a"
+	   [[ $ERR == *"mounts[$(($(grep -o '"destination"' "$BUNDLE/config.json" | wc -l) - 2))] /a: strictatime not applied"* ]] ||
+		fail "create did not say that strictatime was not applied to /a" ;;
+	esac
+	case $host in
+	noatime*) ;;
+	*) [[ $ERR == *"/b: noatime not applied"* ]] || fail "create did not say that noatime was not applied to /b" ;;
+	esac
+	case $host in
+	*" nodiratime") ;;
+	*) [[ $ERR == *"/b: nodiratime not applied"* ]] || fail "create did not say that nodiratime was not applied to /b"
+	   [[ $b != *nodiratime* ]] || fail "/b: nodiratime appeared on a locked mount: $b" ;;
+	esac
+	end_case
+}
+
+each_mode "linux.sysctl: kernel.hostname refused, kernel.domainname against domainname" t_uts_sysctl
+each_mode "process.cwd: made where missing, inside the root, under a read-only root" t_cwd_created
+rootful_only "mounts: a bind source below a root-only 0000 directory" t_bind_below_000
+each_mode "mounts: atime options on binds keep the source's setting, with a warning" t_bind_atime
 each_mode "delete --force: returns once the container is gone (a frozen init too), or fails and keeps it" t_delete_never_lies
 each_mode "run --detach and create let go of the caller's stdio and fds; the init keeps CAP_KILL" t_detach_lets_go
 

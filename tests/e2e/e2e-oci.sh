@@ -363,11 +363,11 @@ t_sysctl_user() {
 t_sysctl() {
 	local id=$CASE_ID-s
 	setup_case
-	mk_bundle b sh -c 'cd /proc/sys; cat net/ipv4/ping_group_range net/ipv4/ip_unprivileged_port_start kernel/shmmni kernel/hostname' || return
-	cfg 'c["linux"]["sysctl"] = {"net.ipv4.ping_group_range": "0 0", "net.ipv4.ip_unprivileged_port_start": "80", "kernel.shmmni": "1234", "kernel.hostname": "sysctl-host"}'
+	mk_bundle b sh -c 'cd /proc/sys; cat net/ipv4/ping_group_range net/ipv4/ip_unprivileged_port_start kernel/shmmni kernel/domainname' || return
+	cfg 'c["linux"]["sysctl"] = {"net.ipv4.ping_group_range": "0 0", "net.ipv4.ip_unprivileged_port_start": "80", "kernel.shmmni": "1234", "kernel.domainname": "sysctl.example"}'
 	oc run -b "$BUNDLE" "$id"
 	expect_rc 0
-	[ "$OUT" = "$(printf '0\t0\n80\n1234\nsysctl-host')" ] || fail "expected the config's sysctls, got '$OUT'"
+	[ "$OUT" = "$(printf '0\t0\n80\n1234\nsysctl.example')" ] || fail "expected the config's sysctls, got '$OUT'"
 	[ "$(cat /proc/sys/kernel/shmmni)" != 1234 ] || fail "the host's kernel.shmmni changed"
 	[ "$(cat /proc/sys/net/ipv4/ip_unprivileged_port_start)" != 80 ] || fail "the host's port start changed"
 	end_case

@@ -665,6 +665,13 @@ static const struct {
 	{ { .linux_ =
 		    "{\"namespaces\": [{\"type\": \"mount\"}], \"sysctl\": {\"kernel.shmmax\": \"1\"}}" },
 	  "linux.sysctl.kernel.shmmax: needs the ipc namespace" },
+	/* The host name has its own field; a domain name the field contradicts (runc, crun). */
+	{ { .linux_ = LINUX("\"sysctl\": {\"kernel.hostname\": \"x\"}") },
+	  "linux.sysctl.kernel.hostname: refused: it conflicts with the config's hostname field" },
+	{ { .top = "\"domainname\": \"a.example\"",
+	    .linux_ = LINUX("\"sysctl\": {\"kernel.domainname\": \"b.example\"}") },
+	  "linux.sysctl.kernel.domainname: 'b.example' conflicts with the config's domainname "
+	  "'a.example'" },
 	{ { .linux_ = LINUX("\"personality\": {\"domain\": \"LINUX64\"}") },
 	  "linux.personality.domain: 'LINUX64' is not LINUX or LINUX32" },
 	{ { .linux_ = LINUX("\"personality\": {\"flags\": []}") },
@@ -989,7 +996,7 @@ START_TEST(process_details)
 		.linux_ = LINUX(
 			"\"personality\": {\"domain\": \"LINUX32\"}, \"rootfsPropagation\": \"rslave\", "
 			"\"sysctl\": {\"net/ipv4/ip_unprivileged_port_start\": \"0\", \"kernel.shmmax\": \"1\", "
-			"\"fs.mqueue.msg_max\": \"20\", \"kernel.domainname\": \"x\"}, "
+			"\"fs.mqueue.msg_max\": \"20\", \"kernel.domainname\": \"example.org\"}, "
 			"\"uidMappings\": [{\"containerID\": 0, \"hostID\": 1000, \"size\": 1}, "
 			"{\"containerID\": 1, \"hostID\": 100000, \"size\": 65535}], "
 			"\"gidMappings\": [{\"containerID\": 0, \"hostID\": 1000, \"size\": 1}]"),
