@@ -4,16 +4,19 @@
  *
  * The init has made the gateway namespace G and the link to the workload,
  * and handed over (SYNC_NET) G itself, a netfilter socket and the DNS
- * proxy's sockets, all living in G. From the host side we then
- *   1. give G its uplink: cordon-nethelper (veth) or pasta, both of which
- *      need the host's side of things;
- *   2. commit G's ruleset through the netfilter socket (the allow sets
- *      start empty: only listed CIDRs pass until DNS attests more);
- *   3. start the DNS proxy, a process of its own in G (netproxy.c), on the
+ * proxy's sockets, all living in G. From the host side we then, as the
+ * supervisor's loop brings us each step (architecture.md, "The
+ * handshake"),
+ *   1. start the DNS proxy, a process of its own in G (netproxy.c), on the
  *      listeners the init made (UDP and TCP on the gateway's IPv4 and
- *      IPv6 address);
- *   4. tell the init how to finish the uplink (SYNC_UPLINK); it then
- *      releases the workload.
+ *      IPv6 address): it confines itself meanwhile;
+ *   2. give G its uplink: cordon-nethelper (veth) or pasta, both of which
+ *      need the host's side of things;
+ *   3. commit G's ruleset through the netfilter socket (the allow sets
+ *      start empty: only listed CIDRs pass until DNS attests more);
+ *   4. once the proxy is READY (at once with --dns none), tell the init
+ *      how to finish the uplink (SYNC_UPLINK); it then releases the
+ *      workload.
  * While the sandbox runs, the addresses the host gains are added to G's
  * blocked sets as they appear (sandbox_net_watch).
  * Every failure before the workload runs is exit 125; the caller kills
@@ -32,8 +35,6 @@
 #include <sys/wait.h>
 
 #include "sandbox-internal.h"
-
-#define NET_HANDOVER_TIMEOUT_MS 30000
 
 static int fail(struct cordon_error *err, int errnum, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -345,35 +346,6 @@ static void pasta_stop(struct sandbox_net *n)
 	cordon_closep(&n->pasta_err);
 }
 
-/* --- the handover ------------------------------------------------------------ */
-
-/* Wait for SYNC_NET and its fds; anything else is the init's failure, passed on. */
-static int receive_gateway(struct sandbox_net *n, int sync_fd, struct sync_msg *other,
-			   int fds[SYNC_NET_FDS], struct cordon_error *err)
-{
-	struct pollfd p = { .fd = sync_fd, .events = POLLIN };
-	size_t n_fds = SYNC_NET_FDS;
-	ssize_t r;
-
-	r = poll(&p, 1, NET_HANDOVER_TIMEOUT_MS);
-	if (r == 0)
-		return fail(err, ETIMEDOUT, "the sandbox did not hand over its gateway");
-	r = sync_recv(sync_fd, other, fds, &n_fds);
-	if (r <= 0)
-		return 1; /* the init died: the supervise loop finds out why */
-	if (other->type != SYNC_NET) {
-		for (size_t i = 0; i < n_fds; i++)
-			close(fds[i]);
-		return 1;
-	}
-	if (n_fds != SYNC_NET_FDS) {
-		for (size_t i = 0; i < n_fds; i++)
-			close(fds[i]);
-		return fail(err, EPROTO, "the gateway handover carried %zu fds", n_fds);
-	}
-	return 0;
-}
-
 /* --- the host's addresses as they come and go ------------------------------ */
 
 /*
@@ -589,59 +561,52 @@ static void close_listeners(int (*fds)[SYNC_NET_FDS - SYNC_NET_FD_UDP])
 		cordon_closep(&(*fds)[i]);
 }
 
-int sandbox_net_setup(struct sandbox_net *n, const struct cordon_idplan *plan, int sync_fd,
-		      struct sync_msg *other, struct cordon_error *err)
+int sandbox_net_gateway(struct sandbox_net *n, const struct cordon_idplan *plan,
+			int fds[SYNC_NET_FDS], struct cordon_error *err)
 {
 	const struct cordon_net_spec *net = &n->spec->net;
-	struct sync_msg up = { .type = SYNC_UPLINK };
-	struct sync_uplink payload = { 0 };
-	int fds[SYNC_NET_FDS], r;
-	_cleanup_close_ int gw_ns = -1, userns = -1;
-	/* The DNS listeners, until the proxy takes them. */
+	_cleanup_close_ int gw_ns = fds[SYNC_NET_FD_NETNS], userns = fds[SYNC_NET_FD_USERNS];
+	/* The DNS listeners, until the proxy has its own copies. */
 	_cleanup_(close_listeners) int dns[SYNC_NET_FDS - SYNC_NET_FD_UDP];
 
-	for (size_t i = 0; i < ARRAY_SIZE(dns); i++)
-		dns[i] = -1;
-	other->type = 0;
-	r = receive_gateway(n, sync_fd, other, fds, err);
-	if (r != 0)
-		return r;
-	gw_ns = fds[SYNC_NET_FD_NETNS];
-	userns = fds[SYNC_NET_FD_USERNS];
 	memcpy(dns, fds + SYNC_NET_FD_UDP, sizeof(dns));
 	n->nft = cordon_nft_open_fd(fds[SYNC_NET_FD_NFT], err);
 	if (!n->nft) {
 		close(fds[SYNC_NET_FD_NFT]);
 		return cordon_error_wrap(err, "network");
 	}
-
-	/* The proxy sets itself up while the uplink is made; it serves once released. */
+	/* The proxy confines itself while the uplink is made; it serves once released. */
 	if (!net->dns_none) {
 		sandbox_net_proxy_ids(n, plan);
 		if (sandbox_net_proxy_start(n, dns, userns, gw_ns, err) < 0)
 			return -1;
 	}
-	close_listeners(&dns); /* the proxy has its own */
+	n->release = (struct sync_uplink){ 0 };
 	if (net->backend == CORDON_NET_BACKEND_VETH) {
 		n->uplink_veth = true;
 		if (cordon_nethelper_run(net->helper_path, n->spec->id, gw_ns, net->pool,
 					 &n->uplink, err) < 0)
 			return cordon_error_wrap(err, "network: uplink");
-		payload.veth = true;
-		payload.helper = n->uplink;
+		n->release.veth = true;
+		n->release.helper = n->uplink;
 	} else {
 		if (pasta_start(n, userns, gw_ns, err) < 0)
 			return -1;
-		payload.ipv6 = host_routes_ipv6();
+		n->release.ipv6 = host_routes_ipv6();
 	}
-	if (commit_ruleset(n, err) < 0)
-		return -1;
-	if (!net->dns_none && sandbox_net_proxy_ready(n, err) < 0)
-		return -1;
-	memcpy(up.text, &payload, sizeof(payload));
+	return commit_ruleset(n, err);
+}
+
+int sandbox_net_release(struct sandbox_net *n, int sync_fd, struct cordon_error *err)
+{
+	struct sync_msg up = { .type = SYNC_UPLINK };
+	int r;
+
+	memcpy(up.text, &n->release, sizeof(n->release));
 	r = sync_send(sync_fd, &up, NULL, 0);
 	if (r < 0)
 		return fail(err, -r, "releasing the gateway");
+	n->released = true;
 	return 0;
 }
 

@@ -40,7 +40,6 @@
 #include "sandbox-internal.h"
 
 #define PROXY_TITLE "cordon-dnsproxy"
-#define PROXY_READY_TIMEOUT_MS 30000
 #define PROXY_STATS_TIMEOUT_MS 250
 
 /* Where the proxy's fds are once it has closed the rest: the DNS listeners as in SYNC_NET. */
@@ -397,13 +396,28 @@ static void proxy_event(struct sandbox_net *n, const struct cordon_dnsctl_msg *m
 
 int sandbox_net_proxy_io(struct sandbox_net *n, struct cordon_error *err)
 {
+	int became_ready = 0;
+
 	/* Bounded per pass: a flood from the proxy cannot hold the loop. */
 	for (int i = 0; i < 64; i++) {
 		struct cordon_dnsctl_msg m;
 		int r = proxy_recv(n, &m, err);
 
-		if (r <= 0)
-			return r;
+		if (r < 0)
+			return -1;
+		if (r == 0)
+			break;
+		/* Before READY, the proxy says only that, or why it could not start. */
+		if (!n->proxy_ready) {
+			if (m.type == CORDON_DNSCTL_FAILED)
+				return fail(err, 0, "%s", m.name);
+			if (m.type != CORDON_DNSCTL_READY)
+				return fail(err, EPROTO,
+					    "broke its protocol: message %u before READY", m.type);
+			n->proxy_ready = true;
+			became_ready = 1;
+			continue;
+		}
 		switch (m.type) {
 		case CORDON_DNSCTL_ADMIT:
 			proxy_admit(n, &m);
@@ -420,32 +434,7 @@ int sandbox_net_proxy_io(struct sandbox_net *n, struct cordon_error *err)
 				    m.type);
 		}
 	}
-	return 0;
-}
-
-int sandbox_net_proxy_ready(struct sandbox_net *n, struct cordon_error *err)
-{
-	struct pollfd p = { .fd = n->proxy_ctl, .events = POLLIN };
-	struct cordon_dnsctl_msg m;
-	int r;
-
-	do
-		r = poll(&p, 1, PROXY_READY_TIMEOUT_MS);
-	while (r < 0 && errno == EINTR);
-	if (r == 0)
-		return fail(err, ETIMEDOUT, "it did not start");
-	if (r < 0)
-		return fail(err, errno, "poll");
-	r = proxy_recv(n, &m, err);
-	if (r < 0)
-		return -1;
-	if (r == 0)
-		return fail(err, EAGAIN, "nothing to read");
-	if (m.type == CORDON_DNSCTL_FAILED)
-		return fail(err, 0, "%s", m.name);
-	if (m.type != CORDON_DNSCTL_READY)
-		return fail(err, EPROTO, "broke its protocol: message %u before READY", m.type);
-	return 0;
+	return became_ready;
 }
 
 bool sandbox_net_proxy_died(struct sandbox_net *n, struct cordon_error *err)

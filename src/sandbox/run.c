@@ -85,57 +85,139 @@ static bool pty_start(struct supervisor *sv)
 	return true;
 }
 
-static void record_message(struct supervisor *sv, const struct sync_msg *msg)
+/* --- the handshake with the init (architecture.md, "The handshake") ------------ */
+
+/* The run fails for err's reason (unless it already failed) and the init is ended. */
+static void fail_run(struct supervisor *sv, const struct cordon_error *err)
 {
 	struct cordon_result *res = sv->result;
 
-	switch (msg->type) {
-	case SYNC_CREATED:
-		/* -t: the pty is ready before the workload is released (its size, raw mode). */
-		if (!sv->created && sv->relay.console >= 0 && !pty_start(sv)) {
-			res->failed = true;
-			res->exit_code = CORDON_EXIT_FAILURE;
-			kill_init(sv);
-			break;
-		}
-		if (!sv->created && lifecycle_created(sv, (pid_t)msg->status, &res->error) < 0) {
-			/* Not recorded, so not startable: end it, the error stands. */
-			res->failed = true;
-			res->exit_code = CORDON_EXIT_FAILURE;
-			kill_init(sv);
-		}
-		break;
-	case SYNC_RUNNING:
-		lifecycle_running(sv);
-		break;
-	case SYNC_EXITED:
-		sv->have_exit = true;
-		sv->workload_status = msg->status;
-		break;
-	case SYNC_SETUP_FAILED:
-	case SYNC_EXEC_FAILED:
+	if (!res->failed)
+		res->error = *err;
+	res->failed = true;
+	res->exit_code = CORDON_EXIT_FAILURE;
+	kill_init(sv);
+}
+
+/* The gateway's fds the loop watches: the uplink's pasta, the host's addresses, the proxy. */
+static int watch_gateway(struct supervisor *sv, struct cordon_error *err)
+{
+	struct sandbox_net *n = &sv->net;
+
+	if (n->pasta_pidfd >= 0 && epoll_add(sv->epfd, &n->pasta_pidfd, err) < 0)
+		return -1;
+	if (n->addr_watch >= 0 && epoll_add(sv->epfd, &n->addr_watch, err) < 0)
+		return -1;
+	if (n->proxy_ctl >= 0 && (epoll_add(sv->epfd, &n->proxy_ctl, err) < 0 ||
+				  epoll_add(sv->epfd, &n->proxy_pidfd, err) < 0))
+		return -1;
+	return 0;
+}
+
+/*
+ * SYNC_NET: the gateway is ours to finish (net.c): the proxy, the uplink,
+ * the ruleset. SYNC_UPLINK goes once the proxy is READY (handle_proxy),
+ * at once without one.
+ */
+static void on_gateway(struct supervisor *sv, const struct sync_msg *msg, int *fds)
+{
+	struct cordon_error err = { 0 };
+
+	if (sandbox_net_gateway(&sv->net, sv->plan, fds, &err) < 0 || watch_gateway(sv, &err) < 0 ||
+	    (sv->net.proxy_ctl < 0 && sandbox_net_release(&sv->net, sv->sync_fd, &err) < 0))
+		fail_run(sv, &err);
+}
+
+static void on_created(struct supervisor *sv, const struct sync_msg *msg, int *fds)
+{
+	struct cordon_result *res = sv->result;
+
+	if (sv->created)
+		return;
+	/* -t: the pty is ready before the workload is released (its size, raw mode). */
+	if (sv->relay.console >= 0 && !pty_start(sv)) {
 		res->failed = true;
-		res->exit_code = msg->type == SYNC_EXEC_FAILED ? msg->status : CORDON_EXIT_FAILURE;
-		cordon_error_set(&res->error,
-				 msg->code < CORDON_CODE_COUNT ? (enum cordon_code)msg->code :
-								 CORDON_E_INTERNAL,
-				 msg->errnum, "%s", msg->text);
-		break;
-	default:
-		break;
+		res->exit_code = CORDON_EXIT_FAILURE;
+		kill_init(sv);
+		return;
+	}
+	if (lifecycle_created(sv, (pid_t)msg->status, &res->error) < 0) {
+		/* Not recorded, so not startable: end it, the error stands. */
+		res->failed = true;
+		res->exit_code = CORDON_EXIT_FAILURE;
+		kill_init(sv);
 	}
 }
+
+static void on_running(struct supervisor *sv, const struct sync_msg *msg, int *fds)
+{
+	lifecycle_running(sv);
+}
+
+static void on_exited(struct supervisor *sv, const struct sync_msg *msg, int *fds)
+{
+	sv->have_exit = true;
+	sv->workload_status = msg->status;
+}
+
+/* The init's own failure is the run's reason, whatever the supervisor saw since. */
+static void on_failed(struct supervisor *sv, const struct sync_msg *msg, int *fds)
+{
+	struct cordon_result *res = sv->result;
+
+	res->failed = true;
+	res->exit_code = msg->type == SYNC_EXEC_FAILED ? msg->status : CORDON_EXIT_FAILURE;
+	cordon_error_set(&res->error,
+			 msg->code < CORDON_CODE_COUNT ? (enum cordon_code)msg->code :
+							 CORDON_E_INTERNAL,
+			 msg->errnum, "%s", msg->text);
+}
+
+/*
+ * What the init may send, with exactly how many fds, and what the
+ * supervisor does with it: its half of the handshake, in the order the
+ * messages come. Anything else breaks the protocol and ends the run.
+ */
+static const struct init_message {
+	enum sync_type type;
+	size_t n_fds;
+	void (*handle)(struct supervisor *sv, const struct sync_msg *msg, int *fds);
+} init_messages[] = {
+	{ SYNC_NET, SYNC_NET_FDS, on_gateway }, { SYNC_CREATED, 0, on_created },
+	{ SYNC_RUNNING, 0, on_running },	{ SYNC_EXITED, 0, on_exited },
+	{ SYNC_SETUP_FAILED, 0, on_failed },	{ SYNC_EXEC_FAILED, 0, on_failed },
+};
 
 static void drain_sync(struct supervisor *sv)
 {
 	for (;;) {
 		struct sync_msg msg;
-		ssize_t r = recv(sv->sync_fd, &msg, sizeof(msg), MSG_DONTWAIT);
+		int fds[SYNC_NET_FDS];
+		size_t n_fds = ARRAY_SIZE(fds);
+		const struct init_message *row = NULL;
+		ssize_t r = sync_recv_nowait(sv->sync_fd, &msg, fds, &n_fds);
 
-		if (r != (ssize_t)sizeof(msg))
+		if (r == 0 || r == -EAGAIN || r == -EINTR)
 			return;
-		msg.text[sizeof(msg.text) - 1] = '\0';
-		record_message(sv, &msg);
+		for (size_t i = 0; r > 0 && i < ARRAY_SIZE(init_messages); i++)
+			if (init_messages[i].type == msg.type)
+				row = &init_messages[i];
+		if (!row || row->n_fds != n_fds ||
+		    (row->type == SYNC_NET && !sv->spec->net.enabled)) {
+			struct cordon_error err = { 0 };
+
+			for (size_t i = 0; i < n_fds; i++)
+				close(fds[i]);
+			cordon_error_set(
+				&err, CORDON_E_INTERNAL, r < 0 ? (int)-r : EPROTO,
+				"the sandbox init broke the protocol (message %u, %zu fds)",
+				r > 0 ? msg.type : 0, n_fds);
+			fail_run(sv, &err);
+			if (r < 0)
+				return;
+			continue;
+		}
+		row->handle(sv, &msg, fds);
 	}
 }
 
@@ -365,8 +447,16 @@ static void handle_proxy(struct supervisor *sv, bool died)
 
 	if (sv->net.proxy_ctl < 0)
 		return;
-	if (!died && sandbox_net_proxy_io(&sv->net, &err) == 0)
-		return;
+	if (!died) {
+		int r = sandbox_net_proxy_io(&sv->net, &err);
+
+		/* READY: the gateway is complete, the init may finish its side. */
+		if (r > 0 && !sv->net.released &&
+		    sandbox_net_release(&sv->net, sv->sync_fd, &err) < 0)
+			r = -1;
+		if (r >= 0)
+			return;
+	}
 	if (died && !sandbox_net_proxy_died(&sv->net, &err))
 		return;
 	epoll_ctl(sv->epfd, EPOLL_CTL_DEL, sv->net.proxy_ctl, NULL);
@@ -567,9 +657,9 @@ static int send_device_nodes(const struct cordon_spec *spec, const struct cordon
 		if (d->type == 'p')
 			continue;
 		if (ku < 0 || kg < 0)
-			return cordon_error_set(err, CORDON_E_USERNS, 0,
-						"linux.devices[%zu] %s: its uid or gid is not mapped", i,
-						d->path);
+			return cordon_error_set(
+				err, CORDON_E_USERNS, 0,
+				"linux.devices[%zu] %s: its uid or gid is not mapped", i, d->path);
 		tree = cordon_fs_device_node(d, (uid_t)ku, (gid_t)kg, err);
 		if (tree < 0)
 			return cordon_error_wrap(err, "linux.devices[%zu] %s", i, d->path);
@@ -731,6 +821,8 @@ static int run(struct supervisor *sv, struct cordon_error *err)
 	memset(&plan, 0, sizeof(plan));
 	if (userns && sandbox_id_plan(spec, &plan, err) < 0)
 		return -1;
+	/* The proxy's ids come from it, at SYNC_NET, while this frame lasts (the loop). */
+	sv->plan = userns ? &plan : NULL;
 	if (create_cgroups(sv, err) < 0)
 		return -1;
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
@@ -835,25 +927,6 @@ static int run(struct supervisor *sv, struct cordon_error *err)
 		end_init(sv);
 		return -1;
 	}
-	if (spec->net.enabled) {
-		struct sync_msg other;
-		int r = sandbox_net_setup(&sv->net, userns ? &plan : NULL, sv->sync_fd, &other,
-					  err);
-
-		if (r < 0) {
-			/*
-			 * The init may have failed meanwhile and be gone (the
-			 * SYNC_UPLINK send then breaks its pipe): its reason,
-			 * queued before it exited, replaces ours.
-			 */
-			drain_sync(sv);
-			end_init(sv);
-			return -1;
-		}
-		if (r > 0 && other.type)
-			record_message(sv, &other); /* the init failed first: its reason */
-	}
-
 	sv->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (sv->epfd < 0)
 		return cordon_error_set(err, CORDON_E_INTERNAL, errno, "epoll_create1");
@@ -869,13 +942,6 @@ static int run(struct supervisor *sv, struct cordon_error *err)
 	for (int i = 0; i < 2; i++)
 		if (sv->out[i].fd >= 0 && epoll_add(sv->epfd, &sv->out[i].fd, err) < 0)
 			return -1;
-	if (sv->net.pasta_pidfd >= 0 && epoll_add(sv->epfd, &sv->net.pasta_pidfd, err) < 0)
-		return -1;
-	if (sv->net.addr_watch >= 0 && epoll_add(sv->epfd, &sv->net.addr_watch, err) < 0)
-		return -1;
-	if (sv->net.proxy_ctl >= 0 && (epoll_add(sv->epfd, &sv->net.proxy_ctl, err) < 0 ||
-				       epoll_add(sv->epfd, &sv->net.proxy_pidfd, err) < 0))
-		return -1;
 	relay_attach(&sv->relay, sv->epfd);
 	if (supervise(sv, err) < 0)
 		return -1;

@@ -79,10 +79,13 @@ struct sandbox_net {
 	uid_t proxy_uid;                  /* its ids inside the sandbox's user namespace */
 	gid_t proxy_gid;
 	bool proxy_setgroups;
+	bool proxy_ready;                 /* its READY came */
 	struct cordon_dnsproxy_stats proxy_stats;
 	bool proxy_stats_known;
 	bool uplink_veth;
 	struct cordon_nethelper_result uplink; /* veth */
+	struct sync_uplink release;       /* what SYNC_UPLINK says, once the gateway is up */
+	bool released;                    /* SYNC_UPLINK went to the init */
 	pid_t pasta;
 	int pasta_pidfd, pasta_err;
 	int addr_watch;                   /* rtnetlink: the host's new addresses, or -1 */
@@ -93,12 +96,14 @@ struct sandbox_net {
 void sandbox_net_init(struct sandbox_net *n, const struct cordon_spec *spec,
 		      struct cordon_result *result);
 /*
- * After GO: receive the gateway from the init, give it its uplink, rules
- * and DNS proxy, and send SYNC_UPLINK. Returns 0, -1 (err set), or 1 when
- * the init sent something else first (*other: usually its failure).
+ * SYNC_NET came with its fds (each taken, also on failure): start the
+ * DNS proxy, give G its uplink, commit its ruleset; what SYNC_UPLINK
+ * will say is kept in release. 0, or -1 (err set).
  */
-int sandbox_net_setup(struct sandbox_net *n, const struct cordon_idplan *plan, int sync_fd,
-		      struct sync_msg *other, struct cordon_error *err);
+int sandbox_net_gateway(struct sandbox_net *n, const struct cordon_idplan *plan,
+			int fds[SYNC_NET_FDS], struct cordon_error *err);
+/* Send SYNC_UPLINK: the init finishes its side and releases the workload. */
+int sandbox_net_release(struct sandbox_net *n, int sync_fd, struct cordon_error *err);
 /* A DNS decision into the report: each address admitted (why OK) or refused. */
 void sandbox_net_report(struct sandbox_net *n, const char *name, bool allowed,
 			const struct cordon_addr *addrs, size_t n_addrs, const enum cordon_vet *why);
@@ -106,14 +111,13 @@ void sandbox_net_report(struct sandbox_net *n, const char *name, bool allowed,
 /*
  * netproxy.c: the DNS proxy's process and our end of its channel. The
  * ids it will run as (plan NULL: --userns host); start it on the DNS
- * sockets, in G; wait for its READY; serve its messages (readable
- * channel: 0, or -1 with err set when the sandbox must end); did it die;
- * stop it (its counters into proxy_stats first).
+ * sockets, in G; serve its messages (readable channel: 1 when its READY
+ * just came, else 0, or -1 with err set when the sandbox must end); did
+ * it die; stop it (its counters into proxy_stats first).
  */
 void sandbox_net_proxy_ids(struct sandbox_net *n, const struct cordon_idplan *plan);
 int sandbox_net_proxy_start(struct sandbox_net *n, const int dns[SYNC_NET_FDS - SYNC_NET_FD_UDP],
 			    int userns, int gw_ns, struct cordon_error *err);
-int sandbox_net_proxy_ready(struct sandbox_net *n, struct cordon_error *err);
 int sandbox_net_proxy_io(struct sandbox_net *n, struct cordon_error *err);
 bool sandbox_net_proxy_died(struct sandbox_net *n, struct cordon_error *err);
 void sandbox_net_proxy_stop(struct sandbox_net *n);
@@ -195,6 +199,7 @@ struct supervisor {
 	struct cordon_result *result;
 	struct cordon_state *state;
 	struct cordon_cgroup cgroup;
+	const struct cordon_idplan *plan; /* the sandbox's maps; NULL with --userns host */
 	int pidfd;
 	int sigfd;
 	int timerfd;
@@ -358,6 +363,8 @@ int sandbox_exec_probe(char *const argv[], char *const envp[], int *errnum);
 int sync_send(int fd, const struct sync_msg *msg, const int *fds, size_t n_fds);
 /* Receive one message; fds (up to *n_fds) are returned through fds. 0 on EOF. */
 ssize_t sync_recv(int fd, struct sync_msg *msg, int *fds, size_t *n_fds);
+/* The same without waiting: -EAGAIN when nothing is there. */
+ssize_t sync_recv_nowait(int fd, struct sync_msg *msg, int *fds, size_t *n_fds);
 
 /*
  * sysctl.c: write the config's sysctls of the namespaces in the mask

@@ -63,7 +63,7 @@ int sync_send(int fd, const struct sync_msg *msg, const int *fds, size_t n_fds)
 	return (size_t)w == sizeof(*msg) ? 0 : -EIO;
 }
 
-ssize_t sync_recv(int fd, struct sync_msg *msg, int *fds, size_t *n_fds)
+static ssize_t recv_with(int fd, struct sync_msg *msg, int *fds, size_t *n_fds, int flags)
 {
 	union {
 		char buf[CMSG_SPACE(sizeof(int) * SYNC_MAX_FDS)];
@@ -80,7 +80,7 @@ ssize_t sync_recv(int fd, struct sync_msg *msg, int *fds, size_t *n_fds)
 	ssize_t r;
 
 	do
-		r = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC);
+		r = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC | flags);
 	while (r < 0 && errno == EINTR);
 	if (r < 0)
 		return -errno;
@@ -108,4 +108,14 @@ ssize_t sync_recv(int fd, struct sync_msg *msg, int *fds, size_t *n_fds)
 		return -EPROTO;
 	msg->text[sizeof(msg->text) - 1] = '\0';
 	return r;
+}
+
+ssize_t sync_recv(int fd, struct sync_msg *msg, int *fds, size_t *n_fds)
+{
+	return recv_with(fd, msg, fds, n_fds, 0);
+}
+
+ssize_t sync_recv_nowait(int fd, struct sync_msg *msg, int *fds, size_t *n_fds)
+{
+	return recv_with(fd, msg, fds, n_fds, MSG_DONTWAIT);
 }
