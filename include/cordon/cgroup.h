@@ -155,6 +155,8 @@ struct cordon_resources {
 	bool has_swappiness;
 	uint64_t memory_swappiness; /* v1 memory.swappiness, 0..100 (v2 has none) */
 	bool disable_oom_killer;    /* v1 memory.oom_control 1 (v2 has none) */
+	char **unified;             /* cgroup v2 files: name, value, ... (CONTROLLER.KEY) */
+	size_t n_unified;           /* pairs */
 };
 
 /* v1 cpu.shares → v2 cpu.weight (the kernel's documented mapping). */
@@ -180,7 +182,8 @@ struct cordon_device_rule *cordon_device_rules_container(const struct cordon_dev
  * it has none yet: memory reservation (v1 memory.soft_limit_in_bytes,
  * v2 memory.low), swappiness and disableOOMKiller (v1 memory.swappiness
  * and memory.oom_control; cgroup v2 has neither: an error when set),
- * cpu shares (v1 cpu.shares, v2 cpu.weight), cpuset
+ * linux.resources.unified (each file written in the container's cgroup2
+ * directory as given), cpu shares (v1 cpu.shares, v2 cpu.weight), cpuset
  * cpus/mems, and device rules as given (v1 devices.allow/deny; v2 a
  * BPF_PROG_TYPE_CGROUP_DEVICE program attached to the cgroup). Each
  * value needs its controller (CORDON_E_CGROUP otherwise).

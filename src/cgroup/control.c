@@ -289,7 +289,8 @@ int cordon_cgroup_update(const struct cordon_cgroup *cg, const struct cordon_res
 	int i;
 
 	if ((res->cpus && *res->cpus) || (res->mems && *res->mems) || res->n_devices ||
-	    res->memory_reservation > 0 || res->has_swappiness || res->disable_oom_killer)
+	    res->memory_reservation > 0 || res->has_swappiness || res->disable_oom_killer ||
+	    res->n_unified)
 		return cordon_error_set(err, CORDON_E_USAGE, 0,
 					"update: only memory limit and swap, cpu shares, quota "
 					"and period, and the pids limit can be changed");

@@ -85,6 +85,62 @@ static int cpuset_write(const char *dir, const struct cordon_resources *res, str
 	return 0;
 }
 
+/* Whether controller (the name before the key's dot) is in dir's cgroup.controllers. */
+static bool controller_available(const char *dir, const char *key)
+{
+	_cleanup_free_ char *path = cordon_xasprintf("%s/cgroup.controllers", dir), *text = NULL;
+	size_t len = (size_t)(strchr(key, '.') - key);
+
+	if (cordon_read_file_at(AT_FDCWD, path, &text, NULL) < 0)
+		return false;
+	for (char *w = text; *w;) {
+		size_t n = strcspn(w, " \n");
+
+		if (n == len && strncmp(w, key, len) == 0)
+			return true;
+		w += n;
+		w += strspn(w, " \n");
+	}
+	return false;
+}
+
+/*
+ * linux.resources.unified: each file of the container's cgroup2 directory
+ * written as given (the parser checked the names). A file the kernel does
+ * not have is an error naming it, with the reason when its controller is
+ * not available there.
+ */
+static int apply_unified(const struct cordon_cgroup_layout *layout,
+			 const struct cordon_cgroup_place *place, const struct cordon_resources *res,
+			 struct cordon_cgroup *cg, struct cordon_error *err)
+{
+	const char *dir;
+	int h = -1;
+
+	for (size_t k = 0; k < layout->n && h < 0; k++)
+		if (layout->hier[k].v2)
+			h = (int)k;
+	if (h < 0)
+		return cordon_error_set(err, CORDON_E_CGROUP, 0,
+					"linux.resources.unified: needs cgroup v2 (this host has none)");
+	if (cgroup_dir_for(layout, (size_t)h, place, CORDON_CTRL_UNIFIED, cg, &dir, err) < 0)
+		return cordon_error_wrap(err, "linux.resources.unified");
+	for (size_t i = 0; i < res->n_unified; i++) {
+		const char *key = res->unified[2 * i], *value = res->unified[2 * i + 1];
+		_cleanup_free_ char *path = cordon_xasprintf("%s/%s", dir, key);
+		int r = cordon_write_file_at(AT_FDCWD, path, value, strlen(value));
+
+		if (r < 0)
+			return cordon_error_set(err, CORDON_E_CGROUP, -r,
+						"linux.resources.unified.%s = '%s'%s", key, value,
+						controller_available(dir, key)
+							? ""
+							: " (its controller is not available in the "
+							  "container's cgroup)");
+	}
+	return 0;
+}
+
 int cordon_cgroup_apply_resources(const struct cordon_cgroup_layout *layout,
 				  const struct cordon_cgroup_place *place,
 				  const struct cordon_resources *res, struct cordon_cgroup *cg,
@@ -122,6 +178,8 @@ int cordon_cgroup_apply_resources(const struct cordon_cgroup_layout *layout,
 		    (res->disable_oom_killer && cgroup_write(dir, "memory.oom_control", "1", err) < 0))
 			return cordon_error_wrap(err, "%s", what);
 	}
+	if (res->n_unified && apply_unified(layout, place, res, cg, err) < 0)
+		return -1;
 	if (res->cpu_shares) {
 		v1 = (h = hier_with(layout, CORDON_CTRL_CPU, false)) >= 0;
 		if (!v1 && (h = hier_with(layout, CORDON_CTRL_CPU, true)) < 0)

@@ -233,7 +233,8 @@ int cli_update(int argc, char **argv)
 				 "--memory-swap is memory plus swap: it cannot be below --memory");
 	else if (!res.memory_limit && !res.memory_swap && !res.cpu_quota && !res.cpu_period &&
 		 !res.cpu_shares && !res.pids_limit && !res.cpus && !res.mems && !res.n_devices &&
-		 res.memory_reservation <= 0 && !res.has_swappiness && !res.disable_oom_killer)
+		 res.memory_reservation <= 0 && !res.has_swappiness && !res.disable_oom_killer &&
+		 !res.n_unified)
 		cordon_error_set(&err, CORDON_E_USAGE, 0, "update: nothing to change");
 	if (err.code == CORDON_OK &&
 	    cordon_container_update(cli_global.root, pos[0], &res, &err) == 0)

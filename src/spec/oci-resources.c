@@ -261,6 +261,38 @@ static int parse_pids(struct oci_parse *p, yajl_val v, struct cordon_resources *
 	return 0;
 }
 
+/*
+ * unified: cgroup v2 files of the container's own cgroup, CONTROLLER.KEY
+ * (a single name, so none can lead out of the directory). cgroup.* files
+ * are cordon's (procs, subtree_control, kill, freeze): refused.
+ */
+static int parse_unified(struct oci_parse *p, yajl_val v, struct cordon_resources *res)
+{
+	if (!v)
+		return 0;
+	if (oci_string_map(v, "linux.resources.unified", &res->unified, &res->n_unified, p->err) <
+	    0)
+		return -1;
+	for (size_t i = 0; i < res->n_unified; i++) {
+		const char *key = res->unified[2 * i], *dot = strchr(key, '.');
+		bool ok = dot && dot != key && dot[1] &&
+			  strspn(key, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+				      "0123456789_.-") == strlen(key);
+
+		if (!ok)
+			return oci_error(p->err,
+					 "linux.resources.unified: '%s' is not a cgroup v2 file name "
+					 "(CONTROLLER.KEY)",
+					 key);
+		if (strncmp(key, "cgroup.", 7) == 0)
+			return oci_error(p->err,
+					 "linux.resources.unified: %s: the cgroup's core files are "
+					 "cordon's to manage",
+					 key);
+	}
+	return 0;
+}
+
 int oci_parse_resources(struct oci_parse *p, yajl_val r)
 {
 	static const struct {
@@ -268,7 +300,7 @@ int oci_parse_resources(struct oci_parse *p, yajl_val r)
 		bool array;
 	} unapplied[] = {
 		{ "blockIO", false }, { "hugepageLimits", true }, { "network", false },
-		{ "rdma", false },    { "unified", false },
+		{ "rdma", false },
 	};
 	struct cordon_resources *res = &p->oci->resources;
 
@@ -279,7 +311,8 @@ int oci_parse_resources(struct oci_parse *p, yajl_val r)
 	p->oci->has_resources = true;
 	if (parse_devices(p, oci_get(r, "devices"), res) < 0 ||
 	    parse_memory(p, oci_get(r, "memory"), res) < 0 ||
-	    parse_cpu(p, oci_get(r, "cpu"), res) < 0 || parse_pids(p, oci_get(r, "pids"), res) < 0)
+	    parse_cpu(p, oci_get(r, "cpu"), res) < 0 || parse_pids(p, oci_get(r, "pids"), res) < 0 ||
+	    parse_unified(p, oci_get(r, "unified"), res) < 0)
 		return -1;
 	for (size_t i = 0; i < ARRAY_SIZE(unapplied); i++) {
 		yajl_val v = oci_get(r, unapplied[i].key);
@@ -301,6 +334,8 @@ int oci_parse_resources(struct oci_parse *p, yajl_val r)
 
 void cordon_resources_free(struct cordon_resources *res)
 {
+	cordon_strv_free(TAKE_PTR(res->unified));
+	res->n_unified = 0;
 	free(TAKE_PTR(res->cpus));
 	free(TAKE_PTR(res->mems));
 	free(TAKE_PTR(res->devices));

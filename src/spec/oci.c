@@ -67,9 +67,7 @@ void cordon_oci_free(struct cordon_oci *oci)
 	for (size_t i = 0; i < oci->n_devices; i++)
 		free(oci->devices[i].path);
 	free(oci->devices);
-	free(oci->resources.cpus);
-	free(oci->resources.mems);
-	free(oci->resources.devices);
+	cordon_resources_free(&oci->resources);
 	free(oci->cgroups_path);
 	cordon_strv_free(oci->masked_paths);
 	cordon_strv_free(oci->readonly_paths);

@@ -310,6 +310,33 @@ c["mounts"] += [
 	end_case
 }
 
+# linux.resources.unified: each file of the container's cgroup2 directory
+# written as given (a hugetlb limit, where this host's cgroup2 has the
+# controller); a file the kernel lacks is refused, naming it.
+t_unified() {
+	local id=$CASE_ID-u cg=/cordon-e2e-$MARK v2
+	setup_case
+	v2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/self/mounts)
+	mk_bundle b sleep "$MARK" || return
+	if [ -n "$v2" ] && grep -qw hugetlb "$v2/cgroup.subtree_control" 2>/dev/null &&
+		[ -e "$v2/cgroup.controllers" ] && ls "$v2"/*/hugetlb.2MB.max >/dev/null 2>&1; then
+		cfg 'c["linux"]["cgroupsPath"] = sys.argv[1]
+c["linux"].setdefault("resources", {})["unified"] = {"hugetlb.2MB.max": "4194304"}' "$cg" || return
+		oc create -b "$BUNDLE" "$id"
+		expect_rc 0 || return
+		[ "$(cat "$v2$cg/hugetlb.2MB.max" 2>/dev/null)" = 4194304 ] ||
+			fail "hugetlb.2MB.max: expected 4194304, got '$(cat "$v2$cg/hugetlb.2MB.max" 2>&1)'"
+		oc delete --force "$id"
+		expect_rc 0
+	fi
+	cfg 'c["linux"]["cgroupsPath"] = sys.argv[1]
+c["linux"].setdefault("resources", {})["unified"] = {"memory.doesnotexist": "1"}' "$cg" || return
+	oc run -b "$BUNDLE" "$id"
+	expect_cordon_error CGROUP "linux.resources.unified.memory.doesnotexist = '1'"
+	expect_err_has "No such file or directory"
+	end_case
+}
+
 # --- namespaces --------------------------------------------------------------
 
 # ns_of WHAT: the caller's own namespace of WHAT (net, ipc, uts), as this mode's user sees it.
@@ -421,6 +448,7 @@ each_mode "an ambient capability for uid 1000: NET_BIND_SERVICE binds port 80" t
 each_mode "mounts: sources kept, config order, bind data ignored, strictatime, suid, dev" t_mount_sources_options_order
 each_mode "mounts: nothing the config does not list (no /tmp, /dev/shm, /dev/mqueue)" t_no_extra_mounts
 each_mode "mounts: a dangling symlink destination created through, inside the root" t_mount_dangling_symlink
+rootful_only "linux.resources.unified: a cgroup2 file written, a missing one refused" t_unified
 each_mode "linux.namespaces: network, ipc, uts left out are the runtime's (run and exec); no pid refused" t_namespaces_shared
 each_mode "linux.devices: made as configured rootful (type, numbers, mode, owner), FIFO mode and owner" t_devices_made
 rootful_only "memory.swappiness, disableOOMKiller: the v1 files; refused on cgroup2 alone" t_memory_knobs

@@ -578,6 +578,14 @@ static const struct {
 	  "linux.resources.memory.swap: needs memory.limit" },
 	{ { .linux_ = LINUX("\"resources\": {\"memory\": {\"swappiness\": \"x\"}}") },
 	  "linux.resources.memory.swappiness: expected integer" },
+	{ { .linux_ = LINUX("\"resources\": {\"unified\": {\"memory.high\": 1}}") },
+	  "linux.resources.unified.memory.high: expected string" },
+	{ { .linux_ = LINUX("\"resources\": {\"unified\": {\"../memory.high\": \"1\"}}") },
+	  "linux.resources.unified: '../memory.high' is not a cgroup v2 file name" },
+	{ { .linux_ = LINUX("\"resources\": {\"unified\": {\"NOT-A-KEY\": \"1\"}}") },
+	  "linux.resources.unified: 'NOT-A-KEY' is not a cgroup v2 file name" },
+	{ { .linux_ = LINUX("\"resources\": {\"unified\": {\"cgroup.procs\": \"1\"}}") },
+	  "linux.resources.unified: cgroup.procs: the cgroup's core files are cordon's" },
 	{ { .linux_ = LINUX("\"resources\": {\"memory\": {\"swappiness\": 101}}") },
 	  "linux.resources.memory.swappiness: 101 out of range" },
 	{ { .linux_ = LINUX("\"resources\": {\"memory\": {\"disableOOMKiller\": 1}}") },
@@ -896,7 +904,11 @@ START_TEST(warnings_recorded)
 	ck_assert(has_warning(oci, "linux.mountLabel"));
 	ck_assert(has_warning(oci, "linux.netDevices: not applied"));
 	ck_assert(has_warning(oci, "linux.resources.blockIO: not applied"));
-	ck_assert(has_warning(oci, "linux.resources.unified: not applied"));
+	/* unified is applied (cgroup/resources.c). */
+	ck_assert(!has_warning(oci, "linux.resources.unified"));
+	ck_assert_uint_eq(oci->resources.n_unified, 1);
+	ck_assert_str_eq(oci->resources.unified[0], "memory.high");
+	ck_assert_str_eq(oci->resources.unified[1], "1G");
 	/* Applied now (v1), an error where the kernel has no knob: no warning. */
 	ck_assert(!has_warning(oci, "swappiness"));
 	ck_assert(!has_warning(oci, "disableOOMKiller"));
