@@ -222,47 +222,115 @@ static void drain_sync(struct supervisor *sv)
 }
 
 /*
- * Pass len bytes on to dest without ever blocking past --timeout: a
- * reader that stops reading (a pipe to a pager left at its prompt, a
- * terminal stopped with ^S) would otherwise hold the loop in write() and
- * the timeout would never fire. Each chunk waits for room first (one a
- * pipe signals room for is written whole), or for the timer: then the
- * rest is dropped and the loop ends the sandbox. Once timed out, output
- * is passed on only where there is room at once.
+ * Output the supervisor relays never holds its loop: a reader that stops
+ * reading (a pipe to a pager left at its prompt, a terminal stopped with
+ * ^S) would otherwise keep it in write(), and --timeout, signals to
+ * relay and the DNS proxy's admits would wait too. What dest does not
+ * take at once is kept, the pipe is left unread (the workload then waits
+ * on its full pipe, as it would writing to the reader directly) and dest
+ * is watched for room. Once timed out, output is passed on only where
+ * there is room at once, and the rest dropped.
  */
-static void deliver(const struct supervisor *sv, int dest, const char *buf, size_t len)
+
+/* Write what dest takes now: a pipe or terminal with room takes a chunk of 4096 whole. */
+static size_t write_now(struct output *o, const char *buf, size_t len)
 {
-	struct pollfd p[2] = {
-		{ .fd = dest, .events = POLLOUT },
-		{ .fd = sv->timerfd, .events = POLLIN },
-	};
+	size_t done = 0;
 
-	while (len > 0) {
-		size_t chunk = len < 4096 ? len : 4096;
+	while (done < len && !o->dest_gone) {
+		struct pollfd p = { .fd = o->dest, .events = POLLOUT };
+		size_t chunk = len - done < 4096 ? len - done : 4096;
 		ssize_t w;
-		int n = poll(p, 2, sv->result->timed_out ? 0 : -1);
 
-		if (n < 0 && errno == EINTR)
+		if (poll(&p, 1, 0) < 0 && errno == EINTR)
 			continue;
-		/* No room: the timer is due (or, timed out, we do not wait), or the reader is gone.
-		 */
-		if (n <= 0 || !(p[0].revents & POLLOUT))
-			return;
-		w = write(dest, buf, chunk);
+		if (p.revents & (POLLERR | POLLNVAL)) {
+			o->dest_gone = true;
+			break;
+		}
+		if (!(p.revents & (POLLOUT | POLLHUP)))
+			break;
+		w = o->dest_is_socket ?
+			    send(o->dest, buf + done, chunk, MSG_DONTWAIT | MSG_NOSIGNAL) :
+			    write(o->dest, buf + done, chunk);
+		if (w < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (w <= 0) {
+			o->dest_gone = true; /* EPIPE and the like: nobody reads any more */
+			break;
+		}
+		done += (size_t)w;
+	}
+	return o->dest_gone ? len : done;
+}
+
+/* Stop reading o's pipe and wait for room in dest; or, where dest cannot be watched, write on. */
+static void output_wait(struct supervisor *sv, struct output *o)
+{
+	struct epoll_event ev = { .events = EPOLLOUT, .data.ptr = &o->dest };
+
+	if (epoll_ctl(sv->epfd, EPOLL_CTL_ADD, o->dest, &ev) == 0) {
+		ev = (struct epoll_event){ .events = 0, .data.ptr = &o->fd };
+		epoll_ctl(sv->epfd, EPOLL_CTL_MOD, o->fd, &ev);
+		return;
+	}
+	/* A regular file (EPERM): a write to it does not wait on a reader. */
+	while (o->pending_off < o->pending_len) {
+		ssize_t w = write(o->dest, o->pending + o->pending_off,
+				  o->pending_len - o->pending_off);
+
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w <= 0)
-			return;
-		buf += w;
-		len -= (size_t)w;
+			break;
+		o->pending_off += (size_t)w;
 	}
+	free(o->pending);
+	o->pending = NULL;
+	o->pending_len = o->pending_off = 0;
+}
+
+static void output_push(struct supervisor *sv, struct output *o, const char *buf, size_t len)
+{
+	size_t done = write_now(o, buf, len);
+
+	/* Timed out: what has no room now is dropped. */
+	if (done == len || sv->result->timed_out)
+		return;
+	o->pending = cordon_xmalloc(len - done);
+	memcpy(o->pending, buf + done, len - done);
+	o->pending_len = len - done;
+	o->pending_off = 0;
+	output_wait(sv, o);
+}
+
+/* Room in dest: what is kept first; once all of it is out, the pipe is read again. */
+static void output_ready(struct supervisor *sv, struct output *o)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &o->fd };
+
+	if (!o->pending)
+		return;
+	o->pending_off +=
+		write_now(o, o->pending + o->pending_off, o->pending_len - o->pending_off);
+	if (o->pending_off < o->pending_len && !sv->result->timed_out)
+		return;
+	free(o->pending);
+	o->pending = NULL;
+	o->pending_len = o->pending_off = 0;
+	epoll_ctl(sv->epfd, EPOLL_CTL_DEL, o->dest, NULL);
+	if (o->fd >= 0)
+		epoll_ctl(sv->epfd, EPOLL_CTL_MOD, o->fd, &ev);
 }
 
 static void forward_output(struct supervisor *sv, struct output *o)
 {
 	char buf[65536];
-	ssize_t r = read(o->fd, buf, sizeof(buf));
+	ssize_t r;
 
+	if (o->pending)
+		return; /* not read while dest has no room */
+	r = read(o->fd, buf, sizeof(buf));
 	if (r < 0 && (errno == EINTR || errno == EAGAIN))
 		return;
 	if (r <= 0) {
@@ -278,7 +346,7 @@ static void forward_output(struct supervisor *sv, struct output *o)
 			if (!sv->result->output_truncated) {
 				sv->result->output_truncated = true;
 				if (room)
-					deliver(sv, o->dest, buf, (size_t)room);
+					output_push(sv, o, buf, (size_t)room);
 				sv->forwarded += room;
 				fprintf(stderr, "cordon: output truncated at %" PRIu64 " bytes\n",
 					sv->spec->output_max);
@@ -286,8 +354,15 @@ static void forward_output(struct supervisor *sv, struct output *o)
 			return;
 		}
 	}
-	deliver(sv, o->dest, buf, (size_t)r);
+	output_push(sv, o, buf, (size_t)r);
 	sv->forwarded += (uint64_t)r;
+}
+
+/* Timed out: what is kept goes where there is room now, the rest is dropped. */
+static void outputs_give_up(struct supervisor *sv)
+{
+	for (int i = 0; i < 2; i++)
+		output_ready(sv, &sv->out[i]);
 }
 
 /* A terminal's signal, for the init to relay to the workload's process group. */
@@ -338,6 +413,7 @@ static void handle_timer(struct supervisor *sv)
 	if (read(sv->timerfd, &ticks, sizeof(ticks)) != sizeof(ticks) || sv->child_done)
 		return;
 	sv->result->timed_out = true;
+	outputs_give_up(sv);
 	if (!sv->term_sent) {
 		/* The init relays SIGTERM; SIGKILL of pid 1 ends the whole namespace. */
 		sv->term_sent = true;
@@ -500,6 +576,10 @@ static int supervise(struct supervisor *sv, struct cordon_error *err)
 				forward_output(sv, &sv->out[0]);
 			else if (tag == &sv->out[1].fd)
 				forward_output(sv, &sv->out[1]);
+			else if (tag == &sv->out[0].dest)
+				output_ready(sv, &sv->out[0]);
+			else if (tag == &sv->out[1].dest)
+				output_ready(sv, &sv->out[1]);
 			else if (tag == &sv->relay.in)
 				relay_input(&sv->relay);
 			else if (tag == &sv->relay.to)
@@ -739,6 +819,16 @@ static int release_child(const struct cordon_spec *spec, const struct cordon_idp
 	return 0;
 }
 
+/* Where o's output goes, and whether a send there can be told not to wait. */
+static void output_dest(struct output *o, int dest, uint64_t *bytes)
+{
+	struct stat st;
+
+	o->dest = dest;
+	o->bytes = bytes;
+	o->dest_is_socket = fstat(dest, &st) == 0 && S_ISSOCK(st.st_mode);
+}
+
 static int open_output_pipes(struct supervisor *sv, int wr[2], struct cordon_error *err)
 {
 	for (int i = 0; i < 2; i++) {
@@ -749,10 +839,8 @@ static int open_output_pipes(struct supervisor *sv, int wr[2], struct cordon_err
 		sv->out[i].fd = p[0];
 		wr[i] = p[1];
 	}
-	sv->out[0].dest = STDOUT_FILENO;
-	sv->out[0].bytes = &sv->result->stdout_bytes;
-	sv->out[1].dest = STDERR_FILENO;
-	sv->out[1].bytes = &sv->result->stderr_bytes;
+	output_dest(&sv->out[0], STDOUT_FILENO, &sv->result->stdout_bytes);
+	output_dest(&sv->out[1], STDERR_FILENO, &sv->result->stderr_bytes);
 	return 0;
 }
 
@@ -836,8 +924,7 @@ static int run(struct supervisor *sv, struct cordon_error *err)
 	if (spec->tty) {
 		if (relay_console_open(&sv->relay, &console, err) < 0)
 			return -1;
-		sv->out[0].dest = STDOUT_FILENO;
-		sv->out[0].bytes = &sv->result->stdout_bytes;
+		output_dest(&sv->out[0], STDOUT_FILENO, &sv->result->stdout_bytes);
 	}
 	sv->result->output_counted = counted || relay_out || spec->tty;
 
@@ -1015,6 +1102,8 @@ int cordon_sandbox_run_opts(const struct cordon_spec *spec, const struct cordon_
 	cordon_closep(&sv.epfd);
 	cordon_closep(&sv.out[0].fd);
 	cordon_closep(&sv.out[1].fd);
+	free(sv.out[0].pending);
+	free(sv.out[1].pending);
 	result->duration_ms = (cordon_now_mono_us() - t0 + 500) / 1000;
 	return result->exit_code;
 }

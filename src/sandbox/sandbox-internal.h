@@ -149,6 +149,15 @@ struct output {
 	int fd;   /* read end, -1 when closed */
 	int dest; /* STDOUT_FILENO or STDERR_FILENO */
 	uint64_t *bytes;
+	/*
+	 * Read, not yet taken by dest: while there is any, the pipe is not
+	 * read (the workload waits, as on a full pipe) and dest is watched
+	 * for room; the loop goes on serving everything else.
+	 */
+	char *pending;
+	size_t pending_len, pending_off;
+	bool dest_is_socket; /* written with MSG_DONTWAIT */
+	bool dest_gone;      /* the reader went away: output is counted, not written */
 };
 
 /* relay.c: the caller's terminal, which never enters the sandbox. */

@@ -166,6 +166,37 @@ t_orphans_killed() {
 		fail "a background process of the workload outlived the sandbox: $(procs_matching "$MARK")"
 }
 
+# A signal to cordon is relayed while the output's reader never reads:
+# the relay of counted output holds no part of the supervisor's loop. A
+# child of the workload floods stdout; the workload waits and, on
+# SIGTERM, leaves a file; the reader reads nothing until that file is
+# there (20 s at most), then goes away.
+t_signal_reader_stuck() {
+	local _argv rcfile=$CASE_DIR/rc sup
+	new_mark
+	rm -f "$rcfile" "$WS/termed" "$WS/flooding"
+	_cordon_argv run --name "$CASE_ID-stuck" --output-max 100000000 "$ROOTFS" -- sh -c \
+		"trap 'touch /workspace/termed; exit 7' TERM
+		 (while :; do echo $MARK-$MARK-$MARK-$MARK; done) & touch /workspace/flooding; wait"
+	# shellcheck disable=SC2016
+	(cd "$WS" && exec bash -c '{ "${@:2}"; echo $? >"$0"; } | {
+		for i in $(seq 200); do [ -e "$1/termed" ] && { touch "$1/seen"; break; }; sleep 0.1; done; }' \
+		"$rcfile" "$WS" "${_argv[@]}") &
+	local pipeline=$!
+	if ! wait_until 20 test -e "$WS/flooding"; then
+		fail "the workload never started"
+	else
+		# Long enough for the pipe, and what cordon keeps, to be full.
+		sleep 1
+		sup=$(supervisor_of "$CASE_ID-stuck") && kill -TERM "$sup"
+	fi
+	wait "$pipeline"
+	[ -e "$WS/seen" ] || fail "SIGTERM was not relayed while stdout was full"
+	wait_until 20 test -s "$rcfile" || { fail "cordon never ended"; return; }
+	[ "$(cat "$rcfile")" = 7 ] || fail "expected the workload's 7 from cordon, got $(cat "$rcfile")"
+	no_procs_matching "$MARK" || fail "the workload survived: $(procs_matching "$MARK")"
+}
+
 # --timeout while the output's reader never reads: the relay of counted
 # output must not hold the supervisor in write(). The reader waits for
 # cordon's exit status (a file), so nothing but cordon's own timeout can
@@ -184,6 +215,7 @@ t_timeout_reader_stuck() {
 }
 
 each_mode "pid namespace: ps and /proc show only the sandbox's processes" t_pid_namespace
+each_mode "a signal to cordon is relayed while a stdout nobody reads is full" t_signal_reader_stuck
 each_mode "--timeout with a stdout nobody reads (--output-max): still 124" t_timeout_reader_stuck
 each_mode "--timeout 1: exit 124 within a few seconds, no sleep left" t_timeout
 each_mode "--timeout 0.5 --kill-after 1: SIGKILL after the grace period" t_timeout_fraction_and_kill_after

@@ -107,7 +107,29 @@ t_forged_admit() {
 	[ "$(lab_http_hits metadata)" = "$h0" ] || fail "something reached the metadata server"
 }
 
+# The DNS proxy's admits are served while the output's reader never
+# reads: the supervisor's loop is never held by the relay of counted
+# output. A child of the workload floods stdout; the workload then
+# resolves and fetches allowed.test (an admit each); the reader reads
+# nothing until the result is in the workspace (20 s at most).
+t_admit_reader_stuck() {
+	local _argv rcfile=$CASE_DIR/rc
+	rm -f "$rcfile" "$WS/got"
+	_cordon_argv run --name "$CASE_ID-stuck" --dns-upstream "$LAB_DNS4" --net-allow allowed.test \
+		--output-max 100000000 "$ROOTFS" -- sh -c \
+		'. /workspace/p.sh; (while :; do echo flooding-flooding-flooding; done) & sleep 1
+		 { look allowed.test; get allowed.test; } >/workspace/got.tmp 2>&1; mv /workspace/got.tmp /workspace/got'
+	# shellcheck disable=SC2016
+	(cd "$WS" && exec bash -c '{ "${@:2}"; echo $? >"$0"; } | {
+		for i in $(seq 200); do [ -e "$1/got" ] && break; sleep 0.1; done; }' \
+		"$rcfile" "$WS" "${_argv[@]}")
+	[ -e "$WS/got" ] || { fail "the workload never finished its lookup while stdout was full"; return; }
+	grep -q '^LOOK allowed.test OK' "$WS/got" || fail "expected allowed.test to resolve while stdout was full: $(cat "$WS/got")"
+	grep -q '^GET allowed.test:80 OK server1$' "$WS/got" || fail "expected the fetch to work while stdout was full: $(cat "$WS/got")"
+}
+
 each_mode "net: the DNS proxy runs apart: no privilege, no capability, no file, in the gateway" net_case t_process
 each_mode "net: the DNS proxy killed: exit 125, CORDON_E_NET_POLICY, nothing left" net_case t_killed
+each_mode "net: the proxy's admits are served while a stdout nobody reads is full" net_case t_admit_reader_stuck
 each_mode "net: a forged admit of the metadata and the host's address is refused by the supervisor" net_case t_forged_admit
 done_testing
