@@ -238,6 +238,16 @@ int cordon_swap_only(const struct cordon_limits *l, uint64_t *swap, struct cordo
 int cordon_cgroup_create(const struct cordon_cgroup_layout *layout,
 			 const struct cordon_cgroup_place *place, const struct cordon_limits *limits,
 			 unsigned want, struct cordon_cgroup *cg, struct cordon_error *err);
+/*
+ * Delegate the sandbox's cgroup2 directory to uid:gid (the container's
+ * root): the directory, cgroup.procs, cgroup.threads and
+ * cgroup.subtree_control, as the kernel documents delegation. Inside its
+ * cgroup namespace the container may then make cgroups below its own and
+ * move its processes between them; the limits of its own cgroup stay
+ * root's. 0 or -1 (CORDON_E_CGROUP).
+ */
+int cordon_cgroup_delegate(const struct cordon_cgroup *cg, uid_t uid, gid_t gid,
+			   struct cordon_error *err);
 /* Move pid into every cgroup of the sandbox. */
 int cordon_cgroup_attach(const struct cordon_cgroup *cg, pid_t pid, struct cordon_error *err);
 void cordon_cgroup_stats(const struct cordon_cgroup *cg, struct cordon_cgroup_stats *st);

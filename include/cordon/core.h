@@ -199,6 +199,12 @@ int cordon_read_file_at(int dirfd, const char *path, char **out, size_t *out_len
  */
 int cordon_file_replace_at(int dir_fd, const char *name, const char *temp_prefix,
 			   const void *data, size_t len, mode_t mode, unsigned flags);
+/*
+ * --pid-file PATH (the caller's): the pid in decimal, written to a
+ * neighbour and renamed over PATH, so that a reader sees the whole pid
+ * or no file (as runc writes it). 0 or -1 (CORDON_E_PATH).
+ */
+int cordon_pid_file_write(const char *path, pid_t pid, struct cordon_error *err);
 
 /* --- files a caller or an image hands cordon (src/core/input.c) ---- */
 

@@ -100,6 +100,9 @@ struct cordon_sandbox_opts {
 	 */
 	int *container_stdio;
 	int *hook_stdio;
+	/* run --bundle in the foreground: written with the init's pid once it is created, or NULL.
+	 */
+	const char *pid_file;
 };
 
 /* Run the sandbox to completion. Fills *result; returns the exit status. */

@@ -270,6 +270,30 @@ fail:
 	return -1;
 }
 
+int cordon_cgroup_delegate(const struct cordon_cgroup *cg, uid_t uid, gid_t gid,
+			   struct cordon_error *err)
+{
+	/* The kernel's delegation (cgroup-v2.rst, "Delegation Containment"): these and no more. */
+	static const char *const files[] = { "cgroup.procs", "cgroup.threads",
+					     "cgroup.subtree_control" };
+
+	for (size_t i = 0; i < cg->n; i++) {
+		_cleanup_close_ int dir = -1;
+
+		if (!cg->v2[i] || !cg->dir[i])
+			continue;
+		dir = open(cg->dir[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (dir < 0 || fchown(dir, uid, gid) < 0)
+			return cordon_error_set(err, CORDON_E_CGROUP, errno, "delegating %s",
+						cg->dir[i]);
+		for (size_t k = 0; k < ARRAY_SIZE(files); k++)
+			if (fchownat(dir, files[k], uid, gid, AT_SYMLINK_NOFOLLOW) < 0)
+				return cordon_error_set(err, CORDON_E_CGROUP, errno,
+							"delegating %s/%s", cg->dir[i], files[k]);
+	}
+	return 0;
+}
+
 int cordon_cgroup_attach(const struct cordon_cgroup *cg, pid_t pid, struct cordon_error *err)
 {
 	for (size_t i = 0; i < cg->n; i++)

@@ -55,6 +55,7 @@ struct cli_bundle_args {
 	const char *pid_file;
 	const char *console_socket;
 	bool detach;
+	bool keep; /* run --keep */
 	bool help;
 	unsigned preserve_fds; /* --preserve-fds N */
 	const char *id;

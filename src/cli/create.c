@@ -35,6 +35,8 @@ static const char run_bundle_usage[] =
 	"\n"
 	"  -b, --bundle DIR         the bundle\n"
 	"  -d, --detach             create and start, do not wait\n"
+	"  --keep                   keep the container (stopped) after it exits, until\n"
+	"                           `cordon delete ID`\n"
 	"  --pid-file FILE          write the container process's pid to FILE\n"
 	"  --console-socket SOCKET  with process.terminal: send the pty's master to\n"
 	"                           this unix socket (SCM_RIGHTS)\n"
@@ -46,6 +48,7 @@ enum bundle_flag {
 	B_PID_FILE,
 	B_CONSOLE_SOCKET,
 	B_DETACH,
+	B_KEEP,
 	B_NO_PIVOT,
 	B_NO_KEYRING,
 	B_PRESERVE_FDS,
@@ -69,6 +72,7 @@ static const struct cli_flag run_bundle_flags[] = {
 	{ "pid-file", B_PID_FILE, true, 0 },
 	{ "console-socket", B_CONSOLE_SOCKET, true, 0 },
 	{ "detach", B_DETACH, false, 'd' },
+	{ "keep", B_KEEP, false, 0 },
 	{ "no-pivot", B_NO_PIVOT, false, 0 },
 	{ "no-new-keyring", B_NO_KEYRING, false, 0 },
 	{ "preserve-fds", B_PRESERVE_FDS, true, 0 },
@@ -120,6 +124,9 @@ static int apply_bundle_flag(void *ctx, int id, const char *value, struct cordon
 		break;
 	case B_DETACH:
 		args->detach = true;
+		break;
+	case B_KEEP:
+		args->keep = true;
 		break;
 	case B_PRESERVE_FDS:
 		return cli_parse_preserve_fds(value, &args->preserve_fds, err);
@@ -183,24 +190,7 @@ int cli_bundle_load(const struct cli_bundle_args *args, struct cordon_spec *spec
 
 int cli_write_pid_file(const char *path, pid_t pid, struct cordon_error *err)
 {
-	_cleanup_free_ char *tmp = cordon_xasprintf("%s.cordon-tmp", path);
-	char text[32];
-	int n = snprintf(text, sizeof(text), "%d", (int)pid), r;
-
-	{
-		_cleanup_close_ int fd =
-			open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
-
-		r = fd < 0 ? -errno : cordon_write_all(fd, text, (size_t)n);
-	}
-	/* Atomically: a reader sees no file or the whole pid (as runc writes it). */
-	if (r == 0 && rename(tmp, path) < 0)
-		r = -errno;
-	if (r < 0) {
-		unlink(tmp);
-		return cordon_error_set(err, CORDON_E_PATH, -r, "--pid-file %s", path);
-	}
-	return 0;
+	return cordon_pid_file_write(path, pid, err);
 }
 
 /* Create; on a pid-file failure the container must not stay behind. */
@@ -255,10 +245,13 @@ int cli_create(int argc, char **argv)
 /* Foreground: the same supervisor as `cordon run`, with the container's state. */
 static int run_foreground(const struct cli_bundle_args *args, struct cordon_spec *spec)
 {
+	/* --keep: the state stays, stopped, until `cordon delete` (runc's run --keep). */
 	struct cordon_sandbox_opts opts = { .state_root = cli_global.root,
+					    .kept = args->keep,
 					    .notify_fd = -1,
 					    .console_fd = -1,
-					    .relay_terminal = true };
+					    .relay_terminal = true,
+					    .pid_file = args->pid_file };
 	struct cordon_error err = { 0 };
 	struct cordon_result result;
 	int code;
@@ -298,11 +291,6 @@ int cli_run_bundle(int argc, char **argv)
 		if (create(&args, &spec, &err) < 0 ||
 		    cordon_container_start(cli_global.root, spec.id, &err) < 0)
 			code = cli_fail(&err);
-	} else if (args.pid_file) {
-		/* The pid exists only inside the supervisor: not offered in the foreground. */
-		cordon_error_set(&err, CORDON_E_USAGE, 0,
-				 "--pid-file: only with --detach (or use create and start)");
-		code = cli_fail(&err);
 	} else {
 		code = run_foreground(&args, &spec);
 	}

@@ -123,3 +123,25 @@ int cordon_file_replace_at(int dir_fd, const char *name, const char *temp_prefix
 	}
 	return 0;
 }
+
+int cordon_pid_file_write(const char *path, pid_t pid, struct cordon_error *err)
+{
+	_cleanup_free_ char *tmp = cordon_xasprintf("%s.cordon-tmp", path);
+	char text[32];
+	int n = snprintf(text, sizeof(text), "%d", (int)pid), r;
+
+	{
+		_cleanup_close_ int fd =
+			open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+
+		r = fd < 0 ? -errno : cordon_write_all(fd, text, (size_t)n);
+	}
+	/* Atomically: a reader sees no file or the whole pid (as runc writes it). */
+	if (r == 0 && rename(tmp, path) < 0)
+		r = -errno;
+	if (r < 0) {
+		unlink(tmp);
+		return cordon_error_set(err, CORDON_E_PATH, -r, "--pid-file %s", path);
+	}
+	return 0;
+}

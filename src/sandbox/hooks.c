@@ -2,8 +2,9 @@
 /*
  * The config's hooks (runtime-spec "POSIX-platform Hooks", docs/oci.md
  * "Hooks"). A hook is a child process: argv the hook's args (or its
- * path alone), envp its env exactly, stdin the container's state
- * document, stdout and stderr ours. Where it runs:
+ * path alone), envp its env (without one: ours for a hook on the host,
+ * none in the container), stdin the container's state document, stdout
+ * and stderr ours (or the caller's the supervisor holds). Where it runs:
  *
  *   prestart, createRuntime, poststart, poststop
  *       the runtime's namespaces: a child of ours, execve(path)
@@ -131,10 +132,14 @@ static char *const *hook_argv(const struct cordon_oci_hook *h, char *fallback[2]
 	return fallback;
 }
 
-/* prestart, createRuntime, poststart, poststop: a child of ours, where we are. */
+/*
+ * prestart, createRuntime, poststart, poststop: a child of ours, where we
+ * are. Without an env of its own the hook gets ours (runc and crun pass
+ * the runtime's environment: PATH, XDG_RUNTIME_DIR); with one, exactly
+ * that one.
+ */
 static pid_t spawn_here(struct hook_job *j, int *pidfd)
 {
-	static char *const no_env[] = { NULL };
 	struct clone_args args = {
 		.flags = CLONE_PIDFD,
 		.pidfd = (uint64_t)(uintptr_t)pidfd,
@@ -150,7 +155,7 @@ static pid_t spawn_here(struct hook_job *j, int *pidfd)
 		return pid < 0 ? -e : pid;
 	}
 	hook_prepare(j, -1);
-	execve(j->hook->path, hook_argv(j->hook, argv0), j->hook->env ? j->hook->env : no_env);
+	execve(j->hook->path, hook_argv(j->hook, argv0), j->hook->env ? j->hook->env : environ);
 	report_fail(j->report_fd, errno, "execve");
 }
 

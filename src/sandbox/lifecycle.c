@@ -182,6 +182,9 @@ int lifecycle_created(struct supervisor *sv, pid_t workload, struct cordon_error
 		return -1;
 	if (cordon_state_save(sv->state, err) < 0)
 		return -1;
+	/* Before it is started, as runc's foreground run writes it: the container's pid 1. */
+	if (sv->opts->pid_file && cordon_pid_file_write(sv->opts->pid_file, sv->child, err) < 0)
+		return -1;
 	sv->created = true;
 	/* From here commands on this id may proceed: it is created. */
 	cordon_state_unlock(sv->state);

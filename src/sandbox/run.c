@@ -913,6 +913,21 @@ static int run(struct supervisor *sv, struct cordon_error *err)
 	sv->plan = userns ? &plan : NULL;
 	if (create_cgroups(sv, err) < 0)
 		return -1;
+	/*
+	 * An OCI container's root may make cgroups of its own below its
+	 * cgroup (systemd in a container, a workload that manages its
+	 * children): host root delegates the cgroup2 directory to it, as the
+	 * kernel documents delegation. Rootless, the caller's own cgroup is
+	 * the container's already where it has one.
+	 */
+	if (spec->oci && userns && cordon_host_root()) {
+		int64_t ku = cordon_idmap_to_outside(&plan.uid, 0);
+		int64_t kg = cordon_idmap_to_outside(&plan.gid, 0);
+
+		if (ku >= 0 && kg >= 0 &&
+		    cordon_cgroup_delegate(&sv->cgroup, (uid_t)ku, (gid_t)kg, err) < 0)
+			return -1;
+	}
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
 		return cordon_error_set(err, CORDON_E_INTERNAL, errno, "socketpair");
 	sv->sync_fd = sp[0];

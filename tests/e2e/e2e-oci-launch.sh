@@ -304,6 +304,47 @@ t_bind_atime() {
 	end_case
 }
 
+# The container's root may make cgroups below its own (its cgroup2
+# directory is delegated to it: the directory, cgroup.procs,
+# cgroup.threads, cgroup.subtree_control) and move its processes there;
+# its own cgroup's other files stay root's. Nothing is left at its end.
+t_sub_cgroups() {
+	local id=$CASE_ID-g
+	setup_case
+	# shellcheck disable=SC2016 # expanded inside the container
+	mk_bundle b sh -c 'cd /sys/fs/cgroup && mkdir sub1 && echo $$ >sub1/cgroup.procs && mkdir sub1/sub2 &&
+		grep "^0::" /proc/self/cgroup; echo 1 >cgroup.max.depth && echo "max.depth written"; true' || return
+	cfg 'c["mounts"].append({"destination": "/sys/fs/cgroup", "type": "cgroup", "source": "cgroup", "options": ["nosuid", "noexec", "nodev", "rw"]})'
+	oc run -b "$BUNDLE" "$id"
+	expect_rc 0
+	expect_out_eq "0::/sub1"
+	[ -z "$(ls -d /sys/fs/cgroup/*/"cordon-$id" /sys/fs/cgroup/"cordon-$id" 2>/dev/null)" ] ||
+		fail "the container's cgroups were left"
+	end_case
+}
+
+# run --bundle in the foreground: --pid-file gets the container's pid 1
+# while it runs; --keep leaves it stopped, with its status, until delete.
+t_run_pid_file_keep() {
+	local id=$CASE_ID-p pid
+	setup_case
+	# shellcheck disable=SC2016 # expanded inside the container
+	mk_bundle b sh -c 'cut -d" " -f4,5 /proc/1/stat; exit 7' || return
+	oc run -b "$BUNDLE" --pid-file "$CASE_DIR/pid" --keep "$id"
+	expect_rc 7
+	pid=$(cat "$CASE_DIR/pid" 2>/dev/null)
+	[ "${pid:-0}" -gt 0 ] 2>/dev/null || fail "--pid-file holds no pid: '$pid'"
+	expect_status "$id" stopped || return
+	[ "$(jfield exitStatus)" = 7 ] || fail "--keep: expected exitStatus 7"
+	oc delete "$id"
+	expect_rc 0
+	oc state "$id"
+	expect_cordon_error STATE "does not exist"
+	end_case
+}
+
+rootful_only "cgroups: the container makes its own below its cgroup (delegated), and they go with it" t_sub_cgroups
+each_mode "run --bundle --pid-file and --keep in the foreground" t_run_pid_file_keep
 each_mode "linux.sysctl: kernel.hostname refused, kernel.domainname against domainname" t_uts_sysctl
 each_mode "process.cwd: made where missing, inside the root, under a read-only root" t_cwd_created
 rootful_only "mounts: a bind source below a root-only 0000 directory" t_bind_below_000
