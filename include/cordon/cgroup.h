@@ -285,6 +285,8 @@ void cordon_cgroup_close(struct cordon_cgroup *cg);
  * Freeze (v1 freezer.state FROZEN, v2 cgroup.freeze 1) and wait until
  * every process is frozen, or thaw. CORDON_E_CGROUP when the sandbox has
  * no freezer (rootless on cgroup v1 and hybrid: nothing is delegated).
+ * A freeze not done within 5 s, or whose wait a signal ended
+ * (cordon_interrupt_arm: CORDON_E_STATE), is undone.
  */
 int cordon_cgroup_freeze(const struct cordon_cgroup *cg, bool frozen, struct cordon_error *err);
 /* 1 frozen, 0 not, -1 no freezer. */

@@ -13,6 +13,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -332,6 +333,33 @@ void cordon_path_id_of(const struct stat *st, struct cordon_path_id *id);
  */
 int cordon_path_reopen(const char *path, const struct cordon_path_id *id, const char *what,
 		       struct cordon_error *err);
+
+/* --- waits a signal ends (interrupt.c) ---------------------------------- */
+
+/*
+ * The commands that act on a container end when SIGINT, SIGTERM or SIGHUP
+ * comes while they wait (for its lock, its monitor, its init, a freeze),
+ * let go of what they hold and say so. cordon_interrupt_arm blocks those
+ * signals and notes them with a handler (one the caller ignores stays
+ * ignored); the waits below let them in for their own duration only, so
+ * one that comes at any moment ends the next wait at once. Unarmed (a
+ * supervisor, a monitor), the waits are plain ones.
+ */
+void cordon_interrupt_arm(void);
+/* The first signal that came (SIGINT, SIGTERM or SIGHUP) since arming, or 0. */
+int cordon_interrupted(void);
+/*
+ * ppoll: > 0 when ready, 0 once timeout_ms (-1: none) passed, -EINTR when
+ * interrupted (also before it starts, if a signal came earlier), -errno.
+ */
+int cordon_wait_poll(struct pollfd *fds, nfds_t n, int timeout_ms);
+/* Sleep ms: 0, or -EINTR when interrupted. */
+int cordon_wait_ms(int ms);
+/* flock(fd, op) that an interrupt ends: 0, -EINTR, or -errno. */
+int cordon_wait_flock(int fd, int op);
+/* CORDON_E_STATE "WHAT: interrupted by SIGTERM" into err; returns -1. */
+int cordon_interrupt_error(struct cordon_error *err, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 
 /* --- a cordon process that stays inside a sandbox (proc.c) ------------- */
 

@@ -8,7 +8,6 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <string.h>
-#include <time.h>
 
 #include "cgroup-internal.h"
 
@@ -108,7 +107,6 @@ static bool v2_events_frozen(const char *dir)
 
 int cordon_cgroup_freeze(const struct cordon_cgroup *cg, bool frozen, struct cordon_error *err)
 {
-	struct timespec pause = { 0, FREEZE_POLL_MS * 1000 * 1000 };
 	int i = dir_with(cg, CORDON_CTRL_FREEZER);
 	const char *dir, *file, *value;
 
@@ -141,7 +139,11 @@ int cordon_cgroup_freeze(const struct cordon_cgroup *cg, bool frozen, struct cor
 			if (cgroup_write(dir, file, "FROZEN", err) < 0)
 				break;
 		}
-		nanosleep(&pause, NULL);
+		/* A signal to the command (pause, kill --all) ends the wait. */
+		if (cordon_wait_ms(FREEZE_POLL_MS) < 0) {
+			cordon_interrupt_error(err, "freezing %s", dir);
+			break;
+		}
 	}
 	/* Not frozen in time: never leave it half frozen. */
 	cgroup_write(dir, file, cg->v2[i] ? "0" : "THAWED", &(struct cordon_error){ 0 });

@@ -62,15 +62,25 @@ static const struct cli_flag global_flags[] = {
 	{ NULL, 0, false, 0 },
 };
 
+/*
+ * interruptible: a command on an existing container, whose every wait
+ * (its lock, its monitor, its init, a freeze) SIGINT, SIGTERM and SIGHUP
+ * end (cordon_interrupt_arm). run and create are supervisors with their
+ * own signal handling.
+ */
 static const struct {
 	const char *name;
 	int (*fn)(int argc, char **argv);
+	bool interruptible;
 } commands[] = {
-	{ "run", cli_run },	      { "create", cli_create }, { "start", cli_start },
-	{ "state", cli_state },	      { "kill", cli_kill },	{ "delete", cli_delete },
-	{ "list", cli_list },	      { "exec", cli_exec },	{ "sweep", cli_sweep },
-	{ "spec", cli_spec },	      { "features", cli_features }, { "ps", cli_ps },
-	{ "pause", cli_pause },	      { "resume", cli_resume }, { "update", cli_update },
+	{ "run", cli_run, false },	     { "create", cli_create, false },
+	{ "start", cli_start, true },	     { "state", cli_state, true },
+	{ "kill", cli_kill, true },	     { "delete", cli_delete, true },
+	{ "list", cli_list, true },	     { "exec", cli_exec, true },
+	{ "sweep", cli_sweep, false },	     { "spec", cli_spec, false },
+	{ "features", cli_features, false }, { "ps", cli_ps, true },
+	{ "pause", cli_pause, true },	     { "resume", cli_resume, true },
+	{ "update", cli_update, true },
 };
 
 /* A relative --root is made absolute: the monitor leaves the caller's directory. */
@@ -206,6 +216,8 @@ int main(int argc, char **argv)
 		if (strcmp(cmd, commands[k].name) != 0)
 			continue;
 		debug_command_line(argc - i, argv + i);
+		if (commands[k].interruptible)
+			cordon_interrupt_arm();
 		code = commands[k].fn(argc - i - 1, argv + i + 1);
 		cordon_debug("%s: exit status %d", cmd, code);
 		return code;

@@ -22,6 +22,8 @@
 
 /* How long delete waits for a killed container's monitor to finish. */
 #define MONITOR_EXIT_WAIT_MS 10000
+/* How often start tries again while the monitor's backlog is full. */
+#define MONITOR_CONNECT_RETRY_MS 20
 /* How long delete waits for a killed container's init to end before it gives up. */
 #define INIT_EXIT_WAIT_MS 10000
 
@@ -193,6 +195,42 @@ static int send_start_request(int fd, uint32_t req)
 	return sendmsg(fd, &mh, MSG_NOSIGNAL) == (ssize_t)sizeof(req) ? 0 : -1;
 }
 
+/*
+ * Connect a non-blocking socket to the monitor: a monitor busy in a hook
+ * accepts no one, and a full backlog would block connect(2) with our
+ * signals blocked. So it is tried again until it goes through or an
+ * interrupt ends the wait. 0, -EINTR or -errno.
+ */
+static int monitor_connect(int fd, const struct sockaddr_un *sa)
+{
+	for (;;) {
+		int r;
+
+		if (connect(fd, (const struct sockaddr *)sa, sizeof(*sa)) == 0)
+			return 0;
+		if (errno != EAGAIN)
+			return -errno;
+		r = cordon_wait_ms(MONITOR_CONNECT_RETRY_MS);
+		if (r < 0)
+			return r;
+	}
+}
+
+/* The monitor's answer to start: 0, -EPIPE when it ended without one, -EINTR, -errno. */
+static int monitor_answer(int fd, struct monitor_reply *rep)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	int r = cordon_wait_poll(&p, 1, -1);
+	ssize_t n;
+
+	if (r < 0)
+		return r;
+	n = recv(fd, rep, sizeof(*rep), MSG_DONTWAIT);
+	if (n < 0)
+		return -errno;
+	return n == (ssize_t)sizeof(*rep) ? 0 : -EPIPE;
+}
+
 int cordon_container_start(const char *root, const char *id, struct cordon_error *err)
 {
 	struct cordon_state state;
@@ -223,22 +261,32 @@ int cordon_container_start(const char *root, const char *id, struct cordon_error
 		errno = ENOTSOCK;
 	}
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "/proc/self/fd/%d", sock);
-	if (sock >= 0)
-		fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
-	    send_start_request(fd, req) < 0) {
-		cordon_error_set(err, CORDON_E_STATE, errno, "container %s: reaching its monitor",
-				 id);
+	r = sock < 0 ? -errno : 0;
+	if (r == 0) {
+		fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+		r = fd < 0 ? -errno : monitor_connect(fd, &sa);
+	}
+	if (r == 0 && send_start_request(fd, req) < 0)
+		r = -errno;
+	if (r < 0) {
+		if (r == -EINTR)
+			cordon_interrupt_error(err, "container %s: reaching its monitor", id);
+		else
+			cordon_error_set(err, CORDON_E_STATE, -r,
+					 "container %s: reaching its monitor", id);
 		cordon_state_close(&state);
 		return -1;
 	}
 	/* The lock stays held until the answer: a second start waits, then sees "running". */
-	do
-		r = recv(fd, &rep, sizeof(rep), 0);
-	while (r < 0 && errno == EINTR);
+	r = monitor_answer(fd, &rep);
 	cordon_state_close(&state);
-	if (r != (ssize_t)sizeof(rep))
-		return cordon_error_set(err, CORDON_E_STATE, r < 0 ? errno : 0,
+	if (r == -EINTR)
+		return cordon_interrupt_error(err,
+					      "container %s: waiting for its monitor to start it "
+					      "(the start goes on)",
+					      id);
+	if (r < 0)
+		return cordon_error_set(err, CORDON_E_STATE, r == -EPIPE ? 0 : -r,
 					"container %s: the monitor ended without an answer", id);
 	rep.msg[sizeof(rep.msg) - 1] = '\0';
 	if (rep.code != CORDON_OK)
@@ -355,7 +403,6 @@ static bool monitor_finishing(const struct cordon_state *state, enum cordon_stat
 
 char *cordon_container_state(const char *root, const char *id, struct cordon_error *err)
 {
-	struct timespec step = { 0, 10 * 1000 * 1000 };
 	struct cordon_state state;
 	yajl_gen g;
 
@@ -366,7 +413,11 @@ char *cordon_container_state(const char *root, const char *id, struct cordon_err
 		    !monitor_finishing(&state, container_status(&state)))
 			break;
 		cordon_state_close(&state);
-		nanosleep(&step, NULL);
+		if (cordon_wait_ms(10) < 0) {
+			cordon_interrupt_error(
+				err, "container %s: waiting for its monitor's record", id);
+			return NULL;
+		}
 	}
 	g = yajl_gen_alloc(NULL);
 	yajl_gen_config(g, yajl_gen_beautify, 1);
@@ -444,19 +495,25 @@ int cordon_container_kill(const char *root, const char *id, int sig, bool all,
 	return 0;
 }
 
-/* After the init's SIGKILL: the supervisor finishes (cgroups, state) and exits. */
-static void wait_owner_exit(const struct cordon_state_info *info)
+/*
+ * After the init's SIGKILL: the supervisor finishes (cgroups, state) and
+ * exits. 0, or -EINTR when a signal ended the wait.
+ */
+static int wait_owner_exit(const struct cordon_state_info *info)
 {
 	_cleanup_close_ int fd = cordon_pidfd_verified(info->owner_pid, info->owner_start);
 	struct pollfd p = { .fd = fd, .events = POLLIN };
+	int r;
 
 	if (fd < 0)
-		return;
-	if (poll(&p, 1, MONITOR_EXIT_WAIT_MS) == 1)
-		return;
+		return 0;
+	r = cordon_wait_poll(&p, 1, MONITOR_EXIT_WAIT_MS);
+	if (r != 0)
+		return r == -EINTR ? r : 0;
 	/* A monitor that hangs is ours to end: the container is gone already. */
 	cordon_pidfd_send_signal(fd, SIGKILL);
-	poll(&p, 1, 1000);
+	r = cordon_wait_poll(&p, 1, 1000);
+	return r == -EINTR ? r : 0;
 }
 
 /* Is pid a member of the cgroup dir (its cgroup.procs)? */
@@ -556,11 +613,14 @@ static int kill_container(struct cordon_state *state, enum cordon_status status,
 		cordon_cgroup_kill_tree(dirs[i]);
 	if (pidfd < 0)
 		return 0; /* gone already */
-	do
-		r = poll(&p, 1, INIT_EXIT_WAIT_MS);
-	while (r < 0 && errno == EINTR);
+	r = cordon_wait_poll(&p, 1, INIT_EXIT_WAIT_MS);
 	if (r == 1)
 		return 0;
+	if (r == -EINTR)
+		return cordon_interrupt_error(err,
+					      "container %s: waiting for its init to end (killed; "
+					      "the container is kept)",
+					      state->id);
 	return cordon_error_set(err, CORDON_E_STATE, 0,
 				"container %s: its init (pid %d) is still alive %d s after SIGKILL "
 				"(frozen by another cgroup, or in an uninterruptible wait?); the "
@@ -625,6 +685,7 @@ int cordon_container_delete(const char *root, const char *id, bool force, struct
 	_cleanup_free_ char *doc = NULL;
 	struct cordon_error hook = { 0 };
 	struct cordon_spec spec;
+	int r = 0;
 
 	cordon_spec_init(&spec);
 	if (cordon_state_open(&state, root, id, true, err) < 0) {
@@ -648,7 +709,12 @@ int cordon_container_delete(const char *root, const char *id, bool force, struct
 		cordon_state_close(&state);
 		return -1;
 	}
-	wait_owner_exit(&state.info);
+	if (wait_owner_exit(&state.info) < 0) {
+		/* Killed, not removed: the state stays for another delete. */
+		cordon_interrupt_error(err, "container %s: waiting for its monitor to finish", id);
+		cordon_state_close(&state);
+		return -1;
+	}
 	if (remove_container_cgroups(&state, status != CORDON_STATUS_STOPPED, err) < 0) {
 		cordon_state_close(&state);
 		return -1;
@@ -656,10 +722,16 @@ int cordon_container_delete(const char *root, const char *id, bool force, struct
 	poststop_prepare(&state, &spec, &doc);
 	cordon_state_destroy(&state);
 	/* After the container is gone, before delete returns; failures are warnings. */
-	if (doc && sandbox_hooks_run(&spec, CORDON_OCI_HOOK_POSTSTOP, doc, 0, NULL, &hook) < 0)
-		cordon_warn("%s", hook.msg);
+	if (doc && sandbox_hooks_run(&spec, CORDON_OCI_HOOK_POSTSTOP, doc, 0, NULL, &hook) < 0) {
+		/* A signal ended the wait for a hook: that is delete's failure, said once. */
+		if (cordon_interrupted())
+			r = cordon_error_set(err, CORDON_E_STATE, 0, "container %s deleted, but %s",
+					     id, hook.msg);
+		else
+			cordon_warn("%s", hook.msg);
+	}
 	cordon_spec_free(&spec);
-	return 0;
+	return r;
 }
 
 int cordon_container_list(const char *root, bool json, bool quiet, struct cordon_error *err)
@@ -684,8 +756,14 @@ int cordon_container_list(const char *root, bool json, bool quiet, struct cordon
 		char created[48];
 
 		/* Gone meanwhile, or someone else's: not listed. */
-		if (cordon_state_open(&state, root, *id, false, &ignored) < 0)
-			continue;
+		if (cordon_state_open(&state, root, *id, false, &ignored) < 0) {
+			if (!cordon_interrupted())
+				continue;
+			*err = ignored;
+			if (g)
+				yajl_gen_free(g);
+			return -1;
+		}
 		status = container_status(&state);
 		rfc3339(state.info.created_ms, created, sizeof(created));
 		if (json)

@@ -293,26 +293,33 @@ static pid_t spawn_in_container(struct hook_job *j, int report_rd, int *pidfd,
 	return pid;
 }
 
-/* Until it ends or timeout_s (0: none) passes; then SIGKILL. Its wait status in *status. */
+enum hook_end { HOOK_ENDED, HOOK_TIMED_OUT, HOOK_INTERRUPTED };
+
+/*
+ * Until it ends, or timeout_s (0: none) passes, or a signal ends the wait
+ * of a command (cordon delete's poststop hooks): then SIGKILL. Its wait
+ * status in *status; enum hook_end, or -errno.
+ */
 static int hook_wait(int pidfd, uint32_t timeout_s, int *status)
 {
 	uint64_t deadline = cordon_now_mono_us() + (uint64_t)timeout_s * 1000000;
 	struct pollfd p = { .fd = pidfd, .events = POLLIN };
-	bool timed_out = false;
+	enum hook_end end = HOOK_ENDED;
 	siginfo_t si = { 0 };
 
-	while (timeout_s) {
+	for (;;) {
 		uint64_t now = cordon_now_mono_us();
 		int64_t left_ms = now >= deadline ? 0 : (int64_t)((deadline - now + 999) / 1000);
-		int n = poll(&p, 1, left_ms > INT32_MAX ? INT32_MAX : (int)left_ms);
+		int wait_ms = left_ms > INT32_MAX ? INT32_MAX : (int)left_ms;
+		int n = cordon_wait_poll(&p, 1, timeout_s ? wait_ms : -1);
 
 		if (n > 0)
 			break;
-		if (n < 0 && errno == EINTR)
-			continue;
 		if (n == 0 && left_ms > INT32_MAX)
 			continue;
-		timed_out = true;
+		if (n < 0 && n != -EINTR)
+			return n;
+		end = n == 0 ? HOOK_TIMED_OUT : HOOK_INTERRUPTED;
 		cordon_pidfd_send_signal(pidfd, SIGKILL);
 		break;
 	}
@@ -320,16 +327,18 @@ static int hook_wait(int pidfd, uint32_t timeout_s, int *status)
 		if (errno != EINTR)
 			return -errno;
 	*status = si.si_code == CLD_EXITED ? W_EXITCODE(si.si_status, 0) : si.si_status & 0x7f;
-	return timed_out ? 1 : 0;
+	return end;
 }
 
 /* Why a hook that ran failed, or 0. */
-static int hook_outcome(const char *name, int status, int timed_out, uint32_t timeout_s,
+static int hook_outcome(const char *name, int status, int end, uint32_t timeout_s,
 			struct cordon_error *err)
 {
-	if (timed_out)
+	if (end == HOOK_TIMED_OUT)
 		return cordon_error_set(err, CORDON_E_HOOK, 0, "%s: timed out after %u s (killed)",
 					name, timeout_s);
+	if (end == HOOK_INTERRUPTED)
+		return cordon_interrupt_error(err, "%s: waiting for it (killed)", name);
 	if (WIFSIGNALED(status))
 		return cordon_error_set(err, CORDON_E_HOOK, 0, "%s: killed by signal %d (%s)", name,
 					WTERMSIG(status), strsignal(WTERMSIG(status)));
@@ -344,7 +353,7 @@ static int hook_run_one(struct hook_job *j, const char *name, struct cordon_erro
 {
 	struct hook_report rep = { 0 };
 	_cleanup_close_ int rd = -1, pidfd = -1;
-	int p[2], status = 0, timed_out;
+	int p[2], status = 0, end;
 	pid_t pid;
 
 	if (pipe2(p, O_CLOEXEC) < 0)
@@ -369,10 +378,10 @@ static int hook_run_one(struct hook_job *j, const char *name, struct cordon_erro
 				;
 		return cordon_error_set(err, CORDON_E_HOOK, rep.errnum, "%s: %s", name, rep.step);
 	}
-	timed_out = hook_wait(pidfd, j->hook->timeout_s, &status);
-	if (timed_out < 0)
-		return cordon_error_set(err, CORDON_E_HOOK, -timed_out, "%s: waiting for it", name);
-	return hook_outcome(name, status, timed_out, j->hook->timeout_s, err);
+	end = hook_wait(pidfd, j->hook->timeout_s, &status);
+	if (end < 0)
+		return cordon_error_set(err, CORDON_E_HOOK, -end, "%s: waiting for it", name);
+	return hook_outcome(name, status, end, j->hook->timeout_s, err);
 }
 
 /* The workload's pidfd and, when we are not root (rootless), U1 to enter first. */
@@ -427,7 +436,8 @@ int sandbox_hooks_run(const struct cordon_spec *spec, enum cordon_oci_hook_kind 
 		return 0;
 	if (in_container(kind) && container_target(&j, workload, err) < 0)
 		r = cordon_error_wrap(err, "hooks.%s", cordon_oci_hook_name(kind));
-	for (size_t i = 0; r == 0 && i < oci->n_hooks[kind]; i++) {
+	/* Once a signal ended a command's wait for one, the others are not started. */
+	for (size_t i = 0; r == 0 && i < oci->n_hooks[kind] && !cordon_interrupted(); i++) {
 		struct cordon_error one = { 0 };
 		_cleanup_free_ char *name = NULL;
 

@@ -329,13 +329,13 @@ static int parse_state(const char *id, const char *text, struct cordon_state_inf
 
 static int lock_dir(int dir, bool exclusive, const char *id, struct cordon_error *err)
 {
-	int r;
+	/* Held by another command on it: a signal to ours ends the wait (interrupt.c). */
+	int r = cordon_wait_flock(dir, exclusive ? LOCK_EX : LOCK_SH);
 
-	do
-		r = flock(dir, exclusive ? LOCK_EX : LOCK_SH);
-	while (r < 0 && errno == EINTR);
+	if (r == -EINTR)
+		return cordon_interrupt_error(err, "container %s: waiting for its lock", id);
 	if (r < 0)
-		return cordon_error_set(err, CORDON_E_STATE, errno, "locking container %s", id);
+		return cordon_error_set(err, CORDON_E_STATE, -r, "locking container %s", id);
 	return 0;
 }
 

@@ -545,6 +545,101 @@ t_devices_at_create() {
 	end_case
 }
 
+# start_sleeping: a created and started container whose workload sleeps ($MARK); CID, PID.
+start_sleeping() {
+	CID=$CASE_ID-c
+	mk_bundle b sh -c "sleep 600; echo $MARK" || return 1
+	oc create --bundle "$BUNDLE" "$CID"
+	expect_rc 0 || return 1
+	oc start "$CID"
+	expect_rc 0 || return 1
+	expect_status "$CID" running
+	PID=$(user_process)
+}
+
+# Every command on a container waits for its lock while another holds it
+# (here a python flock, as a command stuck elsewhere would): SIGTERM ends each
+# wait at once, with the reason, and leaves the container as it was. The
+# commands died of the signal before, without a word (exec: blocked it
+# and waited on).
+t_interrupt_lock_waits() {
+	local holder dir args
+	setup_case
+	start_sleeping || return
+	dir=$OROOT/$CID
+	"$PYTHON" -c 'import fcntl, os, sys, time
+fcntl.flock(os.open(sys.argv[1], os.O_RDONLY), fcntl.LOCK_EX)
+time.sleep(600)' "$dir" &
+	holder=$!
+	_bg_pids+=("$holder")
+	wait_until 10 lock_held "$dir" || { fail "flock did not take the lock"; return; }
+	for args in "state $CID" "ps $CID" "kill $CID WINCH" "kill --all $CID WINCH" \
+		"pause $CID" "resume $CID" "update --pids-limit 100 $CID" "start $CID" \
+		"delete --force $CID" "exec $CID true" "list"; do
+		# shellcheck disable=SC2086 # the words of one command
+		oc_bg $args
+		wait_until 10 lock_waited "$dir" || { fail "cordon $args did not wait for the lock"; continue; }
+		interrupt_bg "--root $OROOT ${args%% *}" "container $CID: waiting for its lock" ||
+			_fail_raw "  (cordon $args)"
+		wait_until 5 eval '! lock_waited "$dir"' || fail "cordon $args left a waiter on the lock"
+	done
+	kill "$holder"
+	wait "$holder" 2>/dev/null
+	expect_status "$CID" running
+	[ "$(user_process)" = "$PID" ] || fail "the container's process changed"
+	end_case
+}
+
+# start waits for the monitor's answer, which a startContainer hook holds
+# back: SIGTERM ends the wait and releases the lock (state answers); the
+# start itself goes on in the monitor.
+t_interrupt_start_waits() {
+	setup_case
+	CID=$CASE_ID-c
+	mk_bundle b sleep "$MARK" || return
+	cfg_edit "c['hooks'] = {'startContainer': [{'path': '/bin/sh', 'args': ['sh', '-c', 'sleep 600; : $MARK-hook']}]}"
+	oc create --bundle "$BUNDLE" "$CID"
+	expect_rc 0 || return
+	oc_bg start "$CID"
+	wait_until 10 eval '[ -n "$(procs_matching "$MARK-hook")" ]' || { fail "the hook did not run"; return; }
+	interrupt_bg "--root $OROOT start" "container $CID: waiting for its monitor to start it"
+	expect_status "$CID" created
+	end_case
+}
+
+# delete --force waits for the monitor to finish once the init is killed;
+# a monitor that does not (stopped here) holds it: SIGTERM ends the wait,
+# and the state stays for another delete.
+t_interrupt_delete_waits() {
+	local mon init
+	setup_case
+	start_sleeping || return
+	oc state "$CID"
+	init=$(jfield pid)
+	mon=$(monitor_of "$CID")
+	[ -n "$mon" ] && kill -STOP "$mon" || { fail "no monitor to stop"; return; }
+	oc_bg delete --force "$CID"
+	wait_until 10 gone "$init" || fail "delete --force did not kill the init"
+	interrupt_bg "--root $OROOT delete" "container $CID: waiting for its monitor to finish"
+	[ -d "$OROOT/$CID" ] || fail "an interrupted delete removed the state"
+	kill -CONT "$mon"
+	wait_stopped "$CID"
+	[ "$(jfield exitStatus)" = 137 ] || fail "expected exitStatus 137 after the init's SIGKILL"
+	oc delete "$CID"
+	expect_rc 0
+	# A poststop hook that does not end holds delete: SIGTERM kills it.
+	mk_bundle b2 true || return
+	cfg_edit "c['hooks'] = {'poststop': [{'path': '/bin/sh', 'args': ['sh', '-c', 'sleep 600; : $MARK-post']}]}"
+	oc create --bundle "$BUNDLE" "$CID"
+	expect_rc 0 || return
+	oc_bg delete --force "$CID"
+	wait_until 10 eval '[ -n "$(procs_matching "$MARK-post")" ]' || { fail "the poststop hook did not run"; return; }
+	interrupt_bg "--root $OROOT delete" "deleted, but hooks.poststop[0] /bin/sh: waiting for it (killed)"
+	wait_until 5 eval '[ -z "$(procs_matching "$MARK-post")" ]' || fail "the poststop hook was not killed"
+	[ ! -e "$OROOT/$CID" ] || fail "the container's state remains"
+	end_case
+}
+
 each_mode "ps: pids as JSON and a table; unknown and stopped refused" t_ps
 each_mode "monitor: 20 clients that say nothing do not hold cordon start" t_silent_monitor_clients
 each_mode "pause: paused, no progress, refusals; resume; delete --force when paused" t_pause_resume
@@ -558,4 +653,7 @@ rootful_only "cgroupsPath relative: below the caller's cgroup" t_cgroups_path_re
 each_mode "linux.resources at create: cpu.shares, cpuset, memory.reservation" t_resources_at_create
 each_mode "linux.resources.devices at create: deny-all keeps /dev, /dev/null denied by name" t_devices_at_create
 each_mode "launcher conventions: --root parents made, warnings only in --log, kill stopped, delete --force gone" t_launcher_conventions
+each_mode "interrupt: every command's wait for the lock ends at SIGTERM, with the reason" t_interrupt_lock_waits
+each_mode "interrupt: start's wait for the monitor ends at SIGTERM, the lock released" t_interrupt_start_waits
+each_mode "interrupt: delete's waits for the monitor and a poststop hook end at SIGTERM" t_interrupt_delete_waits
 done_testing

@@ -9,6 +9,8 @@
 
 # oc ARGS...: cordon --root $OROOT ARGS, in this mode.
 oc() { cordon --root "$OROOT" "$@"; }
+# oc_bg ARGS...: the same in the background (cordon_bg: BG_PID, wait_bg).
+oc_bg() { cordon_bg --root "$OROOT" "$@"; }
 
 # mk_bundle NAME ARGS...: a bundle in $CASE_DIR/NAME running ARGS on the
 # test rootfs (read-only, no terminal, no /sys, no device rules), from
@@ -95,6 +97,56 @@ wait_stopped() {
 }
 
 root_empty() { [ -z "$(ls -A "$OROOT" 2>/dev/null)" ]; }
+
+# client_of WORDS: the pid of the cordon command whose command line holds
+# WORDS; not a cordon process's child of the same command line (a lock
+# waiter, a joiner).
+client_of() {
+	local pid line
+	while read -r line; do
+		pid=${line%%:*}
+		[ "$(_argv0_of "$pid")" = "$CORDON" ] || continue
+		[ "$(_argv0_of "$(_ppid_of "$pid")")" = "$CORDON" ] && continue
+		echo "$pid"
+		return 0
+	done < <(procs_matching "$1")
+	return 1
+}
+
+# monitor_of ID: the pid of container ID's monitor (the owner in its state.json).
+monitor_of() {
+	"$PYTHON" -c 'import json, sys; print(json.load(open(sys.argv[1]))["owner_pid"])' \
+		"$OROOT/$1/state.json"
+}
+
+# The inode of DIR in /proc/locks' form (DEV:INO, the device in hex).
+_lock_key() { stat -c %i "$1"; }
+
+# lock_held DIR: a process holds flock on DIR.
+lock_held() {
+	local ino
+	ino=$(_lock_key "$1") || return 1
+	grep -Eq "^[0-9]+: FLOCK +ADVISORY +[A-Z]+ +[0-9]+ [0-9a-f]+:[0-9a-f]+:$ino " /proc/locks
+}
+
+# lock_waited DIR: a process waits for flock on DIR (blocked, "->" in /proc/locks).
+lock_waited() {
+	local ino
+	ino=$(_lock_key "$1") || return 1
+	grep -Eq -- "-> FLOCK +ADVISORY +[A-Z]+ +[0-9]+ [0-9a-f]+:[0-9a-f]+:$ino " /proc/locks
+}
+
+# interrupt_bg WORDS WHAT: SIGTERM to the cordon command started by
+# cordon_bg whose command line holds WORDS; it must end within 10 s, exit
+# 125 and say CORDON_E_STATE, that it was interrupted, and WHAT.
+interrupt_bg() {
+	local pid
+	pid=$(client_of "$1") || { fail "no cordon process with '$1' on its command line"; return 1; }
+	kill -TERM "$pid"
+	wait_bg_for 10 || return 1
+	expect_cordon_error STATE "interrupted by SIGTERM" || return 1
+	expect_err_has "$2"
+}
 
 setup_case() {
 	OROOT=$CASE_DIR/root
