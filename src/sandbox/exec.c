@@ -140,7 +140,9 @@ static _Noreturn void exec_process(const struct exec_ctx *x)
 	if (sandbox_set_ids(spec, x->deny_setgroups, &err) < 0)
 		exec_fail_err(x->report_fd, &err);
 	/* The id change left us non-dumpable as well; execve makes us dumpable again. */
-	prctl(PR_SET_DUMPABLE, 0);
+	if (prctl(PR_SET_DUMPABLE, 0) < 0)
+		exec_fail(x->report_fd, CORDON_EXIT_FAILURE, CORDON_E_SECURITY, errno,
+			  "PR_SET_DUMPABLE");
 
 	/* Opened as the process's user, so that the pts is its own. */
 	if (opts->console_fd >= 0) {
@@ -163,7 +165,9 @@ static _Noreturn void exec_process(const struct exec_ctx *x)
 
 	/* Only 0-2 and what --preserve-fds passes survive execve. */
 	for (unsigned fd = 3; fd < 3 + opts->preserve_fds; fd++)
-		fcntl((int)fd, F_SETFD, 0);
+		if (fcntl((int)fd, F_SETFD, 0) < 0)
+			exec_fail(x->report_fd, CORDON_EXIT_FAILURE, CORDON_E_INTERNAL, errno,
+				  "--preserve-fds: fd %u", fd);
 	if (close_range(3 + opts->preserve_fds, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
 		exec_fail(x->report_fd, CORDON_EXIT_FAILURE, CORDON_E_INTERNAL, errno,
 			  "close_range");
@@ -232,8 +236,9 @@ static _Noreturn void exec_join(struct exec_ctx *x)
 	 * we hold (mm->user_ns stays the host's: only host privilege could),
 	 * and we end with cordon exec.
 	 */
-	prctl(PR_SET_DUMPABLE, 0);
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (prctl(PR_SET_DUMPABLE, 0) < 0 || prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+		exec_fail(x->report_fd, CORDON_EXIT_FAILURE, CORDON_E_SECURITY, errno,
+			  "the joiner's PR_SET_DUMPABLE, PR_SET_PDEATHSIG");
 	/* The caller's fds (but --preserve-fds) and ours never enter the container. */
 	r = cordon_close_fds_except(3 + (int)x->opts->preserve_fds, keep, ARRAY_SIZE(keep));
 	if (r < 0)

@@ -195,8 +195,8 @@ static _Noreturn void container_helper(const struct hook_job *j)
 	pid_t pid;
 
 	/* Nothing in the container may read or trace us while we hold what we hold. */
-	prctl(PR_SET_DUMPABLE, 0);
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (prctl(PR_SET_DUMPABLE, 0) < 0 || prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+		report_fail(j->report_fd, errno, "PR_SET_DUMPABLE, PR_SET_PDEATHSIG");
 	/*
 	 * The supervisor's fds never enter the container: a path the hook's
 	 * execve walks there could lead through /proc/self/fd back out.
