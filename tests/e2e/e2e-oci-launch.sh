@@ -9,6 +9,13 @@
 # container's own sub-cgroups).
 . "$(dirname "$0")/oci-lib.sh"
 
+# owned_rootfs DIR: a copy of the rootfs the mode's user may change.
+owned_rootfs() {
+	copy_rootfs "$1" || return 1
+	[ "$MODE" = rootless ] && chown -R "$TEST_UID:$TEST_GID" "$1"
+	return 0
+}
+
 # The pids of the monitor of container $1 (create's command line, kept).
 monitor_of() {
 	local line pid
@@ -208,13 +215,6 @@ t_uts_sysctl() {
 	end_case
 }
 
-# owned_rootfs DIR: a copy of the rootfs the mode's user may change.
-owned_rootfs() {
-	copy_rootfs "$1" || return 1
-	[ "$MODE" = rootless ] && chown -R "$TEST_UID:$TEST_GID" "$1"
-	return 0
-}
-
 # A process.cwd the image lacks is made (inside the root, also under
 # root.readonly, as runc and crun do); a symlink on its way stays inside
 # the root; a file where it should be is an error that names the field.
@@ -255,7 +255,9 @@ t_bind_below_000() {
 	chown 0:0 "$CASE_DIR/locked"
 	chmod 000 "$CASE_DIR/locked"
 	mk_bundle b cat /foo/content || return
-	cfg 'c["mounts"].append({"destination": "/foo", "type": "bind", "source": sys.argv[1], "options": ["bind", "ro"]})' "$CASE_DIR/locked/m"
+	owned_rootfs "$CASE_DIR/rootfs" || return
+	cfg 'c["root"]["path"] = sys.argv[2]
+c["mounts"].append({"destination": "/foo", "type": "bind", "source": sys.argv[1], "options": ["bind", "ro"]})' "$CASE_DIR/locked/m" "$CASE_DIR/rootfs"
 	oc run -b "$BUNDLE" "$id"
 	expect_rc 0
 	expect_out_eq "hello-$MARK"
@@ -280,8 +282,10 @@ t_bind_atime() {
 	mk_dir "$CASE_DIR/data"
 	host=$(atime_of "$CASE_DIR/data")
 	mk_bundle b sh -c 'for m in /a /b; do awk -v m=$m '\''$5 == m { print $6 }'\'' /proc/self/mountinfo; done' || return
-	cfg 'c["mounts"] += [{"destination": "/a", "type": "bind", "source": sys.argv[1], "options": ["bind", "strictatime"]},
-                {"destination": "/b", "type": "bind", "source": sys.argv[1], "options": ["bind", "noatime", "nodiratime"]}]' "$CASE_DIR/data"
+	owned_rootfs "$CASE_DIR/rootfs" || return
+	cfg 'c["root"]["path"] = sys.argv[2]
+c["mounts"] += [{"destination": "/a", "type": "bind", "source": sys.argv[1], "options": ["bind", "strictatime"]},
+                {"destination": "/b", "type": "bind", "source": sys.argv[1], "options": ["bind", "noatime", "nodiratime"]}]' "$CASE_DIR/data" "$CASE_DIR/rootfs"
 	oc run -b "$BUNDLE" "$id"
 	expect_rc 0
 	a=$(head -1 <<<"$OUT")
@@ -314,7 +318,10 @@ t_sub_cgroups() {
 	# shellcheck disable=SC2016 # expanded inside the container
 	mk_bundle b sh -c 'cd /sys/fs/cgroup && mkdir sub1 && echo $$ >sub1/cgroup.procs && mkdir sub1/sub2 &&
 		grep "^0::" /proc/self/cgroup; echo 1 >cgroup.max.depth && echo "max.depth written"; true' || return
-	cfg 'c["mounts"].append({"destination": "/sys/fs/cgroup", "type": "cgroup", "source": "cgroup", "options": ["nosuid", "noexec", "nodev", "rw"]})'
+	# Its mount point is made in the root: a copy, never the shared test rootfs.
+	owned_rootfs "$CASE_DIR/rootfs" || return
+	cfg 'c["root"]["path"] = sys.argv[1]
+c["mounts"].append({"destination": "/sys/fs/cgroup", "type": "cgroup", "source": "cgroup", "options": ["nosuid", "noexec", "nodev", "rw"]})' "$CASE_DIR/rootfs"
 	oc run -b "$BUNDLE" "$id"
 	expect_rc 0
 	expect_out_eq "0::/sub1"
