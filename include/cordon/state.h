@@ -103,7 +103,9 @@ bool cordon_state_exists(const char *root, const char *id);
 void cordon_state_close(struct cordon_state *state);
 /*
  * The status as it is now: "created" or "running" whose supervisor is
- * gone, or "running" whose container process has exited, is "stopped".
+ * gone, or "running" whose container process has exited, is "stopped" --
+ * once its init is gone too: while the init lives (its start time
+ * checked) the status is the one recorded.
  */
 enum cordon_status cordon_state_status(const struct cordon_state_info *info);
 /* Remove a dead sandbox's cgroups (those state recorded) and its directory. */
@@ -121,8 +123,8 @@ size_t cordon_state_cgroup_pids(const struct cordon_state *state, pid_t **pids);
 char **cordon_state_ids(int root_fd);
 
 /*
- * Remove the state of sandboxes whose owner is gone (pid and start time
- * checked), at most `budget` of them. Live sandboxes are never touched,
+ * Remove the state of sandboxes whose owner and init are gone (pid and
+ * start time checked), at most `budget` of them. Live sandboxes are never touched,
  * nor containers of `cordon create` (they wait for `cordon delete`).
  * Returns the number removed.
  */

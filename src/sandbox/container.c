@@ -486,8 +486,8 @@ int cordon_container_kill(const char *root, const char *id, int sig, bool all,
 	cordon_state_close(&state);
 	if (r == -ESRCH)
 		return cordon_error_set(err, CORDON_E_STATE, 0,
-					"container %s is stopped: container not running, "
-					"no such process to signal",
+					"container %s: its process has ended: container not "
+					"running, no such process to signal",
 					id);
 	if (r < 0)
 		return cordon_error_set(err, CORDON_E_STATE, -r, "container %s: signal %d", id,

@@ -486,6 +486,15 @@ enum cordon_status cordon_state_status(const struct cordon_state_info *info)
 {
 	if (info->status == CORDON_STATUS_STOPPED)
 		return CORDON_STATUS_STOPPED;
+	/*
+	 * While the init lives, the container's processes may too: an init
+	 * whose workload exited finishes its own exit only once every process
+	 * of its pid namespace is gone (one frozen in a freezer cgroup holds it
+	 * there for good). Such a container is not stopped, whatever became of
+	 * its workload or its supervisor; `delete --force` ends it.
+	 */
+	if (process_alive(info->init_pid, info->init_start))
+		return info->status;
 	if (!process_alive(info->owner_pid, info->owner_start))
 		return CORDON_STATUS_STOPPED;
 	if (info->status == CORDON_STATUS_RUNNING && !process_alive(info->pid, info->pid_start))
@@ -679,9 +688,11 @@ void cordon_state_destroy(struct cordon_state *state)
 }
 
 /*
- * True when the entry must stay: its owner lives (same pid, same start
- * time), it is a container of `cordon create` (only `cordon delete`
- * removes those), or it cannot be read for sure.
+ * True when the entry must stay: its owner or its init lives (same pid,
+ * same start time: an init still ending its pid namespace keeps
+ * processes in the cgroups the entry records), it is a container of
+ * `cordon create` (only `cordon delete` removes those), or it cannot be
+ * read for sure.
  */
 static bool entry_kept(int dir)
 {
@@ -698,7 +709,8 @@ static bool entry_kept(int dir)
 	}
 	if (parse_state("", buf, &info, &err) < 0)
 		return true;
-	keep = info.kept || process_alive(info.owner_pid, info.owner_start);
+	keep = info.kept || process_alive(info.owner_pid, info.owner_start) ||
+	       process_alive(info.init_pid, info.init_start);
 	cordon_state_info_free(&info);
 	return keep;
 }

@@ -350,6 +350,61 @@ t_run_pid_file_keep() {
 	end_case
 }
 
+# A container whose workload has exited while its init has not: the init
+# ends only once every process of its pid namespace is gone, and a
+# background child frozen in a freezer cgroup of the caller's holds it
+# there. That container is not stopped (the old code said so from the
+# workload's exit alone: kill refused, and delete --force reported success
+# after 10 s, leaving the init, the frozen child and the cgroups). `state`
+# keeps saying it is running; delete --force thaws the child (rootful: back
+# into the container's own freezer cgroup) and returns once all is gone,
+# or (rootless: nothing of the caller's to thaw it with) fails, keeps the
+# container, and removes it once it can end.
+t_init_outlives_workload() {
+	local id=$CASE_ID-w init main bg fz dirs d
+	setup_case
+	if [ ! -e /sys/fs/cgroup/freezer/cgroup.procs ]; then
+		skip_layout "no cgroup v1 freezer hierarchy"
+		end_case
+		return
+	fi
+	fz=/sys/fs/cgroup/freezer/cordon-e2e-$$-$_case_n
+	mk_bundle b sh -c "sleep $MARK & exec sleep $((MARK + 1))" || return
+	oc run -d -b "$BUNDLE" "$id"
+	expect_status "$id" running || return
+	init=$(jfield pid)
+	main=$(pgrep -o -P "$init")
+	wait_until 10 pgrep -P "$main" >/dev/null || { fail "no background child of $main"; return; }
+	bg=$(pgrep -P "$main")
+	dirs=$(cat "$OROOT/$id/cgroups" 2>/dev/null)
+	mkdir "$fz" && echo "$bg" >"$fz/cgroup.procs" && echo FROZEN >"$fz/freezer.state" ||
+		{ fail "freezing $bg in $fz"; return; }
+	wait_until 5 frozen_in "$fz" || fail "$fz did not freeze"
+	kill -9 "$main"
+	wait_until 10 test ! -e "/proc/$main" || fail "the workload $main did not end"
+	gone "$init" && { fail "the init $init ended with a frozen child (the case proves nothing)"; }
+	expect_status "$id" running
+	if [ "$MODE" = rootful ]; then
+		oc delete -f "$id"
+		expect_rc 0
+		gone "$init" || fail "delete --force returned while the init $init lives"
+		gone "$bg" || fail "delete --force returned while the frozen child $bg lives"
+		for d in $dirs; do
+			[ ! -e "$d" ] || fail "delete --force left the cgroup $d"
+		done
+	else
+		oc delete -f "$id"
+		expect_cordon_error STATE "still alive"
+		expect_status "$id" running
+		echo THAWED >"$fz/freezer.state"
+		wait_until 10 gone "$init" || fail "the init $init lives once thawed"
+		oc delete -f "$id"
+		expect_rc 0
+	fi
+	rmdir "$fz" || fail "$fz still holds something"
+	end_case
+}
+
 rootful_only "cgroups: the container makes its own below its cgroup (delegated), and they go with it" t_sub_cgroups
 each_mode "run --bundle --pid-file and --keep in the foreground" t_run_pid_file_keep
 each_mode "linux.sysctl: kernel.hostname refused, kernel.domainname against domainname" t_uts_sysctl
@@ -357,6 +412,7 @@ each_mode "process.cwd: made where missing, inside the root, under a read-only r
 rootful_only "mounts: a bind source below a root-only 0000 directory" t_bind_below_000
 each_mode "mounts: atime options on binds keep the source's setting, with a warning" t_bind_atime
 each_mode "delete --force: returns once the container is gone (a frozen init too), or fails and keeps it" t_delete_never_lies
+each_mode "delete --force: a container whose workload exited while its init lives (a frozen child): not stopped, ended" t_init_outlives_workload
 each_mode "run --detach and create let go of the caller's stdio and fds; the init keeps CAP_KILL" t_detach_lets_go
 
 done_testing
