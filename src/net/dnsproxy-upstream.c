@@ -369,14 +369,17 @@ static void answer_client(struct cordon_dnsproxy *p, struct txn *t, uint8_t *buf
 		dp_txn_fail(p, t, "rewriting the answer failed");
 		return;
 	}
-	/* The client's id back; a UDP client gets at most 512 bytes, else TC. */
-	buf[0] = (uint8_t)(t->client_id >> 8);
-	buf[1] = (uint8_t)t->client_id;
+	/* A UDP client gets at most 512 bytes, else an empty reply with TC. */
 	if (!t->tcp_client && (size_t)out_len > CLIENT_UDP_MAX) {
 		out_len = cordon_dns_build_error(t->query, t->query_len, CORDON_DNS_RCODE_NOERROR,
 						 buf, len);
 		if (out_len > 0)
 			cordon_dns_set_tc(buf, (size_t)out_len, true);
+	}
+	/* The client's id back (t->query holds the upstream's). */
+	if (out_len > 0) {
+		buf[0] = (uint8_t)(t->client_id >> 8);
+		buf[1] = (uint8_t)t->client_id;
 	}
 	if (out_len > 0)
 		dp_reply(p, &t->client, t->client_len, t->tcp_client, buf, (size_t)out_len);

@@ -209,6 +209,17 @@ static size_t stub_answer(struct stub *st, const uint8_t *q, size_t qlen, bool o
 		rr_cname(out, name, "edge.cdnnet.test", 60);
 		rr_a(out, "edge.cdnnet.test", "93.184.216.20", 60);
 		rr_a(out, "unrelated.test", "93.184.216.99", 60);
+	} else if (strcmp(name, "huge.allowed.test") == 0) {
+		/* over 512 bytes once filtered, over UDP too: three TXT strings of 200 */
+		header(out, id, 0x8180, 2);
+		put_name(out, name), put16(out, 1), put16(out, 1);
+		rr_a(out, name, "93.184.216.40", 60);
+		put_name(out, name), put16(out, 16), put16(out, 1), put32(out, 60), put16(out, 600);
+		for (int i = 0; i < 3; i++) {
+			put8(out, 199);
+			memset(out->b + out->n, 'x', 199);
+			out->n += 199;
+		}
 	} else if (strcmp(name, "big.allowed.test") == 0 && !over_tcp) {
 		header(out, id, 0x8380, 0); /* TC */
 		put_name(out, name), put16(out, 1), put16(out, 1);
@@ -549,6 +560,29 @@ START_TEST(truncated_retries_over_tcp)
 	ck_assert_uint_eq(h.stub.tcp_queries, 1);
 	cordon_dnsproxy_stats(h.proxy, &st);
 	ck_assert_uint_eq(st.tcp_retries, 1);
+	harness_down(&h);
+	free(m);
+}
+END_TEST
+
+/*
+ * An answer too large for a UDP client becomes an empty TC reply with the
+ * client's own id (it carried the upstream query's id, so the client
+ * dropped it and never retried over TCP; found by fuzz-dnsproxy). Over
+ * TCP the whole answer comes.
+ */
+START_TEST(too_large_for_udp_is_tc_with_the_client_id)
+{
+	struct harness h;
+	struct cordon_dns_msg *m = reply_msg();
+
+	harness_up(&h, 0, true);
+	/* wait_reply checks the id */
+	ck_assert_int_gt(ask(&h, "huge.allowed.test", CORDON_DNS_TYPE_A, m), 0);
+	ck_assert_int_eq(rcode(m), CORDON_DNS_RCODE_NOERROR);
+	ck_assert(m->flags & 0x0200);
+	ck_assert_uint_eq(m->n_rr, 0);
+	ck_assert_str_eq(m->question.name, "huge.allowed.test");
 	harness_down(&h);
 	free(m);
 }
@@ -1404,6 +1438,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, denied_nxdomain_without_upstream);
 	tcase_add_test(tc, upstream_down_servfail);
 	tcase_add_test(tc, truncated_retries_over_tcp);
+	tcase_add_test(tc, too_large_for_udp_is_tc_with_the_client_id);
 	tcase_add_test(tc, rebinding_stripped_not_inserted);
 	tcase_add_test(tc, ttl_zero_gets_the_floor);
 	tcase_add_test(tc, cname_chain_only);
