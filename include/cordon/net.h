@@ -524,8 +524,10 @@ struct cordon_dnsctl_msg {
  * A message from the proxy, before anything reads it: exactly one
  * message long, a type the proxy may send, counts in bounds, every
  * address of a known family with a known reason, every byte past a
- * count or a family's length zero, the name NUL-terminated and made of
- * printable characters. 0, or -1 with *why naming the violation.
+ * count or a family's length zero, every field the type does not carry
+ * zero, the name NUL-terminated and made of printable characters (a
+ * FAILED reason may hold spaces). 0, or -1 with *why naming the
+ * violation.
  */
 int cordon_dnsctl_check(const void *buf, size_t len, const char **why);
 void cordon_dnsctl_addr_get(const struct cordon_dnsctl_addr *in, struct cordon_addr *out);

@@ -45,17 +45,64 @@ static bool addrs_ok(const struct cordon_dnsctl_addr *v, size_t cap, size_t n)
 	return zero(v + n, (cap - n) * sizeof(*v));
 }
 
-/* NUL-terminated, printable ASCII without spaces (the proxy escapes the rest), zero after. */
-static bool name_ok(const char *name, size_t cap, bool empty_ok)
+/*
+ * NUL-terminated, printable ASCII from lowest (0x21: without spaces, the
+ * proxy escapes the rest; 0x20 for a reason in words), zero after.
+ */
+static bool name_ok(const char *name, size_t cap, bool empty_ok, unsigned char lowest)
 {
 	size_t len = strnlen(name, cap);
 
 	if (len == cap || (len == 0 && !empty_ok))
 		return false;
 	for (size_t i = 0; i < len; i++)
-		if ((unsigned char)name[i] < 0x21 || (unsigned char)name[i] > 0x7e)
+		if ((unsigned char)name[i] < lowest || (unsigned char)name[i] > 0x7e)
 			return false;
 	return zero(name + len, cap - len);
+}
+
+/* The fields a type of message carries: every other byte of it is zero. */
+enum carried {
+	CARRIES_TOKEN = 1 << 0,
+	CARRIES_TTL = 1 << 1,
+	CARRIES_QTYPE = 1 << 2,
+	CARRIES_ALLOWED = 1 << 3,
+	CARRIES_RCODE = 1 << 4,
+	CARRIES_ADDRS = 1 << 5,	  /* n_addrs, addrs */
+	CARRIES_REFUSED = 1 << 6, /* n_refused, refused */
+	CARRIES_NAME = 1 << 7,
+	CARRIES_STATS = 1 << 8,
+};
+
+static bool carries_only(const struct cordon_dnsctl_msg *m, unsigned carried)
+{
+	struct cordon_dnsctl_msg rest;
+
+	memcpy(&rest, m, sizeof(rest));
+	rest.type = 0;
+	if (carried & CARRIES_TOKEN)
+		rest.token = 0;
+	if (carried & CARRIES_TTL)
+		rest.ttl_s = 0;
+	if (carried & CARRIES_QTYPE)
+		rest.qtype = 0;
+	if (carried & CARRIES_ALLOWED)
+		rest.allowed = 0;
+	if (carried & CARRIES_RCODE)
+		rest.rcode = 0;
+	if (carried & CARRIES_ADDRS) {
+		rest.n_addrs = 0;
+		memset(rest.addrs, 0, sizeof(rest.addrs));
+	}
+	if (carried & CARRIES_REFUSED) {
+		rest.n_refused = 0;
+		memset(rest.refused, 0, sizeof(rest.refused));
+	}
+	if (carried & CARRIES_NAME)
+		memset(rest.name, 0, sizeof(rest.name));
+	if (carried & CARRIES_STATS)
+		memset(&rest.stats, 0, sizeof(rest.stats));
+	return zero(&rest, sizeof(rest));
 }
 
 int cordon_dnsctl_check(const void *buf, size_t len, const char **why)
@@ -72,7 +119,7 @@ int cordon_dnsctl_check(const void *buf, size_t len, const char **why)
 	}
 	switch (m->type) {
 	case CORDON_DNSCTL_READY:
-		if (!zero((const uint8_t *)m + sizeof(m->type), sizeof(*m) - sizeof(m->type))) {
+		if (!carries_only(m, 0)) {
 			*why = "READY carries data";
 			return -1;
 		}
@@ -89,8 +136,13 @@ int cordon_dnsctl_check(const void *buf, size_t len, const char **why)
 				return -1;
 			}
 		}
-		if (!name_ok(m->name, sizeof(m->name), false)) {
+		if (!name_ok(m->name, sizeof(m->name), false, 0x21)) {
 			*why = "ADMIT with a bad name";
+			return -1;
+		}
+		if (!carries_only(m, CARRIES_TOKEN | CARRIES_TTL | CARRIES_QTYPE | CARRIES_ADDRS |
+					     CARRIES_NAME)) {
+			*why = "ADMIT with a field it does not carry";
 			return -1;
 		}
 		return 0;
@@ -106,16 +158,28 @@ int cordon_dnsctl_check(const void *buf, size_t len, const char **why)
 				return -1;
 			}
 		}
-		if (m->allowed > 1 || m->rcode > 15 || !name_ok(m->name, sizeof(m->name), true)) {
+		if (m->allowed > 1 || m->rcode > 15 ||
+		    !name_ok(m->name, sizeof(m->name), true, 0x21)) {
 			*why = "EVENT with a bad field";
+			return -1;
+		}
+		if (!carries_only(m, CARRIES_QTYPE | CARRIES_ALLOWED | CARRIES_RCODE |
+					     CARRIES_ADDRS | CARRIES_REFUSED | CARRIES_NAME)) {
+			*why = "EVENT with a field it does not carry";
 			return -1;
 		}
 		return 0;
 	case CORDON_DNSCTL_STATS:
+		if (!carries_only(m, CARRIES_STATS)) {
+			*why = "STATS with a field it does not carry";
+			return -1;
+		}
 		return 0;
 	case CORDON_DNSCTL_FAILED:
-		if (strnlen(m->name, sizeof(m->name)) == sizeof(m->name)) {
-			*why = "FAILED without an end";
+		/* Its reason reaches the caller's terminal: words, nothing a terminal acts on. */
+		if (!name_ok(m->name, sizeof(m->name), true, 0x20) ||
+		    !carries_only(m, CARRIES_NAME)) {
+			*why = "FAILED with a bad reason";
 			return -1;
 		}
 		return 0;

@@ -162,6 +162,48 @@ START_TEST(check_refuses_every_violation)
 	m.type = CORDON_DNSCTL_READY;
 	m.token = 1;
 	ck_assert(!passes(&m));
+
+	/* A field the type does not carry is zero (found by fuzz-dnsctl). */
+	admit_msg(&m, "allowed.test", one, 1);
+	m.error = -1;
+	ck_assert(!passes(&m));
+	admit_msg(&m, "allowed.test", one, 1);
+	m.stats.queries = 1;
+	ck_assert(!passes(&m));
+	admit_msg(&m, "allowed.test", one, 1);
+	m.rcode = 3;
+	ck_assert(!passes(&m));
+	memset(&m, 0, sizeof(m));
+	m.type = CORDON_DNSCTL_EVENT;
+	m.token = 9;
+	ck_assert(!passes(&m));
+	memset(&m, 0, sizeof(m));
+	m.type = CORDON_DNSCTL_EVENT;
+	m.ttl_s = 60;
+	ck_assert(!passes(&m));
+	memset(&m, 0, sizeof(m));
+	m.type = CORDON_DNSCTL_STATS;
+	snprintf(m.name, sizeof(m.name), "x");
+	ck_assert(!passes(&m));
+	memset(&m, 0, sizeof(m));
+	m.type = CORDON_DNSCTL_STATS;
+	m.n_addrs = 1;
+	ck_assert(!passes(&m));
+
+	/* FAILED's reason reaches the terminal: printable, and nothing else in the message. */
+	memset(&m, 0, sizeof(m));
+	m.type = CORDON_DNSCTL_FAILED;
+	snprintf(m.name, sizeof(m.name), "DNS proxy: \x1b]0;owned\x07");
+	ck_assert(!passes(&m));
+	memset(&m, 0, sizeof(m));
+	m.type = CORDON_DNSCTL_FAILED;
+	snprintf(m.name, sizeof(m.name), "DNS proxy: epoll: Bad file descriptor");
+	ck_assert(passes(&m));
+	m.name[sizeof(m.name) - 1] = 'x'; /* bytes after the end */
+	ck_assert(!passes(&m));
+	m.name[sizeof(m.name) - 1] = '\0';
+	m.token = 1;
+	ck_assert(!passes(&m));
 }
 END_TEST
 
