@@ -355,10 +355,13 @@ static int serve_ctl(struct serve *s)
 		enum cordon_vet v[CORDON_DNS_ADMIT_MAX];
 		ssize_t r = recv(s->ctl, &m, sizeof(m), MSG_DONTWAIT);
 
-		if (r < 0)
-			return errno == EAGAIN ? 0 : errno == EINTR ? 0 : -1;
-		if (r == 0)
+		if (r < 0 && (errno == EAGAIN || errno == EINTR))
+			return 0;
+		/* A hang-up with our messages unread reads as a reset. */
+		if (r == 0 || (r < 0 && errno == ECONNRESET))
 			return 1;
+		if (r < 0)
+			return -1;
 		if (r != (ssize_t)sizeof(m))
 			continue;
 		if (m.type == CORDON_DNSCTL_ADMITTED) {

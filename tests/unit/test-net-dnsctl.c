@@ -474,6 +474,54 @@ START_TEST(serve_speaks_the_protocol)
 }
 END_TEST
 
+/*
+ * A supervisor that hangs up without reading what the proxy sent (READY
+ * here: the kernel then reports ECONNRESET rather than the end) ends the
+ * loop as any hang-up does, not as an error (found by fuzz-dnsproxy).
+ */
+START_TEST(serve_ends_on_hangup_with_unread_messages)
+{
+	struct cordon_error err = { 0 };
+	struct cordon_allowlist *al = cordon_allowlist_new();
+	struct sockaddr_storage up = { 0 };
+	struct sockaddr_in *u = (struct sockaddr_in *)&up;
+	struct cordon_dnsproxy_config cfg = { 0 };
+	struct cordon_addr source;
+	struct pollfd p;
+	int sp[2], status;
+	pid_t pid;
+
+	private_network();
+	ck_assert_int_eq(cordon_allowlist_add(al, "allowed.test", false, &err), 0);
+	u->sin_family = AF_INET;
+	u->sin_port = htons(5300);
+	inet_pton(AF_INET, "127.0.0.1", &u->sin_addr);
+	cfg.allowlist = al;
+	cfg.upstreams = &up;
+	cfg.n_upstreams = 1;
+	source = addr("127.0.0.1");
+	cfg.clients = &source;
+	cfg.n_clients = 1;
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		int fd = udp("127.0.0.2", 5353);
+
+		close(sp[0]);
+		_exit(cordon_dnsproxy_serve(&cfg, &fd, 1, NULL, 0, sp[1], &err) == 0 ? 0 : 3);
+	}
+	close(sp[1]);
+	/* READY is there, and stays unread. */
+	p = (struct pollfd){ .fd = sp[0], .events = POLLIN };
+	ck_assert_int_eq(poll(&p, 1, 10000), 1);
+	close(sp[0]);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %#x", status);
+	cordon_allowlist_free(al);
+}
+END_TEST
+
 /* What the proxy's filter lets through, and what ends it: in a child, one call each. */
 static int under_filter(int call)
 {
@@ -551,6 +599,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, check_refuses_every_violation);
 	tcase_add_test(tc, vet_admit_refuses_what_the_gateway_blocks);
 	tcase_add_test(tc, serve_speaks_the_protocol);
+	tcase_add_test(tc, serve_ends_on_hangup_with_unread_messages);
 	tcase_add_test(tc, proxy_filter_allows_its_calls_only);
 	suite_add_tcase(s, tc);
 	return s;
