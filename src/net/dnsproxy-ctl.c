@@ -230,11 +230,6 @@ size_t cordon_dnsctl_vet_admit(const struct cordon_allowlist *al, const struct c
 
 /* --- the proxy's end ---------------------------------------------------------- */
 
-struct serve {
-	struct cordon_dnsproxy *p;
-	int ctl;
-};
-
 /*
  * The question's name for a message: the bytes the report can carry as
  * they are, every other byte (a space, a control character, a byte of
@@ -305,7 +300,7 @@ static void lab_forge(struct cordon_dnsctl_msg *m)
 
 static int serve_admit(void *opaque, const struct cordon_dns_admit *req)
 {
-	struct serve *s = opaque;
+	struct dp_serve *s = opaque;
 	struct cordon_dnsctl_msg m;
 
 	memset(&m, 0, sizeof(m));
@@ -324,7 +319,7 @@ static int serve_admit(void *opaque, const struct cordon_dns_admit *req)
 /* For the report only: best effort, a full channel loses the event. */
 static void serve_event(void *opaque, const struct cordon_dns_event *ev)
 {
-	struct serve *s = opaque;
+	struct dp_serve *s = opaque;
 	struct cordon_dnsctl_msg m;
 
 	memset(&m, 0, sizeof(m));
@@ -348,7 +343,7 @@ static void serve_event(void *opaque, const struct cordon_dns_event *ev)
  * What the supervisor says. It is trusted, but a verdict is still read
  * only within its bounds. 0 to go on, 1 when it hung up, -1 on an error.
  */
-static int serve_ctl(struct serve *s)
+static int serve_ctl(struct dp_serve *s)
 {
 	for (;;) {
 		struct cordon_dnsctl_msg m;
@@ -382,57 +377,82 @@ static int serve_ctl(struct serve *s)
 	}
 }
 
+int dp_serve_start(struct dp_serve *s, const struct cordon_dnsproxy_config *cfg, const int *udp_fds,
+		   size_t n_udp, const int *tcp_fds, size_t n_tcp, int ctl,
+		   struct cordon_error *err)
+{
+	struct cordon_dnsproxy_config own = *cfg;
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = s };
+
+	*s = (struct dp_serve){ .ctl = ctl, .epfd = -1 };
+	own.admit = serve_admit;
+	own.event = serve_event;
+	own.opaque = s;
+	s->p = cordon_dnsproxy_new(&own, udp_fds, n_udp, tcp_fds, n_tcp, err);
+	if (!s->p)
+		return -1;
+	s->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (s->epfd < 0 || epoll_ctl(s->epfd, EPOLL_CTL_ADD, ctl, &ev) < 0) {
+		cordon_error_set(err, CORDON_E_NET_POLICY, errno, "DNS proxy: epoll");
+		dp_serve_stop(s);
+		return -1;
+	}
+	if (cordon_dnsproxy_attach(s->p, s->epfd, err) < 0) {
+		dp_serve_stop(s);
+		return -1;
+	}
+	return 0;
+}
+
+int dp_serve_dispatch(struct dp_serve *s, const struct epoll_event *evs, int n)
+{
+	int r = 0;
+
+	for (int i = 0; i < n && r == 0; i++) {
+		if (evs[i].data.ptr == s)
+			r = serve_ctl(s);
+		else
+			cordon_dnsproxy_handle(s->p, evs[i].data.ptr, evs[i].events);
+	}
+	cordon_dnsproxy_tick(s->p);
+	return r;
+}
+
+void dp_serve_stop(struct dp_serve *s)
+{
+	cordon_dnsproxy_free(s->p);
+	s->p = NULL;
+	cordon_closep(&s->epfd);
+}
+
 int cordon_dnsproxy_serve(const struct cordon_dnsproxy_config *cfg, const int *udp_fds,
 			  size_t n_udp, const int *tcp_fds, size_t n_tcp, int ctl,
 			  struct cordon_error *err)
 {
-	struct cordon_dnsproxy_config own = *cfg;
-	struct serve s = { .ctl = ctl };
+	struct dp_serve s;
 	struct cordon_dnsctl_msg ready;
-	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &s };
-	_cleanup_close_ int epfd = -1;
 	int r = 0;
 
-	own.admit = serve_admit;
-	own.event = serve_event;
-	own.opaque = &s;
-	s.p = cordon_dnsproxy_new(&own, udp_fds, n_udp, tcp_fds, n_tcp, err);
-	if (!s.p)
+	if (dp_serve_start(&s, cfg, udp_fds, n_udp, tcp_fds, n_tcp, ctl, err) < 0)
 		return -1;
-	epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (epfd < 0 || epoll_ctl(epfd, EPOLL_CTL_ADD, ctl, &ev) < 0) {
-		cordon_error_set(err, CORDON_E_NET_POLICY, errno, "DNS proxy: epoll");
-		cordon_dnsproxy_free(s.p);
-		return -1;
-	}
-	if (cordon_dnsproxy_attach(s.p, epfd, err) < 0) {
-		cordon_dnsproxy_free(s.p);
-		return -1;
-	}
 	memset(&ready, 0, sizeof(ready));
 	ready.type = CORDON_DNSCTL_READY;
 	if (ctl_send(ctl, &ready) < 0) {
-		cordon_dnsproxy_free(s.p);
+		dp_serve_stop(&s);
 		return 0; /* nobody to serve for */
 	}
 	while (r == 0) {
 		struct epoll_event evs[32];
-		int n = epoll_wait(epfd, evs, ARRAY_SIZE(evs), cordon_dnsproxy_timeout_ms(s.p));
+		int n = epoll_wait(s.epfd, evs, ARRAY_SIZE(evs), cordon_dnsproxy_timeout_ms(s.p));
 
 		if (n < 0 && errno != EINTR) {
 			r = cordon_error_set(err, CORDON_E_NET_POLICY, errno,
 					     "DNS proxy: epoll_wait");
 			break;
 		}
-		for (int i = 0; i < n && r == 0; i++) {
-			if (evs[i].data.ptr == &s)
-				r = serve_ctl(&s);
-			else
-				cordon_dnsproxy_handle(s.p, evs[i].data.ptr, evs[i].events);
-		}
-		cordon_dnsproxy_tick(s.p);
+		r = dp_serve_dispatch(&s, evs, n < 0 ? 0 : n);
 	}
-	cordon_dnsproxy_free(s.p);
+	dp_serve_stop(&s);
 	if (r < 0 && !err->code)
 		cordon_error_set(err, CORDON_E_NET_POLICY, errno, "DNS proxy: its channel");
 	return r < 0 ? -1 : 0;

@@ -87,8 +87,8 @@ struct listener {
 
 struct txn {
 	struct tag tag;
-	struct txn *next; /* in p->txns while live, in p->dead_txns once freed */
-	bool dead;	  /* unlinked and done; the memory goes at the tick */
+	struct txn *next;	/* in p->txns while live, in p->dead_txns once freed */
+	bool dead;		/* unlinked and done; the memory goes at the tick */
 	int fd;			/* upstream TCP socket, or -1 */
 	struct udp_socket *udp; /* the pool socket of a UDP attempt */
 	bool tcp;
@@ -115,8 +115,8 @@ struct txn {
 	 */
 	bool admitting;
 	uint32_t admit_token;
-	uint32_t admit_ttl_s;  /* what was asked for */
-	uint64_t admit_at_ms;  /* when: the sets hold the addresses until at least this + TTL */
+	uint32_t admit_ttl_s; /* what was asked for */
+	uint64_t admit_at_ms; /* when: the sets hold the addresses until at least this + TTL */
 	uint8_t *answer;
 	size_t answer_len;
 };
@@ -169,5 +169,30 @@ void dp_upstream_readable(struct cordon_dnsproxy *p, struct txn *t, uint32_t eve
 void dp_txn_admitted(struct cordon_dnsproxy *p, struct txn *t, int error,
 		     const enum cordon_vet *verdicts, size_t n);
 void dp_txn_fail(struct cordon_dnsproxy *p, struct txn *t, const char *note);
+
+/*
+ * The proxy process's loop (dnsproxy-ctl.c) in the pieces that
+ * cordon_dnsproxy_serve strings together, so that the stream fuzzer
+ * (tests/fuzz/fuzz-dnsproxy.c) drives the very same code one epoll batch
+ * at a time. s is the admit and event callbacks' opaque and ctl's epoll
+ * tag: it stays where it is until dp_serve_stop.
+ */
+struct dp_serve {
+	struct cordon_dnsproxy *p;
+	int ctl;
+	int epfd; /* the proxy's fds and ctl */
+};
+
+/* A proxy on the listeners whose admits and events go to ctl; 0, or -1 (err set). */
+int dp_serve_start(struct dp_serve *s, const struct cordon_dnsproxy_config *cfg, const int *udp_fds,
+		   size_t n_udp, const int *tcp_fds, size_t n_tcp, int ctl,
+		   struct cordon_error *err);
+/*
+ * One epoll_wait batch handled in order, then the tick: 0 to go on, 1
+ * once the supervisor hung up ctl, -1 on an error reading it.
+ */
+int dp_serve_dispatch(struct dp_serve *s, const struct epoll_event *evs, int n);
+/* Frees the proxy and closes the epoll fd; ctl stays the caller's. */
+void dp_serve_stop(struct dp_serve *s);
 
 #endif
