@@ -348,7 +348,8 @@ static int serve_ctl(struct dp_serve *s)
 	for (;;) {
 		struct cordon_dnsctl_msg m;
 		enum cordon_vet v[CORDON_DNS_ADMIT_MAX];
-		ssize_t r = recv(s->ctl, &m, sizeof(m), MSG_DONTWAIT);
+		/* MSG_TRUNC: the whole length, so that a longer message is not taken as one. */
+		ssize_t r = recv(s->ctl, &m, sizeof(m), MSG_DONTWAIT | MSG_TRUNC);
 
 		if (r < 0 && (errno == EAGAIN || errno == EINTR))
 			return 0;

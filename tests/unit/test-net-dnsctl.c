@@ -475,6 +475,82 @@ START_TEST(serve_speaks_the_protocol)
 END_TEST
 
 /*
+ * A message from the supervisor longer than a message is not one: the
+ * proxy ignores it whole (it read the first bytes of it as a verdict;
+ * found by fuzz-dnsproxy).
+ */
+START_TEST(serve_ignores_a_message_too_long)
+{
+	struct cordon_error err = { 0 };
+	struct cordon_allowlist *al = cordon_allowlist_new();
+	struct sockaddr_storage up = { 0 };
+	struct sockaddr_in *u = (struct sockaddr_in *)&up, px = { .sin_family = AF_INET };
+	struct cordon_dnsproxy_config cfg = { 0 };
+	struct cordon_dnsctl_msg m;
+	struct cordon_dns_msg *reply = cordon_xcalloc(1, sizeof(*reply));
+	struct cordon_addr source;
+	uint8_t buf[600], longer[sizeof(m) + 8] = { 0 };
+	int sp[2], stub, client, status;
+	ssize_t got;
+	size_t len;
+	pid_t pid;
+
+	private_network();
+	ck_assert_int_eq(cordon_allowlist_add(al, "allowed.test", false, &err), 0);
+	u->sin_family = AF_INET;
+	u->sin_port = htons(5300);
+	inet_pton(AF_INET, "127.0.0.1", &u->sin_addr);
+	cfg.allowlist = al;
+	cfg.upstreams = &up;
+	cfg.n_upstreams = 1;
+	source = addr("127.0.0.1");
+	cfg.clients = &source;
+	cfg.n_clients = 1;
+	stub = udp("127.0.0.1", 5300);
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		int fd = udp("127.0.0.2", 5353);
+
+		close(sp[0]);
+		_exit(cordon_dnsproxy_serve(&cfg, &fd, 1, NULL, 0, sp[1], &err) == 0 ? 0 : 3);
+	}
+	close(sp[1]);
+	next_msg(sp[0], stub, &m);
+	ck_assert_uint_eq(m.type, CORDON_DNSCTL_READY);
+	client = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	px.sin_port = htons(5353);
+	inet_pton(AF_INET, "127.0.0.2", &px.sin_addr);
+	ck_assert_int_eq(connect(client, (struct sockaddr *)&px, sizeof(px)), 0);
+	len = query(buf, "allowed.test");
+	ck_assert_int_eq(send(client, buf, len, 0), (ssize_t)len);
+	next_msg(sp[0], stub, &m);
+	ck_assert_uint_eq(m.type, CORDON_DNSCTL_ADMIT);
+
+	/* Admitted, in a message eight bytes too long: not a verdict. */
+	m.type = CORDON_DNSCTL_ADMITTED;
+	memcpy(longer, &m, sizeof(m));
+	ck_assert_int_eq(send(sp[0], longer, sizeof(longer), 0), (ssize_t)sizeof(longer));
+	/* Refused, in a message of the right size: the verdict. */
+	m.addrs[0].why = CORDON_VET_BLOCKED;
+	ck_assert_int_eq(send(sp[0], &m, sizeof(m), 0), (ssize_t)sizeof(m));
+	got = client_reply(client, stub, buf, sizeof(buf));
+	ck_assert_int_gt(got, 0);
+	ck_assert_int_eq(cordon_dns_parse(buf, (size_t)got, reply), 0);
+	ck_assert_uint_eq(reply->n_rr, 0);
+
+	close(sp[0]);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	close(client);
+	close(stub);
+	free(reply);
+	cordon_allowlist_free(al);
+}
+END_TEST
+
+/*
  * A supervisor that hangs up without reading what the proxy sent (READY
  * here: the kernel then reports ECONNRESET rather than the end) ends the
  * loop as any hang-up does, not as an error (found by fuzz-dnsproxy).
@@ -600,6 +676,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, vet_admit_refuses_what_the_gateway_blocks);
 	tcase_add_test(tc, serve_speaks_the_protocol);
 	tcase_add_test(tc, serve_ends_on_hangup_with_unread_messages);
+	tcase_add_test(tc, serve_ignores_a_message_too_long);
 	tcase_add_test(tc, proxy_filter_allows_its_calls_only);
 	suite_add_tcase(s, tc);
 	return s;
