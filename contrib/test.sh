@@ -3,7 +3,7 @@
 #
 #   build/       -Dwerror=true, debugoptimized: all suites (unit, e2e, ...)
 #   build-asan/  ASan + UBSan at -O1, no rootfs: the unit suite only
-#   build-fuzz/  clang, libFuzzer + ASan + UBSan: each fuzzer for 60 s
+#   build-fuzz/  clang, libFuzzer + ASan + UBSan: each fuzzer for 30 s
 #
 # As root it installs missing Debian packages and creates the unprivileged
 # user cordon-test (with a 65536-id range in /etc/subuid and /etc/subgid) that
@@ -143,7 +143,8 @@ fuzz_ok=0
 build_tree build -Dbuildtype=debugoptimized -Dwerror=true -Dtests=true && build_ok=1
 build_tree build-asan -Db_sanitize=address,undefined -Db_lundef=false -Doptimization=1 -Ddebug=true \
 	-Dbuild_rootfs=false -Dwerror=true -Dtests=true && asan_ok=1
-# The fuzzers (clang, libFuzzer, ASan+UBSan): suite 'fuzz' runs each for 60 s.
+# The fuzzers (clang, libFuzzer, ASan+UBSan): suite 'fuzz' runs each for 30 s
+# (four of them: two minutes in all).
 CC=clang build_tree build-fuzz -Dfuzz=true -Db_sanitize=address,undefined -Db_lundef=false \
 	-Doptimization=1 -Ddebug=true -Dbuild_rootfs=false -Dwerror=true -Dtests=true && fuzz_ok=1
 

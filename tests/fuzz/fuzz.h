@@ -7,6 +7,8 @@
 #include <stdint.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+/* Optional: a harness's set-up, once, before the first input. */
+int LLVMFuzzerInitialize(int *argc, char ***argv);
 
 /* The file being replayed, for messages; NULL under libFuzzer. */
 #ifdef CORDON_FUZZ_REPLAY

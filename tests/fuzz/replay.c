@@ -18,6 +18,8 @@
 #include "fuzz.h"
 
 const char *fuzz_current_input;
+/* Weak: called, as libFuzzer calls it, only when the harness has one. */
+int LLVMFuzzerInitialize(int *argc, char ***argv) __attribute__((weak));
 static const char *program = "fuzz-replay";
 
 /* Inputs of any size are fed: a parser must refuse the ones too large for it. */
@@ -79,6 +81,9 @@ int main(int argc, char **argv)
 	int failed = 0;
 
 	printf("1..1\n");
+	fflush(stdout);
+	if (LLVMFuzzerInitialize)
+		LLVMFuzzerInitialize(&argc, &argv);
 	for (int i = 1; i < argc; i++) {
 		struct stat st;
 
