@@ -173,6 +173,7 @@ struct cordon_exec_opts {
 	int console_fd;            /* connected --console-socket, or -1 */
 	bool detach;               /* return once execve succeeded */
 	unsigned preserve_fds;     /* fds 3..3+N-1 pass into the process */
+	const char *cgroup;        /* --cgroup: a cgroup below the container's, or NULL */
 };
 
 /*

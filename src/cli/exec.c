@@ -32,6 +32,8 @@ static const char exec_usage[] =
 	"  -c, --cap CAP            add a capability (repeatable; the config's policy)\n"
 	"  --no-new-privs           set no_new_privs whatever the process says\n"
 	"  --preserve-fds N         pass fds 3..3+N-1 on to the process\n"
+	"  --cgroup PATH            run it in PATH, a cgroup the container made below\n"
+	"                           its own (cgroup2)\n"
 	"  -h, --help               this text\n";
 
 enum exec_flag {
@@ -46,6 +48,7 @@ enum exec_flag {
 	X_CAP,
 	X_PRESERVE_FDS,
 	X_NO_NEW_PRIVS,
+	X_CGROUP,
 	X_HELP,
 };
 
@@ -62,6 +65,7 @@ static const struct cli_flag exec_flags[] = {
 	{ "preserve-fds", X_PRESERVE_FDS, true, 0 },
 	/* no_new_privs for this process, whatever its config says. */
 	{ "no-new-privs", X_NO_NEW_PRIVS, false, 0 },
+	{ "cgroup", X_CGROUP, true, 0 },
 	{ "help", X_HELP, false, 0 },
 	{ NULL, 0, false, 0 },
 };
@@ -155,6 +159,15 @@ static int apply_flag(struct exec_args *a, int id, const char *value, struct cor
 		break;
 	case X_PRESERVE_FDS:
 		return cli_parse_preserve_fds(value, &a->opts.preserve_fds, err);
+	case X_CGROUP:
+		/* runc's controller:path form (cgroup v1 only) is not taken. */
+		if (!*value || strchr(value, ':'))
+			return cordon_error_set(err, CORDON_E_USAGE, 0,
+						"--cgroup '%s': expected a cgroup path below the "
+						"container's",
+						value);
+		a->opts.cgroup = value;
+		break;
 	case X_HELP:
 		a->help = true;
 		break;

@@ -38,6 +38,7 @@
  * caller owns U1, so it may join it with no privilege on the host.
  */
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <grp.h>
 #include <linux/nsfs.h>
 #include <linux/sched.h>
@@ -98,16 +99,56 @@ static _Noreturn void exec_fail_err(int report_fd, const struct cordon_error *er
 	exec_fail(report_fd, CORDON_EXIT_FAILURE, err->code, err->errnum, "%s", err->msg);
 }
 
-static int join_cgroups(char **dirs, struct cordon_error *err)
+/*
+ * The cgroup sub below the container's cgroup dir (exec --cgroup): made
+ * by the container itself (its cgroup2 directory is delegated to it), so
+ * resolved beneath dir without a symlink or another mount. -1 (errno).
+ */
+static int open_sub_cgroup(const char *dir, const char *sub)
 {
-	for (char **d = dirs; *d; d++) {
-		_cleanup_free_ char *path = cordon_xasprintf("%s/cgroup.procs", *d);
-		/* "0": the writer itself. */
-		int r = cordon_write_file_at(AT_FDCWD, path, "0", 1);
+	struct open_how how = {
+		.flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC,
+		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |
+			   RESOLVE_NO_XDEV,
+	};
+	_cleanup_close_ int top = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
+	while (*sub == '/')
+		sub++;
+	if (top < 0)
+		return -1;
+	return cordon_openat2(top, *sub ? sub : ".", &how, sizeof(how));
+}
+
+/*
+ * Into the container's cgroups; with sub (--cgroup), into that cgroup
+ * below the container's where the container made it (its cgroup2 one: a
+ * v1 hierarchy, not delegated, has it only when made by hand), else the
+ * container's own. sub must exist somewhere.
+ */
+static int join_cgroups(char **dirs, const char *sub, struct cordon_error *err)
+{
+	bool found = false;
+
+	for (char **d = dirs; *d; d++) {
+		_cleanup_close_ int fd = sub ? open_sub_cgroup(*d, sub) : -1;
+		_cleanup_free_ char *path = cordon_xasprintf("%s/cgroup.procs", *d);
+		int r;
+
+		if (sub && fd < 0 && errno != ENOENT)
+			return cordon_error_set(err, CORDON_E_CGROUP, errno, "--cgroup %s in %s",
+						sub, *d);
+		found = found || fd >= 0;
+		/* "0": the writer itself. */
+		r = fd >= 0 ? cordon_write_file_at(fd, "cgroup.procs", "0", 1) :
+			      cordon_write_file_at(AT_FDCWD, path, "0", 1);
 		if (r < 0)
-			return cordon_error_set(err, CORDON_E_CGROUP, -r, "joining %s", *d);
+			return cordon_error_set(err, CORDON_E_CGROUP, -r, "joining %s%s%s", *d,
+						fd >= 0 ? "/" : "", fd >= 0 ? sub : "");
 	}
+	if (sub && !found)
+		return cordon_error_set(err, CORDON_E_CGROUP, ENOENT,
+					"--cgroup %s: no such cgroup below the container's", sub);
 	return 0;
 }
 
@@ -250,7 +291,7 @@ static _Noreturn void exec_join(struct exec_ctx *x)
 		exec_fail(x->report_fd, CORDON_EXIT_FAILURE, CORDON_E_SECURITY, -r,
 			  "hiding cordon exec's command line");
 
-	if (join_cgroups(x->cgroups, &err) < 0)
+	if (join_cgroups(x->cgroups, x->opts->cgroup, &err) < 0)
 		exec_fail_err(x->report_fd, &err);
 	if (sandbox_join_container(x->spec, x->pidfd, x->outer_userns, &err) < 0)
 		exec_fail_err(x->report_fd, &err);

@@ -16,6 +16,8 @@ owned_rootfs() {
 	return 0
 }
 
+program_running() { [ -n "$(procs_matching "sleep $MARK")" ]; }
+
 # The pids of the monitor of container $1 (create's command line, kept).
 monitor_of() {
 	local line pid
@@ -327,6 +329,20 @@ c["mounts"].append({"destination": "/sys/fs/cgroup", "type": "cgroup", "source":
 	expect_out_eq "0::/sub1"
 	[ -z "$(ls -d /sys/fs/cgroup/*/"cordon-$id" /sys/fs/cgroup/"cordon-$id" 2>/dev/null)" ] ||
 		fail "the container's cgroups were left"
+	# exec --cgroup: a process in a cgroup the container made below its own.
+	cfg 'c["process"]["args"] = ["sh", "-c", "mkdir /sys/fs/cgroup/foo && exec sleep " + sys.argv[1]]' "$MARK"
+	oc run -d -b "$BUNDLE" "$id"
+	expect_rc 0 || return
+	wait_until 5 program_running || fail "the container did not start"
+	oc exec --cgroup /foo "$id" grep "^0::" /proc/self/cgroup
+	expect_rc 0
+	expect_out_eq "0::/foo"
+	oc exec --cgroup /nope "$id" true
+	expect_cordon_error CGROUP "--cgroup /nope"
+	oc exec --cgroup ../.. "$id" true
+	expect_cordon_error CGROUP "--cgroup ../.."
+	oc delete -f "$id"
+	expect_rc 0
 	end_case
 }
 
@@ -405,7 +421,7 @@ t_init_outlives_workload() {
 	end_case
 }
 
-rootful_only "cgroups: the container makes its own below its cgroup (delegated), and they go with it" t_sub_cgroups
+rootful_only "cgroups: the container makes its own below its cgroup (delegated), exec --cgroup runs there, they go with it" t_sub_cgroups
 each_mode "run --bundle --pid-file and --keep in the foreground" t_run_pid_file_keep
 each_mode "linux.sysctl: kernel.hostname refused, kernel.domainname against domainname" t_uts_sysctl
 each_mode "process.cwd: made where missing, inside the root, under a read-only root" t_cwd_created
