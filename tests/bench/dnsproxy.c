@@ -7,8 +7,9 @@
  *
  *   bench-dnsproxy [QUERIES]     (default 20000)
  *
- * The stub answers every A query with one public address; two proxies
- * (allowlist *.bench.test) serve it: one with its admits answered at once
+ * The stub answers every A query with one public address (under
+ * cold.test a new one per query, so that every answer needs an admit);
+ * two proxies (allowlist *.bench.test, *.cold.test) serve it: one with its admits answered at once
  * in its own process (the shape before the proxy ran apart), and one as
  * cordon runs it: cordon_dnsproxy_serve in a process of its own, whose
  * admits a supervisor process checks, re-vets and inserts into a real
@@ -72,22 +73,33 @@ static int udp_bound(const char *ip, uint16_t port, bool nonblock)
 	return fd;
 }
 
-/* Answer = query + one A record pointing back at the question name. */
+/*
+ * Answer = query + one A record pointing back at the question name:
+ * 93.184.216.34 for every name, but under cold.test an address of its
+ * own for each query (from its id), which the sets never hold yet.
+ */
 static _Noreturn void stub(void)
 {
 	int fd = udp_bound("127.0.0.1", STUB_PORT, false);
-	static const uint8_t rr[] = {
+	/* clang-format off */
+	static const uint8_t warm[] = {
 		0xc0, 0x0c, 0, 1, 0, 1, 0, 0, 1, 0x2c, 0, 4, 93, 184, 216, 34
 	};
+	/* clang-format on */
 
 	for (;;) {
-		uint8_t buf[512 + sizeof(rr)];
+		uint8_t rr[sizeof(warm)], buf[512 + sizeof(warm)];
 		struct sockaddr_storage from;
 		socklen_t fl = sizeof(from);
 		ssize_t n = recvfrom(fd, buf, 512, 0, (struct sockaddr *)&from, &fl);
 
 		if (n < 12)
 			continue;
+		memcpy(rr, warm, sizeof(rr));
+		if (memmem(buf + 12, (size_t)n - 12, "\4cold\4test", 11)) {
+			rr[14] = buf[0];
+			rr[15] = buf[1];
+		}
 		buf[2] |= 0x80; /* QR */
 		buf[3] = 0x80;	/* RA, NOERROR */
 		buf[6] = 0;
@@ -122,7 +134,7 @@ static void proxy_config(struct cordon_dnsproxy_config *cfg, struct sockaddr_sto
 	u->sin_port = htons(STUB_PORT);
 	inet_pton(AF_INET, "127.0.0.1", &u->sin_addr);
 	*al = cordon_allowlist_new();
-	if (cordon_allowlist_add(*al, "*.bench.test", false, &err) < 0) {
+	if (cordon_allowlist_add(*al, "*.bench.test,*.cold.test", false, &err) < 0) {
 		cordon_error_print(&err);
 		exit(1);
 	}
@@ -197,7 +209,7 @@ static _Noreturn void supervisor(int ctl)
 		.set_size = 65536,
 	};
 
-	if (!nft || cordon_allowlist_add(al, "*.bench.test", false, &err) < 0) {
+	if (!nft || cordon_allowlist_add(al, "*.bench.test,*.cold.test", false, &err) < 0) {
 		cordon_error_print(&err);
 		exit(1);
 	}
@@ -253,7 +265,8 @@ static size_t make_query(uint8_t *q, uint16_t id, unsigned i, const char *zone)
 	q[1] = (uint8_t)id;
 	q[2] = 0x01; /* RD */
 	q[5] = 1;    /* qdcount */
-	l = (size_t)snprintf(label, sizeof(label), "h%u", i % 1000);
+	/* A thousand names again and again; under cold.test each name once. */
+	l = (size_t)snprintf(label, sizeof(label), "h%u", strcmp(zone, "cold.test") ? i % 1000 : i);
 	q[n++] = (uint8_t)l;
 	memcpy(q + n, label, l);
 	n += l;
@@ -343,13 +356,16 @@ static double throughput(const char *ip, uint16_t port, const char *zone, unsign
 static void report(const char *what, const char *ip, unsigned n, double direct)
 {
 	double via = latency(ip, PROXY_PORT, "bench.test", n / 4);
+	double cold = latency(ip, PROXY_PORT, "cold.test", n / 4);
 	double denied = latency(ip, PROXY_PORT, "other.test", n / 4);
 
 	printf("%s:\n  median latency: through the proxy %.0f us (added %.0f us), "
-	       "denied name %.0f us\n",
-	       what, via, via - direct, denied);
-	printf("  throughput (%d in flight, %u queries): allowed %.0f q/s, denied %.0f q/s\n",
+	       "a new address each %.0f us (added %.0f us), denied name %.0f us\n",
+	       what, via, via - direct, cold, cold - direct, denied);
+	printf("  throughput (%d in flight, %u queries): allowed %.0f q/s, a new address each "
+	       "%.0f q/s, denied %.0f q/s\n",
 	       WINDOW, n, throughput(ip, PROXY_PORT, "bench.test", n),
+	       throughput(ip, PROXY_PORT, "cold.test", n),
 	       throughput(ip, PROXY_PORT, "other.test", n));
 }
 
