@@ -28,7 +28,7 @@ CORDON_DEPS_REQUIRED=(
 # tests/vm, which boots Debian's own kernel (fetched with apt-get download,
 # never installed) on pure cgroup v2.
 CORDON_DEPS_TEST=(passwd nftables dnsmasq-base bind9-dnsutils buildah podman containernetworking-plugins
-	containerd umoci qemu-system-x86 cpio kmod)
+	containerd umoci qemu-system-x86 cpio kmod libcap2-bin)
 # Only tests/bench uses these; nothing else needs them.
 CORDON_DEPS_BENCH=(bubblewrap runc crun iperf3)
 

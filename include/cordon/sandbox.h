@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "cordon/cgroup.h"
 #include "cordon/core.h"
@@ -214,5 +215,40 @@ int cordon_sandbox_print_profile(const struct cordon_spec *spec, struct cordon_e
  */
 int cordon_result_write(const struct cordon_spec *spec, const struct cordon_result *result,
 			struct cordon_error *err);
+
+/* --- cordon doctor ------------------------------------------------------ */
+
+enum cordon_doctor_status {
+	CORDON_DOCTOR_OK,
+	CORDON_DOCTOR_DEGRADED, /* an optional part fails closed when asked for, or works with less */
+	CORDON_DOCTOR_FAILED,   /* a default `cordon run` cannot work here */
+};
+
+struct cordon_doctor_check {
+	const char *key;   /* stable: "userns", "subids", "kernel", "cgroups", ... */
+	const char *title; /* for people */
+	enum cordon_doctor_status status;
+	char detail[320];      /* what was found */
+	char consequence[320]; /* what it means for cordon, when not ok */
+	char fix[320];         /* what to do about it */
+};
+
+#define CORDON_DOCTOR_MAX 16
+
+struct cordon_doctor {
+	bool rootful;
+	uid_t uid;
+	struct cordon_doctor_check check[CORDON_DOCTOR_MAX];
+	size_t n;
+	unsigned failed, degraded;
+};
+
+/*
+ * Can this host give the confinement cordon promises (docs/security.md)?
+ * Each check tries the real thing in a child process where it can; the
+ * state root as --root names it (NULL: the caller's default).
+ */
+void cordon_doctor_run(struct cordon_doctor *d, const char *state_root);
+const char *cordon_doctor_status_name(enum cordon_doctor_status s);
 
 #endif

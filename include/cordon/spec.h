@@ -179,6 +179,8 @@ size_t cordon_resolv_conf_nameservers(const char *text, struct sockaddr_storage 
 
 /* Path of the built-in rootfs: the build tree's, else the installed one. */
 const char *cordon_default_rootfs(void);
+/* The cordon-nethelper the veth backend runs: $CORDON_NETHELPER, the build tree's, or the installed one. */
+const char *cordon_nethelper_program(void);
 
 /* A fresh random id (12 hex digits). */
 char *cordon_id_generate(void);

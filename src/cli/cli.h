@@ -86,6 +86,7 @@ int cli_run_parse(int argc, char **argv, struct cordon_spec *spec, bool *help,
 		  struct cordon_error *err);
 int cli_run(int argc, char **argv);
 int cli_sweep(int argc, char **argv);
+int cli_doctor(int argc, char **argv);
 
 /* `cordon spec` arguments; bundle points into argv (or "."). */
 struct cli_spec_args {

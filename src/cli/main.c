@@ -22,6 +22,7 @@ static const char usage[] =
 	"  resume    thaw a paused container\n"
 	"  update    change a container's resource limits\n"
 	"  sweep     remove the remains of sandboxes whose supervisor died\n"
+	"  doctor    check what this host can give cordon, before anything runs\n"
 	"  spec      write a default OCI config.json into a bundle\n"
 	"  features  print the OCI runtime features document\n"
 	"  help      this text\n"
@@ -73,14 +74,14 @@ static const struct {
 	int (*fn)(int argc, char **argv);
 	bool interruptible;
 } commands[] = {
-	{ "run", cli_run, false },	     { "create", cli_create, false },
-	{ "start", cli_start, true },	     { "state", cli_state, true },
-	{ "kill", cli_kill, true },	     { "delete", cli_delete, true },
-	{ "list", cli_list, true },	     { "exec", cli_exec, true },
-	{ "sweep", cli_sweep, false },	     { "spec", cli_spec, false },
-	{ "features", cli_features, false }, { "ps", cli_ps, true },
-	{ "pause", cli_pause, true },	     { "resume", cli_resume, true },
-	{ "update", cli_update, true },
+	{ "run", cli_run, false },	{ "create", cli_create, false },
+	{ "start", cli_start, true },	{ "state", cli_state, true },
+	{ "kill", cli_kill, true },	{ "delete", cli_delete, true },
+	{ "list", cli_list, true },	{ "exec", cli_exec, true },
+	{ "sweep", cli_sweep, false },	{ "doctor", cli_doctor, false },
+	{ "spec", cli_spec, false },	{ "features", cli_features, false },
+	{ "ps", cli_ps, true },		{ "pause", cli_pause, true },
+	{ "resume", cli_resume, true }, { "update", cli_update, true },
 };
 
 /* A relative --root is made absolute: the monitor leaves the caller's directory. */
@@ -159,9 +160,10 @@ static int parse_global(int argc, char **argv, bool *help, bool *version, struct
 		return -1;
 	/* After the log: a launcher that logs to --log finds the reason there. */
 	if (systemd_cgroup)
-		return cordon_error_set(err, CORDON_E_CGROUP, 0,
-					"--systemd-cgroup: systemd cgroup manager is not supported: "
-					"use cgroupfs");
+		return cordon_error_set(
+			err, CORDON_E_CGROUP, 0,
+			"--systemd-cgroup: systemd cgroup manager is not supported: "
+			"use cgroupfs");
 	return i;
 }
 

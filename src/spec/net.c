@@ -154,6 +154,13 @@ static const char *nethelper_default(void)
 	return CORDON_INSTALL_NETHELPER;
 }
 
+const char *cordon_nethelper_program(void)
+{
+	const char *env = getenv("CORDON_NETHELPER");
+
+	return env && *env ? env : nethelper_default();
+}
+
 static int resolve_backend(struct cordon_net_spec *net, struct cordon_error *err)
 {
 	if (net->backend == CORDON_NET_BACKEND_AUTO)
