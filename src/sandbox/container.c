@@ -231,6 +231,32 @@ static int monitor_answer(int fd, struct monitor_reply *rep)
 	return n == (ssize_t)sizeof(*rep) ? 0 : -EPIPE;
 }
 
+/*
+ * Is the listener at the other end of fd this container's monitor? A
+ * socket is reached by its inode, and a hard link planted at monitor.sock
+ * names another container's socket as well as a symlink would: the
+ * listener's pid (SO_PEERCRED, the process that called listen) must be
+ * the recorded owner, which is checked to be the process of the recorded
+ * start time, and still alive once the peer was looked at (so that its pid
+ * was not given to another meanwhile). 0 or -errno (-EPERM: another's).
+ */
+static int monitor_is_owner(int fd, const struct cordon_state_info *info)
+{
+	_cleanup_close_ int owner = cordon_pidfd_verified(info->owner_pid, info->owner_start);
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+
+	if (owner < 0)
+		return owner;
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
+		return -errno;
+	if (cred.pid != info->owner_pid)
+		return -EPERM;
+	if (cordon_pidfd_send_signal(owner, 0) < 0)
+		return -errno;
+	return 0;
+}
+
 int cordon_container_start(const char *root, const char *id, struct cordon_error *err)
 {
 	struct cordon_state state;
@@ -253,7 +279,8 @@ int cordon_container_start(const char *root, const char *id, struct cordon_error
 	/*
 	 * The socket the monitor made, never what a link planted at its name
 	 * points to (another container's monitor): looked at through an
-	 * O_PATH fd, and reached through that fd.
+	 * O_PATH fd, reached through that fd, and its listener checked to be
+	 * our monitor before anything is asked (a hard link is the socket).
 	 */
 	sock = openat(state.dir_fd, CORDON_STATE_MONITOR_SOCKET, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	if (sock >= 0 && (fstat(sock, &st) < 0 || !S_ISSOCK(st.st_mode))) {
@@ -265,6 +292,14 @@ int cordon_container_start(const char *root, const char *id, struct cordon_error
 	if (r == 0) {
 		fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 		r = fd < 0 ? -errno : monitor_connect(fd, &sa);
+	}
+	if (r == 0 && (r = monitor_is_owner(fd, &state.info)) == -EPERM) {
+		cordon_error_set(err, CORDON_E_STATE, 0,
+				 "container %s: %s is not its monitor's socket (another "
+				 "container's, linked there?): refused",
+				 id, CORDON_STATE_MONITOR_SOCKET);
+		cordon_state_close(&state);
+		return -1;
 	}
 	if (r == 0 && send_start_request(fd, req) < 0)
 		r = -errno;

@@ -70,6 +70,45 @@ t_monitor_link() {
 	end_case
 }
 
+# A hard link at monitor.sock to another container's socket is that
+# socket: start checks that the listener is its own monitor (the pid that
+# listens, the owner recorded with its start time) and refuses another's
+# (the binary before started the other container). Then a socket of
+# someone else's listening there.
+t_monitor_hard_link() {
+	local a=$CASE_ID-a b=$CASE_ID-b listener
+	setup_case
+	mk_bundle b sh -c "echo $MARK" || return
+	oc create -b "$BUNDLE" "$a" && oc create -b "$BUNDLE" "$b"
+	expect_rc 0 || return
+	rm -f "$OROOT/$a/monitor.sock"
+	ln "$OROOT/$b/monitor.sock" "$OROOT/$a/monitor.sock" || { fail "linking the socket"; return; }
+	oc start "$a"
+	expect_cordon_error STATE "not its monitor's socket"
+	expect_status "$b" created
+	rm -f "$OROOT/$a/monitor.sock"
+	# The mode's user's: a socket its cordon start may connect to.
+	if [ "$MODE" = rootful ]; then listener=("$PYTHON"); else listener=(as_user "$PYTHON"); fi
+	"${listener[@]}" - "$OROOT/$a/monitor.sock" <<'PY' &
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+s.bind(sys.argv[1])
+s.listen(8)
+s.settimeout(20)
+s.accept()
+PY
+	wait_until 10 test -S "$OROOT/$a/monitor.sock" || fail "no listener of the test's"
+	oc start "$a"
+	expect_cordon_error STATE "not its monitor's socket"
+	wait
+	oc delete -f "$a"
+	expect_rc 0
+	oc delete -f "$b"
+	expect_rc 0
+	end_case
+}
+
 each_mode "state directory: links planted beside state.json never receive its writes; delete removes them" t_planted_names
 each_mode "state directory: a link at monitor.sock to another container's: start refused, the other untouched" t_monitor_link
+each_mode "state directory: a hard link at monitor.sock to another container's socket, a listener of someone else's: start refused" t_monitor_hard_link
 done_testing
