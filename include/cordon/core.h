@@ -201,11 +201,30 @@ int cordon_read_file_at(int dirfd, const char *path, char **out, size_t *out_len
 int cordon_file_replace_at(int dir_fd, const char *name, const char *temp_prefix,
 			   const void *data, size_t len, mode_t mode, unsigned flags);
 /*
- * --pid-file PATH (the caller's): the pid in decimal, written to a
- * neighbour and renamed over PATH, so that a reader sees the whole pid
- * or no file (as runc writes it). 0 or -1 (CORDON_E_PATH).
+ * The directory of PATH, where a file cordon writes at PATH is made
+ * (cordon_file_replace_at): opened by the host-path walk
+ * (cordon_path_open, with `code`) as an O_PATH fd, which is returned, and
+ * checked to be a directory; *name gets PATH's last component (malloc'd),
+ * which must be a file name. -1 with err set ("WHAT ...").
  */
-int cordon_pid_file_write(const char *path, pid_t pid, struct cordon_error *err);
+int cordon_output_dir_open(const char *path, const char *what, enum cordon_code code, char **name,
+			   struct cordon_error *err);
+/*
+ * --pid-file PATH (the caller's, as host root when rootful, often in a
+ * shared directory): its directory opened when the flag is used, before
+ * anything is created (cordon_output_dir_open, CORDON_E_PATH); the pid
+ * then written in decimal as a new file renamed over the name
+ * (cordon_file_replace_at: a reader sees no file or the whole pid, and
+ * nothing planted at any name receives it).
+ */
+struct cordon_pid_file {
+	int dir_fd; /* the directory (O_PATH), -1 when closed */
+	char *name;
+	char *path; /* as given, for messages */
+};
+int cordon_pid_file_open(struct cordon_pid_file *pf, const char *path, struct cordon_error *err);
+int cordon_pid_file_write(const struct cordon_pid_file *pf, pid_t pid, struct cordon_error *err);
+void cordon_pid_file_close(struct cordon_pid_file *pf);
 
 /* --- files a caller or an image hands cordon (src/core/input.c) ---- */
 

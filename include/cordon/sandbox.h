@@ -101,9 +101,11 @@ struct cordon_sandbox_opts {
 	 */
 	int *container_stdio;
 	int *hook_stdio;
-	/* run --bundle in the foreground: written with the init's pid once it is created, or NULL.
+	/*
+	 * run --bundle in the foreground: written with the init's pid once it
+	 * is created (its directory opened by the caller), or NULL.
 	 */
-	const char *pid_file;
+	const struct cordon_pid_file *pid_file;
 };
 
 /* Run the sandbox to completion. Fills *result; returns the exit status. */

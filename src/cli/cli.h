@@ -64,7 +64,6 @@ struct cli_bundle_args {
 int cli_parse_preserve_fds(const char *value, unsigned *n, struct cordon_error *err);
 int cli_bundle_load(const struct cli_bundle_args *args, struct cordon_spec *spec,
 		    struct cordon_error *err);
-int cli_write_pid_file(const char *path, pid_t pid, struct cordon_error *err);
 /* SIGNAL as a name (TERM, SIGTERM, RTMIN+2) or a number. */
 int cli_signal_parse(const char *text, int *sig, struct cordon_error *err);
 

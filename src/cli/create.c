@@ -188,34 +188,36 @@ int cli_bundle_load(const struct cli_bundle_args *args, struct cordon_spec *spec
 	return cordon_spec_finalize(spec, err);
 }
 
-int cli_write_pid_file(const char *path, pid_t pid, struct cordon_error *err)
-{
-	return cordon_pid_file_write(path, pid, err);
-}
-
-/* Create; on a pid-file failure the container must not stay behind. */
+/*
+ * Create. The --pid-file's directory is opened first, before anything
+ * exists (a missing one, or one reached through another user's link, is
+ * refused then); on a failure to write it the container must not stay
+ * behind.
+ */
 static int create(const struct cli_bundle_args *args, struct cordon_spec *spec,
 		  struct cordon_error *err)
 {
-	int console = -1;
+	_cleanup_(cordon_pid_file_close) struct cordon_pid_file pid_file = { .dir_fd = -1 };
+	int console = -1, r;
 	pid_t pid;
 
 	if (cordon_sandbox_seal_self(spec, err) < 0)
 		return -1;
 	cordon_container_warn_unapplied(spec);
+	if (args->pid_file && cordon_pid_file_open(&pid_file, args->pid_file, err) < 0)
+		return -1;
 	if (args->console_socket) {
 		console = cordon_console_connect(args->console_socket, err);
 		if (console < 0)
 			return -1;
 	}
-	if (cordon_container_create(spec, cli_global.root, console, &pid, err) < 0) {
-		cordon_closep(&console);
-		return -1;
-	}
+	r = cordon_container_create(spec, cli_global.root, console, &pid, err);
 	cordon_closep(&console);
+	if (r < 0)
+		return -1;
 	cordon_debug("container %s created: pid %d, bundle %s", spec->id, (int)pid,
 		     args->bundle ? args->bundle : ".");
-	if (args->pid_file && cli_write_pid_file(args->pid_file, pid, err) < 0) {
+	if (args->pid_file && cordon_pid_file_write(&pid_file, pid, err) < 0) {
 		struct cordon_error ignored;
 
 		cordon_container_delete(cli_global.root, spec->id, true, &ignored);
@@ -250,8 +252,8 @@ static int run_foreground(const struct cli_bundle_args *args, struct cordon_spec
 					    .kept = args->keep,
 					    .notify_fd = -1,
 					    .console_fd = -1,
-					    .relay_terminal = true,
-					    .pid_file = args->pid_file };
+					    .relay_terminal = true };
+	_cleanup_(cordon_pid_file_close) struct cordon_pid_file pid_file = { .dir_fd = -1 };
 	struct cordon_error err = { 0 };
 	struct cordon_result result;
 	int code;
@@ -259,6 +261,12 @@ static int run_foreground(const struct cli_bundle_args *args, struct cordon_spec
 	if (cordon_sandbox_seal_self(spec, &err) < 0)
 		return cli_fail(&err);
 	cordon_container_warn_unapplied(spec);
+	/* Its directory now, before anything exists: written once created. */
+	if (args->pid_file) {
+		if (cordon_pid_file_open(&pid_file, args->pid_file, &err) < 0)
+			return cli_fail(&err);
+		opts.pid_file = &pid_file;
+	}
 	/* The supervisor closes it once the init has it. */
 	if (args->console_socket) {
 		opts.console_fd = cordon_console_connect(args->console_socket, &err);

@@ -210,6 +210,7 @@ static int parse_exec_args(int argc, char **argv, struct exec_args *a, struct co
 
 static int exec(struct exec_args *a, struct cordon_error *err)
 {
+	_cleanup_(cordon_pid_file_close) struct cordon_pid_file pid_file = { .dir_fd = -1 };
 	_cleanup_free_ char *process = NULL;
 	size_t len = 0;
 	pid_t pid;
@@ -223,6 +224,9 @@ static int exec(struct exec_args *a, struct cordon_error *err)
 			err, CORDON_E_USAGE, 0,
 			"container id '%s': an id is [A-Za-z0-9][A-Za-z0-9_.-]{0,63}", a->opts.id);
 	if (cordon_container_exec_seal(&a->opts, err) < 0)
+		return -1;
+	/* Its directory before the process exists (a bad one: nothing to undo). */
+	if (a->pid_file && cordon_pid_file_open(&pid_file, a->pid_file, err) < 0)
 		return -1;
 	if (a->process_file) {
 		_cleanup_free_ char *what = cordon_xasprintf("--process %s", a->process_file);
@@ -244,7 +248,7 @@ static int exec(struct exec_args *a, struct cordon_error *err)
 		return status == CORDON_EXIT_FAILURE ? -1 : -status;
 	cordon_debug("exec in %s: pid %d%s", a->opts.id, (int)pid,
 		     a->opts.detach ? ", detached" : "");
-	if (a->pid_file && cli_write_pid_file(a->pid_file, pid, err) < 0) {
+	if (a->pid_file && cordon_pid_file_write(&pid_file, pid, err) < 0) {
 		/* Not left running unrecorded. */
 		kill(pid, SIGKILL);
 		return -1;

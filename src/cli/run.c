@@ -174,28 +174,13 @@ static int parse_seconds(const char *flag, const char *value, uint64_t *ms,
  */
 static int result_target_open(struct cordon_spec *spec, const char *path, struct cordon_error *err)
 {
-	const char *slash = strrchr(path, '/');
-	const char *name = slash ? slash + 1 : path;
-	_cleanup_free_ char *dir = NULL;
-	_cleanup_close_ int dir_fd = -1;
+	_cleanup_free_ char *name = NULL;
+	_cleanup_close_ int dir_fd =
+		cordon_output_dir_open(path, "--result-json", CORDON_E_USAGE, &name, err);
 	struct stat st;
 
-	if (!*path)
-		return cordon_error_set(err, CORDON_E_USAGE, 0, "--result-json: empty path");
-	if (!*name || strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
-		return cordon_error_set(err, CORDON_E_USAGE, 0,
-					"--result-json %s: does not end in a file name", path);
-	if (!slash)
-		dir = cordon_xstrdup(".");
-	else
-		dir = cordon_xasprintf("%.*s", slash == path ? 1 : (int)(slash - path), path);
-	/* By the host-path walk: host root's write follows no other user's link. */
-	dir_fd = cordon_path_open(dir, "--result-json: directory", CORDON_E_USAGE, err);
 	if (dir_fd < 0)
 		return -1;
-	if (fstat(dir_fd, &st) < 0 || !S_ISDIR(st.st_mode))
-		return cordon_error_set(err, CORDON_E_USAGE, ENOTDIR,
-					"--result-json %s: directory %s", path, dir);
 	if (fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
 		if (!S_ISREG(st.st_mode))
 			return cordon_error_set(

@@ -2,7 +2,8 @@
 /*
  * Files cordon writes into a directory where a name may have been planted
  * before the write: --result-json's directory, which the workload may
- * share, and the state directory (docs/security.md). Whatever sits at a
+ * share, --pid-file's, often a shared one, and the state directory
+ * (docs/security.md). Whatever sits at a
  * name -- a symlink, a hard link to some other file, a fifo, a file of
  * the same name -- never receives the bytes:
  *   - the directory is an fd, opened once and checked by the caller, so
@@ -19,7 +20,9 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cordon/core.h"
@@ -124,24 +127,66 @@ int cordon_file_replace_at(int dir_fd, const char *name, const char *temp_prefix
 	return 0;
 }
 
-int cordon_pid_file_write(const char *path, pid_t pid, struct cordon_error *err)
+int cordon_output_dir_open(const char *path, const char *what, enum cordon_code code, char **name,
+			   struct cordon_error *err)
 {
-	_cleanup_free_ char *tmp = cordon_xasprintf("%s.cordon-tmp", path);
+	const char *slash = strrchr(path, '/');
+	const char *base = slash ? slash + 1 : path;
+	_cleanup_free_ char *dir = NULL;
+	_cleanup_close_ int dir_fd = -1;
+	struct stat st;
+
+	if (!*path)
+		return cordon_error_set(err, CORDON_E_USAGE, 0, "%s: empty path", what);
+	if (!*base || strcmp(base, ".") == 0 || strcmp(base, "..") == 0)
+		return cordon_error_set(err, CORDON_E_USAGE, 0,
+					"%s %s: does not end in a file name", what, path);
+	if (!slash)
+		dir = cordon_xstrdup(".");
+	else
+		dir = cordon_xasprintf("%.*s", slash == path ? 1 : (int)(slash - path), path);
+	{
+		_cleanup_free_ char *label = cordon_xasprintf("%s: directory", what);
+
+		/* By the host-path walk: host root's write follows no other user's link. */
+		dir_fd = cordon_path_open(dir, label, code, err);
+	}
+	if (dir_fd < 0)
+		return -1;
+	if (fstat(dir_fd, &st) < 0 || !S_ISDIR(st.st_mode))
+		return cordon_error_set(err, code, ENOTDIR, "%s %s: directory %s", what, path, dir);
+	*name = cordon_xstrdup(base);
+	return TAKE_FD(dir_fd);
+}
+
+#define PID_FILE_TEMP_PREFIX ".cordon-pid-"
+
+int cordon_pid_file_open(struct cordon_pid_file *pf, const char *path, struct cordon_error *err)
+{
+	pf->dir_fd = cordon_output_dir_open(path, "--pid-file", CORDON_E_PATH, &pf->name, err);
+	if (pf->dir_fd < 0)
+		return -1;
+	pf->path = cordon_xstrdup(path);
+	return 0;
+}
+
+int cordon_pid_file_write(const struct cordon_pid_file *pf, pid_t pid, struct cordon_error *err)
+{
 	char text[32];
 	int n = snprintf(text, sizeof(text), "%d", (int)pid), r;
 
-	{
-		_cleanup_close_ int fd =
-			open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
-
-		r = fd < 0 ? -errno : cordon_write_all(fd, text, (size_t)n);
-	}
-	/* Atomically: a reader sees no file or the whole pid (as runc writes it). */
-	if (r == 0 && rename(tmp, path) < 0)
-		r = -errno;
-	if (r < 0) {
-		unlink(tmp);
-		return cordon_error_set(err, CORDON_E_PATH, -r, "--pid-file %s", path);
-	}
+	/* A new file renamed over the name: a reader sees no file or the whole pid. */
+	r = cordon_file_replace_at(pf->dir_fd, pf->name, PID_FILE_TEMP_PREFIX, text, (size_t)n,
+				   0644, 0);
+	if (r < 0)
+		return cordon_error_set(err, CORDON_E_PATH, -r, "--pid-file %s", pf->path);
 	return 0;
+}
+
+void cordon_pid_file_close(struct cordon_pid_file *pf)
+{
+	cordon_closep(&pf->dir_fd);
+	free(pf->name);
+	free(pf->path);
+	pf->name = pf->path = NULL;
 }

@@ -330,6 +330,72 @@ PY
 	end_case
 }
 
+# --pid-file in a shared directory (sticky and everyone's, as /tmp), where
+# the other party -- the test user against root, root against the test
+# user -- planted a fifo and hard links at the names the old code wrote
+# first (PATH.cordon-tmp, opened by name with O_TRUNC, then renamed): a
+# fifo there hung create forever (the container stayed created), a hard
+# link had the caller truncate and write the victim and made the pid file
+# the other party's file. create, exec and run --bundle write a new file
+# of their own (the victim untouched), and the directory is reached by
+# the host-path walk: rootful, a link of the test user's to /etc is
+# refused before anything is created. A pid file that cannot be written
+# (a directory at its name) still leaves no container behind.
+t_pid_file_planted() {
+	local sh=$CASE_DIR/shared victim n owner=0
+	setup_case
+	CID=$CASE_ID-c
+	mk_bundle b sleep "$MARK" || return
+	install -d -m 1777 "$sh"
+	victim=$sh/victim
+	echo "victim-$MARK" >"$victim"
+	if [ "$MODE" = rootful ]; then
+		chown "$TEST_UID:$TEST_GID" "$victim"
+		chmod 644 "$victim"
+		as_user mkfifo "$sh/pid.cordon-tmp" "$sh/rpid.cordon-tmp"
+		as_user ln "$victim" "$sh/epid.cordon-tmp"
+	else
+		owner=$TEST_UID
+		chmod 666 "$victim"
+		mkfifo -m 666 "$sh/pid.cordon-tmp" "$sh/rpid.cordon-tmp"
+		ln "$victim" "$sh/epid.cordon-tmp"
+	fi
+	oc create --bundle "$BUNDLE" --pid-file "$sh/pid" "$CID"
+	expect_rc 0 || return
+	oc state "$CID"
+	[ "$(cat "$sh/pid" 2>/dev/null)" = "$(jfield pid)" ] || fail "create's --pid-file does not hold the state's pid"
+	[ -f "$sh/pid" ] && [ "$(stat -c %u "$sh/pid")" = "$owner" ] ||
+		fail "create's --pid-file is not a file of the caller's"
+	oc start "$CID"
+	expect_rc 0
+	oc exec -d --pid-file "$sh/epid" "$CID" sleep "$((MARK + 1))"
+	expect_rc 0
+	[ "$(cat "$victim")" = "victim-$MARK" ] || fail "the victim was written: $(cat "$victim")"
+	[ "$(stat -c %i "$sh/epid")" != "$(stat -c %i "$victim")" ] || fail "exec's --pid-file is the victim"
+	[ "$(stat -c %u "$sh/epid")" = "$owner" ] || fail "exec's --pid-file is not a file of the caller's"
+	n=$(cat "$sh/epid" 2>/dev/null)
+	[[ "$(tr '\0' ' ' <"/proc/${n:-0}/cmdline" 2>/dev/null)" == *"sleep $((MARK + 1))"* ]] ||
+		fail "exec's --pid-file does not name its process: '$n'"
+	mk_bundle b2 true || return
+	oc run --bundle "$BUNDLE" --pid-file "$sh/rpid" "$CASE_ID-r"
+	expect_rc 0
+	[ -f "$sh/rpid" ] || fail "run --bundle wrote no --pid-file"
+	oc create --bundle "$BUNDLE" --pid-file "$CASE_DIR" "$CASE_ID-d"
+	expect_cordon_error PATH "--pid-file"
+	oc state "$CASE_ID-d"
+	expect_cordon_error STATE "does not exist"
+	if [ "$MODE" = rootful ]; then
+		as_user ln -s /etc "$sh/lnk"
+		oc create --bundle "$BUNDLE" --pid-file "$sh/lnk/cordon-pid-$MARK" "$CASE_ID-l"
+		expect_cordon_error PATH "unsafe ownership transition"
+		[ ! -e "/etc/cordon-pid-$MARK" ] || { rm -f "/etc/cordon-pid-$MARK"; fail "the pid file went to /etc"; }
+		oc state "$CASE_ID-l"
+		expect_cordon_error STATE "does not exist"
+	fi
+	[ "$(cat "$victim")" = "victim-$MARK" ] || fail "the victim was written: $(cat "$victim")"
+	end_case
+}
+
 t_net_annotations_refused() {
 	setup_case
 	CID=$CASE_ID-c
@@ -652,6 +718,7 @@ each_mode "cgroupsPath absolute: memory and unified dirs, limit, update, pause, 
 rootful_only "cgroupsPath relative: below the caller's cgroup" t_cgroups_path_relative
 each_mode "linux.resources at create: cpu.shares, cpuset, memory.reservation" t_resources_at_create
 each_mode "linux.resources.devices at create: deny-all keeps /dev, /dev/null denied by name" t_devices_at_create
+each_mode "--pid-file: nothing planted in a shared directory receives it; its directory walked; a failure leaves nothing" t_pid_file_planted
 each_mode "launcher conventions: --root parents made, warnings only in --log, kill stopped, delete --force gone" t_launcher_conventions
 each_mode "interrupt: every command's wait for the lock ends at SIGTERM, with the reason" t_interrupt_lock_waits
 each_mode "interrupt: start's wait for the monitor ends at SIGTERM, the lock released" t_interrupt_start_waits
