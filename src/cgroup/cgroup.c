@@ -270,6 +270,10 @@ fail:
 	return -1;
 }
 
+/* The bounds of a delegated cgroup2 tree: cgroups below the container's, and their depth. */
+#define DELEGATED_DESCENDANTS "1024"
+#define DELEGATED_DEPTH "32"
+
 int cordon_cgroup_delegate(const struct cordon_cgroup *cg, uid_t uid, gid_t gid,
 			   struct cordon_error *err)
 {
@@ -279,11 +283,30 @@ int cordon_cgroup_delegate(const struct cordon_cgroup *cg, uid_t uid, gid_t gid,
 
 	for (size_t i = 0; i < cg->n; i++) {
 		_cleanup_close_ int dir = -1;
+		int r;
 
 		if (!cg->v2[i] || !cg->dir[i])
 			continue;
 		dir = open(cg->dir[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (dir < 0 || fchown(dir, uid, gid) < 0)
+		if (dir < 0)
+			return cordon_error_set(err, CORDON_E_CGROUP, errno, "delegating %s",
+						cg->dir[i]);
+		/*
+		 * What the container may make stays bounded, in files it does
+		 * not own: every cgroup is kernel memory, which a cgroup2
+		 * hierarchy without a memory controller (hybrid) charges to
+		 * nobody. systemd in a container nests a few levels and makes
+		 * tens of cgroups.
+		 */
+		r = cordon_write_file_at(dir, "cgroup.max.descendants", DELEGATED_DESCENDANTS,
+					 strlen(DELEGATED_DESCENDANTS));
+		if (r == 0)
+			r = cordon_write_file_at(dir, "cgroup.max.depth", DELEGATED_DEPTH,
+						 strlen(DELEGATED_DEPTH));
+		if (r < 0)
+			return cordon_error_set(err, CORDON_E_CGROUP, -r,
+						"bounding %s before delegating it", cg->dir[i]);
+		if (fchown(dir, uid, gid) < 0)
 			return cordon_error_set(err, CORDON_E_CGROUP, errno, "delegating %s",
 						cg->dir[i]);
 		for (size_t k = 0; k < ARRAY_SIZE(files); k++)

@@ -313,20 +313,22 @@ c["mounts"] += [{"destination": "/a", "type": "bind", "source": sys.argv[1], "op
 # The container's root may make cgroups below its own (its cgroup2
 # directory is delegated to it: the directory, cgroup.procs,
 # cgroup.threads, cgroup.subtree_control) and move its processes there;
-# its own cgroup's other files stay root's. Nothing is left at its end.
+# its own cgroup's other files stay root's, among them the bounds of what
+# it may make. Nothing is left at its end.
 t_sub_cgroups() {
 	local id=$CASE_ID-g
 	setup_case
 	# shellcheck disable=SC2016 # expanded inside the container
 	mk_bundle b sh -c 'cd /sys/fs/cgroup && mkdir sub1 && echo $$ >sub1/cgroup.procs && mkdir sub1/sub2 &&
-		grep "^0::" /proc/self/cgroup; echo 1 >cgroup.max.depth && echo "max.depth written"; true' || return
+		grep "^0::" /proc/self/cgroup; cat cgroup.max.descendants cgroup.max.depth;
+		echo max >cgroup.max.descendants && echo "max.descendants written"; true' || return
 	# Its mount point is made in the root: a copy, never the shared test rootfs.
 	owned_rootfs "$CASE_DIR/rootfs" || return
 	cfg 'c["root"]["path"] = sys.argv[1]
 c["mounts"].append({"destination": "/sys/fs/cgroup", "type": "cgroup", "source": "cgroup", "options": ["nosuid", "noexec", "nodev", "rw"]})' "$CASE_DIR/rootfs"
 	oc run -b "$BUNDLE" "$id"
 	expect_rc 0
-	expect_out_eq "0::/sub1"
+	expect_out_eq "$(printf '0::/sub1\n1024\n32')" "expected the container in its own sub1, its tree bounded (1024 cgroups, 32 deep) by files it cannot write"
 	[ -z "$(ls -d /sys/fs/cgroup/*/"cordon-$id" /sys/fs/cgroup/"cordon-$id" 2>/dev/null)" ] ||
 		fail "the container's cgroups were left"
 	# exec --cgroup: a process in a cgroup the container made below its own.
