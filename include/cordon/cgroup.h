@@ -271,6 +271,12 @@ int cordon_cgroup_remove_tree(const char *dir, bool kill);
  * removing anything. 0 (also when dir is gone) or -errno.
  */
 int cordon_cgroup_kill_tree(const char *dir);
+/*
+ * The pids of every process in dir's tree (the cgroups a container made
+ * below its own too), appended to the n in *pids (realloc'd) without
+ * repeating one; returns the new count. Not thread-safe.
+ */
+size_t cordon_cgroup_tree_pids(const char *dir, pid_t **pids, size_t n);
 
 /*
  * A live sandbox's cgroups, from another process (cordon pause, resume,

@@ -185,6 +185,50 @@ static int open_tree_top(const char *dir, bool *v2)
 	return TAKE_FD(top);
 }
 
+/* The members collected by cordon_cgroup_tree_pids (walk's callbacks take no context). */
+static struct {
+	pid_t *pids;
+	size_t n;
+} members;
+
+static int collect_members(int parent, const char *name, int dir)
+{
+	_cleanup_free_ char *procs = NULL;
+	char *save = NULL;
+
+	(void)parent, (void)name;
+	if (cordon_read_file_at(dir, "cgroup.procs", &procs, NULL) < 0)
+		return 0;
+	for (char *p = strtok_r(procs, "\n", &save); p; p = strtok_r(NULL, "\n", &save)) {
+		uint64_t v;
+		bool seen = false;
+
+		if (cordon_parse_u64(p, &v) < 0 || v == 0 || v > INT32_MAX)
+			continue;
+		for (size_t i = 0; i < members.n && !seen; i++)
+			seen = members.pids[i] == (pid_t)v;
+		if (seen)
+			continue;
+		members.pids = cordon_xrealloc(members.pids, (members.n + 1) * sizeof(pid_t));
+		members.pids[members.n++] = (pid_t)v;
+	}
+	return 0;
+}
+
+size_t cordon_cgroup_tree_pids(const char *dir, pid_t **pids, size_t n)
+{
+	bool v2;
+	_cleanup_close_ int top = open_tree_top(dir, &v2);
+
+	members.pids = *pids;
+	members.n = n;
+	if (top >= 0)
+		walk(top, 0, collect_members, -1, NULL);
+	*pids = members.pids;
+	members.pids = NULL;
+	return members.n;
+}
+
 int cordon_cgroup_kill_tree(const char *dir)
 {
 	bool v2;

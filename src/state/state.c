@@ -624,26 +624,9 @@ size_t cordon_state_cgroup_pids(const struct cordon_state *state, pid_t **pids)
 	*pids = NULL;
 	if (state_read(state->dir_fd, CGROUPS_FILE, CORDON_INPUT_TEXT_MAX, &text, NULL) < 0)
 		return 0;
-	for (char *p = strtok_r(text, "\n", &save); p; p = strtok_r(NULL, "\n", &save)) {
-		_cleanup_free_ char *procs = NULL, *path = cordon_xasprintf("%s/cgroup.procs", p);
-		char *save2 = NULL;
-
-		if (cordon_read_file_at(AT_FDCWD, path, &procs, NULL) < 0)
-			continue;
-		for (char *q = strtok_r(procs, "\n", &save2); q; q = strtok_r(NULL, "\n", &save2)) {
-			uint64_t v;
-			bool seen = false;
-
-			if (cordon_parse_u64(q, &v) < 0 || v == 0 || v > INT32_MAX)
-				continue;
-			for (size_t i = 0; i < n && !seen; i++)
-				seen = (*pids)[i] == (pid_t)v;
-			if (seen)
-				continue;
-			*pids = cordon_xrealloc(*pids, (n + 1) * sizeof(**pids));
-			(*pids)[n++] = (pid_t)v;
-		}
-	}
+	/* Each tree whole: a container may have made cgroups below its own (delegated). */
+	for (char *p = strtok_r(text, "\n", &save); p; p = strtok_r(NULL, "\n", &save))
+		n = cordon_cgroup_tree_pids(p, pids, n);
 	return n;
 }
 

@@ -316,7 +316,7 @@ c["mounts"] += [{"destination": "/a", "type": "bind", "source": sys.argv[1], "op
 # its own cgroup's other files stay root's, among them the bounds of what
 # it may make. Nothing is left at its end.
 t_sub_cgroups() {
-	local id=$CASE_ID-g
+	local id=$CASE_ID-g pid
 	setup_case
 	# shellcheck disable=SC2016 # expanded inside the container
 	mk_bundle b sh -c 'cd /sys/fs/cgroup && mkdir sub1 && echo $$ >sub1/cgroup.procs && mkdir sub1/sub2 &&
@@ -343,6 +343,16 @@ c["mounts"].append({"destination": "/sys/fs/cgroup", "type": "cgroup", "source":
 	expect_cordon_error CGROUP "--cgroup /nope"
 	oc exec --cgroup ../.. "$id" true
 	expect_cordon_error CGROUP "--cgroup ../.."
+	# ps and kill --all reach a process in a cgroup below the container's
+	# (the container's own process too: it ends with it).
+	oc exec -d --cgroup /foo "$id" sleep $((MARK + 1))
+	expect_rc 0
+	pid=$(procs_matching "sleep $((MARK + 1))" | head -1 | cut -d: -f1)
+	oc ps --format json "$id"
+	[[ $OUT == *"$pid"* ]] || fail "ps does not list $pid, in the container's /foo: $OUT"
+	oc kill --all "$id" USR1
+	expect_rc 0
+	wait_until 5 gone "$pid" || fail "kill --all did not reach $pid, in the container's /foo"
 	oc delete -f "$id"
 	expect_rc 0
 	end_case
