@@ -579,7 +579,7 @@ _Noreturn void sandbox_child(const struct child_ctx *ctx)
 	struct sync_msg msg;
 	int fds[2] = { -1, -1 };
 	size_t n_fds = 2;
-	int report_fd = -1, release_fd = -1, root, tty_slave = -1, null_fd;
+	int report_fd = -1, release_fd = -1, root, tty_slave = -1;
 	bool net = ctx->spec->net.enabled;
 	sigset_t set;
 	pid_t workload, workload_host_pid;
@@ -600,21 +600,14 @@ _Noreturn void sandbox_child(const struct child_ctx *ctx)
 	 * it validated) goes now, before anything of the sandbox exists.
 	 */
 	{
-		int keep[] = { ctx->sync_fd, ctx->console_fd, ctx->stdin_fd, ctx->stdout_fd,
-			       ctx->stderr_fd };
+		int keep[] = { ctx->sync_fd,   ctx->console_fd, ctx->stdin_fd,
+			       ctx->stdout_fd, ctx->stderr_fd,	ctx->null_fd };
 
 		r = cordon_close_fds_except(3 + ctx->spec->preserve_fds, keep, ARRAY_SIZE(keep));
 		if (r < 0) {
 			cordon_error_set(&err, CORDON_E_INTERNAL, (int)-r, "closing the supervisor's fds");
 			setup_failed(ctx, &err);
 		}
-	}
-	/* Our stdio once the workload has its own: the host's /dev/null, opened while it is there.
-	 */
-	null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
-	if (null_fd < 0) {
-		cordon_error_set(&err, CORDON_E_INTERNAL, errno, "opening /dev/null");
-		setup_failed(ctx, &err);
 	}
 	/* /proc/1/cmdline would show the supervisor's: --env values, host paths. */
 	r = cordon_proc_title_hide(INIT_TITLE);
@@ -722,7 +715,7 @@ _Noreturn void sandbox_child(const struct child_ctx *ctx)
 	workload = workload_spawn(ctx, &report_fd, &release_fd, &err);
 	if (workload < 0)
 		setup_failed(ctx, &err);
-	if (let_go_of_stdio(ctx, null_fd, &err) < 0)
+	if (let_go_of_stdio(ctx, ctx->null_fd, &err) < 0)
 		init_failed(ctx, workload, &err);
 	/* The IPC sysctls of the sandbox's own namespace, while the host's /proc is ours. */
 	if (!cordon_spec_ns_not_new(ctx->spec, CORDON_OCI_NS_IPC) &&

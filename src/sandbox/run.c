@@ -900,7 +900,7 @@ static int run(struct supervisor *sv, struct cordon_error *err)
 	/* The caller's terminal never enters the sandbox (relay.c); -t: a pty of its own. */
 	bool relay = sv->opts->relay_terminal && !terminal && !spec->tty;
 	bool relay_out = relay && (isatty(STDOUT_FILENO) || isatty(STDERR_FILENO));
-	_cleanup_close_ int child_sync = -1, stdin_rd = -1, console = -1;
+	_cleanup_close_ int child_sync = -1, stdin_rd = -1, console = -1, null_fd = -1;
 	int sp[2], wr[2] = { -1, -1 };
 	struct sandbox_around around;
 	sigset_t set, old;
@@ -949,6 +949,11 @@ static int run(struct supervisor *sv, struct cordon_error *err)
 	if (sv->sigfd < 0)
 		return cordon_error_set(err, CORDON_E_INTERNAL, errno, "signalfd");
 
+	/* The init's stdio once the workload has its own (opened before any device rule is its). */
+	null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (null_fd < 0)
+		return cordon_error_set(err, CORDON_E_INTERNAL, errno, "opening /dev/null");
+	ctx.null_fd = null_fd;
 	ctx.console_fd = terminal ? sv->opts->console_fd : console;
 	ctx.stdin_fd = stdin_rd;
 	ctx.sync_fd = child_sync;
@@ -1000,6 +1005,7 @@ static int run(struct supervisor *sv, struct cordon_error *err)
 		close(sv->opts->console_fd);
 	cordon_closep(&console);
 	cordon_closep(&stdin_rd);
+	cordon_closep(&null_fd);
 	/*
 	 * The monitor holds nothing of its caller's past this point: the
 	 * container's stdio and --preserve-fds are the init's to pass on.

@@ -64,6 +64,13 @@ struct child_ctx {
 	int stdout_fd; /* pipe write ends when output is counted or a terminal, else -1 */
 	int stderr_fd;
 	int console_fd;   /* process.terminal: the connected --console-socket, else -1 */
+	/*
+	 * The host's /dev/null, the init's stdio once the workload has its
+	 * own: opened by the supervisor before the clone, since a config's
+	 * device rules (which may deny c 1:3) apply to the init from the
+	 * moment it is in the container's cgroups.
+	 */
+	int null_fd;
 };
 
 /* The supervisor's side of allowlisted egress (net.c). */
