@@ -413,6 +413,14 @@ struct cordon_dnsproxy_config {
 	 * client then gets SERVFAIL).
 	 */
 	int (*admit)(void *opaque, const struct cordon_dns_admit *req);
+	/*
+	 * A socket to upstreams[upstream], non-blocking and close-on-exec:
+	 * type SOCK_DGRAM connected to it, or SOCK_STREAM with its connect
+	 * begun. An fd, or -errno. The proxy's process gets them from the
+	 * supervisor, which makes them in its own network namespace (the
+	 * proxy itself may make no socket); NULL: the proxy makes them.
+	 */
+	int (*upstream_socket)(void *opaque, size_t upstream, int type);
 	void (*event)(void *opaque, const struct cordon_dns_event *ev);
 	void *opaque;
 };
@@ -426,6 +434,7 @@ struct cordon_dnsproxy_stats {
 
 /* Listening sockets of one kind (UDP, TCP) a proxy serves, at most. */
 #define CORDON_DNSPROXY_MAX_LISTENERS 4
+#define CORDON_DNSPROXY_MAX_UPSTREAMS 8
 
 /*
  * A proxy serving the given sockets: n_udp UDP and n_tcp listening TCP
@@ -483,6 +492,17 @@ void cordon_dnsproxy_admitted(struct cordon_dnsproxy *p, uint32_t token, int err
  *                                 addresses), for the run's report
  *   STATS     supervisor → proxy  asks; proxy → supervisor: its counters
  *   FAILED    proxy → supervisor  it could not start (the reason in name)
+ *   SOCKET    proxy → supervisor  a socket to upstream `token` of type
+ *                                 `qtype` (SOCK_DGRAM or SOCK_STREAM);
+ *                                 the answer, on the same channel of its
+ *                                 own, carries it (SCM_RIGHTS) or `error`
+ *
+ * SOCKET has a channel of its own: the proxy waits for its answer (a
+ * socket is asked for rarely: its pool's, a TCP retry), while ADMITs are
+ * answered in any order. The supervisor makes every upstream socket in
+ * its own network namespace, never G: nothing the workload sends into G
+ * can reach one, and the proxy, which may make no socket at all, can
+ * talk only to the configured upstreams.
  *
  * The supervisor trusts none of it: every message is checked field by
  * field (cordon_dnsctl_check) and every address re-vetted
@@ -495,6 +515,7 @@ enum cordon_dnsctl_type {
 	CORDON_DNSCTL_EVENT,
 	CORDON_DNSCTL_STATS,
 	CORDON_DNSCTL_FAILED,
+	CORDON_DNSCTL_SOCKET,
 };
 
 struct cordon_dnsctl_addr {
@@ -547,14 +568,15 @@ size_t cordon_dnsctl_vet_admit(const struct cordon_allowlist *al, const struct c
 			       size_t n, enum cordon_vet *why);
 /*
  * The proxy process's loop: a proxy on the listeners (cfg's admit,
- * event and opaque are its own), its admits and events sent over ctl,
- * the supervisor's answers read from it. Sends READY first. Returns 0
+ * event, upstream_socket and opaque are its own), its admits and events
+ * sent over ctl, the supervisor's answers read from it; its upstream
+ * sockets asked for over sockets (-1: it makes them itself). Sends READY first. Returns 0
  * once the supervisor hangs up ctl, or -1 (err set) when it cannot
  * serve. Calls nothing a seccomp filter of a few socket, epoll and
  * memory calls would refuse (security.md, "The DNS proxy's process").
  */
 int cordon_dnsproxy_serve(const struct cordon_dnsproxy_config *cfg, const int *udp_fds,
-			  size_t n_udp, const int *tcp_fds, size_t n_tcp, int ctl,
+			  size_t n_udp, const int *tcp_fds, size_t n_tcp, int ctl, int sockets,
 			  struct cordon_error *err);
 
 /* ---------------------------------------------------------------------- */

@@ -100,6 +100,13 @@ const struct cordon_bpf *cordon_seccomp_mode_guard(void);
  * else kills it (docs/security.md, "The DNS proxy's process").
  */
 const struct cordon_bpf *cordon_seccomp_dnsproxy(void);
+/*
+ * Where the proxy's process keeps its UDP listeners (src/sandbox/netproxy.c):
+ * the only fds its filter lets sendto name an address on. Every other
+ * socket it has is connected (its upstream sockets, the supervisor's).
+ */
+#define CORDON_DNSPROXY_FD_UDP 4
+#define CORDON_DNSPROXY_N_UDP 2
 /* Hex SHA-256 over the concatenated programs: what was loaded, exactly. */
 void cordon_seccomp_digest(const struct cordon_bpf *filters, size_t n, char out[65]);
 

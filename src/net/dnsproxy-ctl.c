@@ -175,6 +175,14 @@ int cordon_dnsctl_check(const void *buf, size_t len, const char **why)
 			return -1;
 		}
 		return 0;
+	case CORDON_DNSCTL_SOCKET:
+		if (m->token >= CORDON_DNSPROXY_MAX_UPSTREAMS ||
+		    (m->qtype != SOCK_DGRAM && m->qtype != SOCK_STREAM) ||
+		    !carries_only(m, CARRIES_TOKEN | CARRIES_QTYPE)) {
+			*why = "SOCKET with a bad field";
+			return -1;
+		}
+		return 0;
 	case CORDON_DNSCTL_FAILED:
 		/* Its reason reaches the caller's terminal: words, nothing a terminal acts on. */
 		if (!name_ok(m->name, sizeof(m->name), true, 0x20) ||
@@ -316,6 +324,57 @@ static int serve_admit(void *opaque, const struct cordon_dns_admit *req)
 	return ctl_send(s->ctl, &m);
 }
 
+/*
+ * A socket from the supervisor: ask, and wait for the answer (bounded:
+ * the supervisor answers at once, or is gone). The answer carries the
+ * socket or an error.
+ */
+static int serve_upstream_socket(void *opaque, size_t upstream, int type)
+{
+	struct dp_serve *s = opaque;
+	struct cordon_dnsctl_msg m;
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} control;
+	struct iovec iov = { .iov_base = &m, .iov_len = sizeof(m) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+	struct epoll_event ev;
+	int fd = -1, r;
+	ssize_t n;
+
+	memset(&m, 0, sizeof(m));
+	m.type = CORDON_DNSCTL_SOCKET;
+	m.token = (uint32_t)upstream;
+	m.qtype = (uint16_t)type;
+	r = ctl_send(s->sockets, &m);
+	if (r < 0)
+		return r;
+	do
+		r = epoll_wait(s->sockets_ep, &ev, 1, 2000);
+	while (r < 0 && errno == EINTR);
+	if (r <= 0)
+		return r < 0 ? -errno : -ETIMEDOUT;
+	mh.msg_control = control.buf;
+	mh.msg_controllen = sizeof(control.buf);
+	do
+		n = recvmsg(s->sockets, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
+		    c->cmsg_len == CMSG_LEN(sizeof(int)))
+			memcpy(&fd, CMSG_DATA(c), sizeof(int));
+	if (n != (ssize_t)sizeof(m) || m.type != CORDON_DNSCTL_SOCKET || m.error > 0 ||
+	    (fd < 0) == (m.error == 0)) {
+		if (fd >= 0)
+			close(fd);
+		return n == 0 ? -EPIPE : m.error < 0 ? m.error : -EPROTO;
+	}
+	return fd;
+}
+
 /* For the report only: best effort, a full channel loses the event. */
 static void serve_event(void *opaque, const struct cordon_dns_event *ev)
 {
@@ -385,7 +444,7 @@ int dp_serve_start(struct dp_serve *s, const struct cordon_dnsproxy_config *cfg,
 	struct cordon_dnsproxy_config own = *cfg;
 	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = s };
 
-	*s = (struct dp_serve){ .ctl = ctl, .epfd = -1 };
+	*s = (struct dp_serve){ .ctl = ctl, .epfd = -1, .sockets = -1, .sockets_ep = -1 };
 	own.admit = serve_admit;
 	own.event = serve_event;
 	own.opaque = s;
@@ -419,15 +478,28 @@ int dp_serve_dispatch(struct dp_serve *s, const struct epoll_event *evs, int n)
 	return r;
 }
 
+int dp_serve_sockets(struct dp_serve *s, int sockets, struct cordon_error *err)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+
+	s->sockets_ep = epoll_create1(EPOLL_CLOEXEC);
+	if (s->sockets_ep < 0 || epoll_ctl(s->sockets_ep, EPOLL_CTL_ADD, sockets, &ev) < 0)
+		return cordon_error_set(err, CORDON_E_NET_POLICY, errno, "DNS proxy: epoll");
+	s->sockets = sockets;
+	s->p->cfg.upstream_socket = serve_upstream_socket;
+	return 0;
+}
+
 void dp_serve_stop(struct dp_serve *s)
 {
 	cordon_dnsproxy_free(s->p);
 	s->p = NULL;
 	cordon_closep(&s->epfd);
+	cordon_closep(&s->sockets_ep);
 }
 
 int cordon_dnsproxy_serve(const struct cordon_dnsproxy_config *cfg, const int *udp_fds,
-			  size_t n_udp, const int *tcp_fds, size_t n_tcp, int ctl,
+			  size_t n_udp, const int *tcp_fds, size_t n_tcp, int ctl, int sockets,
 			  struct cordon_error *err)
 {
 	struct dp_serve s;
@@ -436,6 +508,10 @@ int cordon_dnsproxy_serve(const struct cordon_dnsproxy_config *cfg, const int *u
 
 	if (dp_serve_start(&s, cfg, udp_fds, n_udp, tcp_fds, n_tcp, ctl, err) < 0)
 		return -1;
+	if (sockets >= 0 && dp_serve_sockets(&s, sockets, err) < 0) {
+		dp_serve_stop(&s);
+		return -1;
+	}
 	memset(&ready, 0, sizeof(ready));
 	ready.type = CORDON_DNSCTL_READY;
 	if (ctl_send(ctl, &ready) < 0) {

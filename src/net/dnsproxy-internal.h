@@ -31,6 +31,12 @@
  */
 #define UDP_POOL 4
 /*
+ * A pool socket is connected to one upstream, so only that upstream can
+ * answer on it; it is replaced (a new random port) after this many
+ * queries, once nothing waits on it.
+ */
+#define UDP_REUSE 128
+/*
  * Addresses known to be in the allow sets, and until when: an answer whose
  * addresses all stay there for at least half of its TTL goes out without
  * asking the supervisor again (its address TTLs cut to what is left).
@@ -74,8 +80,9 @@ struct tcp_client {
 
 struct udp_socket {
 	struct tag tag;
-	int fd;
-	int family;
+	int fd;	   /* 0: none yet */
+	size_t upstream; /* the upstream it is connected to */
+	unsigned sent;	 /* queries sent on it */
 };
 
 /* A listening socket of the proxy's, UDP or TCP, and its address family. */
@@ -129,7 +136,7 @@ struct cordon_dnsproxy {
 	struct listener udp[CORDON_DNSPROXY_MAX_LISTENERS], tcp[CORDON_DNSPROXY_MAX_LISTENERS];
 	size_t n_udp, n_tcp;
 	int epfd;
-	struct udp_socket pool[UDP_POOL * 2];
+	struct udp_socket pool[CORDON_DNSPROXY_MAX_UPSTREAMS][UDP_POOL];
 	unsigned pool_next;
 	struct txn *txns;
 	unsigned inflight;
@@ -180,7 +187,9 @@ void dp_txn_fail(struct cordon_dnsproxy *p, struct txn *t, const char *note);
 struct dp_serve {
 	struct cordon_dnsproxy *p;
 	int ctl;
-	int epfd; /* the proxy's fds and ctl */
+	int epfd;	/* the proxy's fds and ctl */
+	int sockets;	/* the channel upstream sockets come by, or -1 */
+	int sockets_ep; /* an epoll of sockets alone: one answer is waited for */
 };
 
 /* A proxy on the listeners whose admits and events go to ctl; 0, or -1 (err set). */
@@ -192,7 +201,9 @@ int dp_serve_start(struct dp_serve *s, const struct cordon_dnsproxy_config *cfg,
  * once the supervisor hung up ctl, -1 on an error reading it.
  */
 int dp_serve_dispatch(struct dp_serve *s, const struct epoll_event *evs, int n);
-/* Frees the proxy and closes the epoll fd; ctl stays the caller's. */
+/* Upstream sockets asked for over sockets from now on; 0, or -1 (err set). */
+int dp_serve_sockets(struct dp_serve *s, int sockets, struct cordon_error *err);
+/* Frees the proxy and closes the epoll fds; ctl and sockets stay the caller's. */
 void dp_serve_stop(struct dp_serve *s);
 
 #endif

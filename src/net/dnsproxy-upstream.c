@@ -51,21 +51,34 @@ void dp_txn_fail(struct cordon_dnsproxy *p, struct txn *t, const char *note)
 	dp_txn_free(p, t);
 }
 
-static int upstream_socket(struct cordon_dnsproxy *p, struct txn *t)
+/* A socket to upstream i: from the provider (the supervisor), or made here. */
+static int new_upstream_socket(struct cordon_dnsproxy *p, size_t i, int type)
 {
-	const struct sockaddr_storage *ss = &p->cfg.upstreams[t->upstream];
-	socklen_t len = dp_sockaddr_len(ss);
-	struct epoll_event ev = { .events = EPOLLIN | EPOLLOUT, .data.ptr = &t->tag };
-	int fd = socket(ss->ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	const struct sockaddr_storage *ss = &p->cfg.upstreams[i];
+	int fd;
 
+	if (p->cfg.upstream_socket)
+		return p->cfg.upstream_socket(p->cfg.opaque, i, type);
+	fd = socket(ss->ss_family, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
-	if (connect(fd, (const struct sockaddr *)ss, len) < 0 && errno != EINPROGRESS) {
+	if (connect(fd, (const struct sockaddr *)ss, dp_sockaddr_len(ss)) < 0 &&
+	    errno != EINPROGRESS) {
 		int e = errno;
 
 		close(fd);
 		return -e;
 	}
+	return fd;
+}
+
+static int upstream_socket(struct cordon_dnsproxy *p, struct txn *t)
+{
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLOUT, .data.ptr = &t->tag };
+	int fd = new_upstream_socket(p, t->upstream, SOCK_STREAM);
+
+	if (fd < 0)
+		return fd;
 	if (p->epfd >= 0 && epoll_ctl(p->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
 		int e = errno;
 
@@ -76,21 +89,41 @@ static int upstream_socket(struct cordon_dnsproxy *p, struct txn *t)
 	return 0;
 }
 
-static struct udp_socket *pool_socket(struct cordon_dnsproxy *p, int family)
+static bool pool_busy(const struct cordon_dnsproxy *p, const struct udp_socket *u)
+{
+	for (const struct txn *t = p->txns; t; t = t->next)
+		if (t->udp == u)
+			return true;
+	return false;
+}
+
+static void pool_close(struct cordon_dnsproxy *p, struct udp_socket *u)
+{
+	if (p->epfd >= 0)
+		epoll_ctl(p->epfd, EPOLL_CTL_DEL, u->fd, NULL);
+	close(u->fd);
+	u->fd = 0;
+}
+
+/*
+ * One of upstream i's pool sockets, in turn. A socket that has carried
+ * UDP_REUSE queries and has none in flight is replaced: a port that
+ * stays open long is one an off-path spoofer has time to find.
+ */
+static struct udp_socket *pool_socket(struct cordon_dnsproxy *p, size_t i)
 {
 	struct epoll_event ev = { .events = EPOLLIN };
-	size_t base = family == AF_INET6 ? UDP_POOL : 0;
-	struct udp_socket *u = &p->pool[base + (p->pool_next++ % UDP_POOL)];
+	struct udp_socket *u = &p->pool[i][p->pool_next++ % UDP_POOL];
+	int fd;
 
+	if (u->fd > 0 && u->sent >= UDP_REUSE && !pool_busy(p, u))
+		pool_close(p, u);
 	if (u->fd > 0)
 		return u;
-	u->fd = socket(family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (u->fd < 0) {
-		u->fd = 0;
+	fd = new_upstream_socket(p, i, SOCK_DGRAM);
+	if (fd < 0)
 		return NULL;
-	}
-	u->family = family;
-	u->tag = (struct tag){ TAG_UPSTREAM_UDP, u };
+	*u = (struct udp_socket){ .tag = { TAG_UPSTREAM_UDP, u }, .fd = fd, .upstream = i };
 	ev.data.ptr = &u->tag;
 	if (p->epfd >= 0 && epoll_ctl(p->epfd, EPOLL_CTL_ADD, u->fd, &ev) < 0) {
 		close(u->fd);
@@ -102,14 +135,14 @@ static struct udp_socket *pool_socket(struct cordon_dnsproxy *p, int family)
 
 static int udp_send(struct cordon_dnsproxy *p, struct txn *t)
 {
-	const struct sockaddr_storage *ss = &p->cfg.upstreams[t->upstream];
-	struct udp_socket *u = pool_socket(p, ss->ss_family);
+	struct udp_socket *u = pool_socket(p, t->upstream);
 
 	if (!u)
 		return -EMFILE;
-	if (sendto(u->fd, t->query, t->query_len, MSG_NOSIGNAL, (const struct sockaddr *)ss,
-		   dp_sockaddr_len(ss)) < 0)
+	/* Connected: no address here (the proxy's filter allows none on these sockets). */
+	if (send(u->fd, t->query, t->query_len, MSG_NOSIGNAL) < 0)
 		return -errno;
+	u->sent++;
 	t->udp = u;
 	t->sent = true;
 	return 0;

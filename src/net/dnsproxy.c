@@ -443,9 +443,11 @@ struct cordon_dnsproxy *cordon_dnsproxy_new(const struct cordon_dnsproxy_config 
 {
 	struct cordon_dnsproxy *p;
 
-	if (!cfg->allowlist || (cfg->n_upstreams == 0) || !cfg->upstreams) {
+	if (!cfg->allowlist || cfg->n_upstreams == 0 || !cfg->upstreams ||
+	    cfg->n_upstreams > CORDON_DNSPROXY_MAX_UPSTREAMS) {
 		cordon_error_set(err, CORDON_E_NET_POLICY, 0,
-				 "DNS proxy: no allowlist or upstream");
+				 "DNS proxy: no allowlist, or no upstream or more than %d",
+				 CORDON_DNSPROXY_MAX_UPSTREAMS);
 		close_fds(udp_fds, n_udp);
 		close_fds(tcp_fds, n_tcp);
 		return NULL;
@@ -516,8 +518,9 @@ void cordon_dnsproxy_free(struct cordon_dnsproxy *p)
 	}
 	release_dead(p);
 	for (size_t i = 0; i < ARRAY_SIZE(p->pool); i++)
-		if (p->pool[i].fd > 0)
-			close(p->pool[i].fd);
+		for (size_t k = 0; k < UDP_POOL; k++)
+			if (p->pool[i][k].fd > 0)
+				close(p->pool[i][k].fd);
 	for (size_t i = 0; i < p->n_udp; i++)
 		close(p->udp[i].fd);
 	for (size_t i = 0; i < p->n_tcp; i++)
@@ -563,10 +566,12 @@ int cordon_dnsproxy_handle(struct cordon_dnsproxy *p, void *tagp, uint32_t event
 	 * stale one (its object closed earlier in this batch) matches nothing.
 	 */
 	for (size_t i = 0; i < ARRAY_SIZE(p->pool); i++) {
-		if (tag == &p->pool[i].tag) {
-			if (p->pool[i].fd > 0)
-				dp_pool_readable(p, &p->pool[i]);
-			return 1;
+		for (size_t k = 0; k < UDP_POOL; k++) {
+			if (tag == &p->pool[i][k].tag) {
+				if (p->pool[i][k].fd > 0)
+					dp_pool_readable(p, &p->pool[i][k]);
+				return 1;
+			}
 		}
 	}
 	for (struct txn *t = p->txns; t; t = t->next) {

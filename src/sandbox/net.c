@@ -77,6 +77,16 @@ static void report_addr(struct cordon_net_addr_list *l, const struct cordon_addr
 		l->v[l->n++] = (struct cordon_net_addr){ *a, why };
 }
 
+bool sandbox_net_report_has(struct sandbox_net *n, const char *name)
+{
+	const struct cordon_net_report *r = &n->result->net;
+
+	for (size_t i = 0; i < r->n_names; i++)
+		if (strcmp(r->names[i].name, name) == 0)
+			return true;
+	return false;
+}
+
 void sandbox_net_report(struct sandbox_net *n, const char *name, bool allowed,
 			const struct cordon_addr *addrs, size_t n_addrs, const enum cordon_vet *why)
 {
@@ -654,6 +664,8 @@ void sandbox_net_finish(struct sandbox_net *n)
 	pasta_stop(n);
 	cordon_closep(&n->addr_watch);
 	free(TAKE_PTR(n->blocked));
+	free(TAKE_PTR(n->admitted));
+	n->n_admitted = n->cap_admitted = 0;
 	n->n_blocked = 0;
 	cordon_nft_close(TAKE_PTR(n->nft));
 }
@@ -669,6 +681,7 @@ void sandbox_net_init(struct sandbox_net *n, const struct cordon_spec *spec,
 	n->addr_watch = -1;
 	n->proxy_pidfd = -1;
 	n->proxy_ctl = -1;
+	n->proxy_sockets = -1;
 	n->uses_userns = spec->userns != CORDON_USERNS_HOST;
 	n->ttl_floor_s = ttl_floor_s();
 	result->net.enabled = spec->net.enabled;

@@ -36,21 +36,40 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 
+#include "config.h"
 #include "cordon/security.h"
 #include "sandbox-internal.h"
 
 #define PROXY_TITLE "cordon-dnsproxy"
 #define PROXY_STATS_TIMEOUT_MS 250
+#define PROXY_SOCKETS_PER_S 200
+#define PROXY_ADMITS_PER_S 1000
+
+/* One more in this second's window: true past limit. */
+static bool rate_exceeded(uint64_t *window_us, unsigned *count, unsigned limit)
+{
+	uint64_t now = cordon_now_mono_us();
+
+	if (now - *window_us >= 1000000) {
+		*window_us = now;
+		*count = 0;
+	}
+	return ++*count > limit;
+}
 
 /* Where the proxy's fds are once it has closed the rest: the DNS listeners as in SYNC_NET. */
 enum {
 	FD_CTL = 3,
 	FD_UDP,
 	FD_TCP = FD_UDP + CORDON_GW_DNS_SOCKETS,
-	FD_USERNS = FD_TCP + CORDON_GW_DNS_SOCKETS,
+	FD_SOCKETS = FD_TCP + CORDON_GW_DNS_SOCKETS, /* the channel upstream sockets come by */
+	FD_USERNS,
 	FD_NETNS,
 	FD_COUNT,
 };
+/* The filter lets sendto name an address only on the UDP listeners (seccomp-gen.c). */
+_Static_assert(FD_UDP == CORDON_DNSPROXY_FD_UDP && CORDON_GW_DNS_SOCKETS == CORDON_DNSPROXY_N_UDP,
+	       "the proxy's UDP listeners are where its seccomp filter expects them");
 
 static int fail(struct cordon_error *err, int errnum, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -96,10 +115,14 @@ static uint32_t pick_id(const struct cordon_idmap *map, uint32_t caller, uint32_
 void sandbox_net_proxy_ids(struct sandbox_net *n, const struct cordon_idplan *plan)
 {
 	if (!plan) {
-		/* --userns host: G belongs to the host's user namespace; host root becomes nobody.
+		/*
+		 * --userns host: G belongs to the host's user namespace. Host
+		 * root becomes the top id of cordon's rootful range, which no
+		 * host process runs as (nobody is one many do: any of them
+		 * could signal it).
 		 */
-		n->proxy_uid = geteuid() == 0 ? 65534 : geteuid();
-		n->proxy_gid = geteuid() == 0 ? 65534 : getegid();
+		n->proxy_uid = geteuid() == 0 ? CORDON_ROOTFUL_UID_BASE + 65535 : geteuid();
+		n->proxy_gid = geteuid() == 0 ? CORDON_ROOTFUL_UID_BASE + 65535 : getegid();
 		n->proxy_setgroups = geteuid() == 0;
 		return;
 	}
@@ -225,12 +248,24 @@ static _Noreturn void proxy_main(const struct sandbox_net *n, pid_t parent,
 	/* It dies with us; if we are gone already there is no one to serve for. */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
 		_exit(1);
-	/* Signals as for a new program: we block ours and read them from a signalfd. */
+	/*
+	 * A session of its own: a ^C, ^Z or hang-up of the caller's terminal
+	 * goes to the supervisor's process group, and is the workload's to
+	 * have (relayed), never the proxy's. Signals as for a new program
+	 * (we block ours and read them from a signalfd), except that those a
+	 * terminal or a group may send are ignored: only SIGKILL ends it.
+	 */
+	if (setsid() < 0)
+		_exit(1);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	for (int sig = 1; sig < NSIG; sig++)
 		if (sig != SIGKILL && sig != SIGSTOP)
 			signal(sig, SIG_DFL);
+	for (const int *sig = (const int[]){ SIGINT, SIGQUIT, SIGHUP, SIGTERM, SIGTSTP, SIGTTIN,
+					     SIGTTOU, SIGPIPE, SIGUSR1, SIGUSR2, 0 };
+	     *sig; sig++)
+		signal(*sig, SIG_IGN);
 	if (proxy_fds(fds) < 0)
 		_exit(1);
 	/* Into G; its user namespace first, which gives CAP_SYS_ADMIN over G. */
@@ -265,7 +300,7 @@ static _Noreturn void proxy_main(const struct sandbox_net *n, pid_t parent,
 	/* From here on only the filter's calls: the serve loop is written for it. */
 	if (cordon_dnsproxy_serve(&cfg, (const int[]){ FD_UDP, FD_UDP + 1 }, CORDON_GW_DNS_SOCKETS,
 				  (const int[]){ FD_TCP, FD_TCP + 1 }, CORDON_GW_DNS_SOCKETS,
-				  FD_CTL, &err) < 0)
+				  FD_CTL, FD_SOCKETS, &err) < 0)
 		proxy_die(&err);
 	_exit(0);
 }
@@ -274,14 +309,21 @@ int sandbox_net_proxy_start(struct sandbox_net *n, const int dns[SYNC_NET_FDS - 
 			    int userns, int gw_ns, struct cordon_error *err)
 {
 	pid_t parent = getpid(), pid;
-	int sp[2];
+	int sp[2], ss[2];
 
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
 		return fail(err, errno, "socketpair");
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, ss) < 0) {
+		close(sp[0]);
+		close(sp[1]);
+		return fail(err, errno, "socketpair");
+	}
 	pid = fork();
 	if (pid < 0) {
 		close(sp[0]);
 		close(sp[1]);
+		close(ss[0]);
+		close(ss[1]);
 		return fail(err, errno, "fork");
 	}
 	if (pid == 0) {
@@ -289,13 +331,16 @@ int sandbox_net_proxy_start(struct sandbox_net *n, const int dns[SYNC_NET_FDS - 
 
 		fds[0] = sp[1];
 		memcpy(fds + FD_UDP - FD_CTL, dns, sizeof(int) * 2 * CORDON_GW_DNS_SOCKETS);
+		fds[FD_SOCKETS - FD_CTL] = ss[1];
 		fds[FD_USERNS - FD_CTL] = n->uses_userns ? userns : -1;
 		fds[FD_NETNS - FD_CTL] = gw_ns;
 		proxy_main(n, parent, fds);
 	}
 	close(sp[1]);
+	close(ss[1]);
 	n->proxy_pid = pid;
 	n->proxy_ctl = sp[0];
+	n->proxy_sockets = ss[0];
 	n->proxy_pidfd = cordon_pidfd_open(pid);
 	if (n->proxy_pidfd < 0)
 		return fail(err, errno, "pidfd");
@@ -317,6 +362,14 @@ static int proxy_gone(struct sandbox_net *n, struct cordon_error *err)
 	return fail(err, 0, "it hung up");
 }
 
+/* A SOCK_SEQPACKET read of 0 bytes is a hang-up only if the peer is gone: else an empty message. */
+static bool channel_hung_up(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN | POLLRDHUP };
+
+	return poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLRDHUP));
+}
+
 /* One message from the proxy, checked; 1 read, 0 none waiting, -1 (err set) a violation or hang-up.
  */
 static int proxy_recv(struct sandbox_net *n, struct cordon_dnsctl_msg *m, struct cordon_error *err)
@@ -331,6 +384,8 @@ static int proxy_recv(struct sandbox_net *n, struct cordon_dnsctl_msg *m, struct
 		return 0;
 	if (r < 0)
 		return fail(err, errno, "its channel");
+	if (r == 0 && !channel_hung_up(n->proxy_ctl))
+		return fail(err, EPROTO, "broke its protocol: an empty message");
 	if (r == 0)
 		return proxy_gone(n, err);
 	if (cordon_dnsctl_check(m, (size_t)r, &why) < 0)
@@ -352,27 +407,70 @@ static uint32_t clamp_ttl(const struct sandbox_net *n, uint32_t ttl)
  * must lie outside everything the gateway blocks; what passes goes into
  * the allow sets, and the proxy hears the verdict of each.
  */
+/*
+ * An admit never shortens what an earlier one promised a client (the
+ * kernel takes the newest timeout): the end we admitted each address
+ * until, kept here.
+ */
+static struct admitted_until *admitted_find(struct sandbox_net *n, const struct cordon_addr *a)
+{
+	for (size_t i = 0; i < n->n_admitted; i++)
+		if (n->admitted[i].addr.family == a->family &&
+		    memcmp(n->admitted[i].addr.u.bytes, a->u.bytes,
+			   a->family == AF_INET6 ? 16 : 4) == 0)
+			return &n->admitted[i];
+	return NULL;
+}
+
+/* The timeout to insert a with (ms): the TTL asked for, or what an earlier admit left, if longer.
+ */
+static uint64_t admit_timeout_ms(struct sandbox_net *n, const struct cordon_addr *a, uint32_t ttl_s,
+				 uint64_t now_ms)
+{
+	struct admitted_until *e = admitted_find(n, a);
+	uint64_t want = (uint64_t)ttl_s * 1000;
+
+	if (e && e->until_ms > now_ms + want)
+		return e->until_ms - now_ms;
+	if (!e) {
+		if (n->n_admitted == n->cap_admitted) {
+			n->cap_admitted = n->cap_admitted ? n->cap_admitted * 2 : 64;
+			n->admitted = cordon_xrealloc(n->admitted,
+						      n->cap_admitted * sizeof(*n->admitted));
+		}
+		e = &n->admitted[n->n_admitted++];
+		e->addr = *a;
+	}
+	e->until_ms = now_ms + want;
+	return want;
+}
+
 static void proxy_admit(struct sandbox_net *n, const struct cordon_dnsctl_msg *m)
 {
-	struct cordon_addr addrs[CORDON_DNS_ADMIT_MAX], ok[CORDON_DNS_ADMIT_MAX];
+	struct cordon_addr addrs[CORDON_DNS_ADMIT_MAX];
 	enum cordon_vet why[CORDON_DNS_ADMIT_MAX];
 	struct cordon_dnsctl_msg reply;
 	struct cordon_error err = { 0 };
-	size_t n_ok = 0;
+	uint64_t now_ms = cordon_now_mono_us() / 1000;
+	uint32_t ttl = clamp_ttl(n, m->ttl_s);
 
 	for (size_t i = 0; i < m->n_addrs; i++)
 		cordon_dnsctl_addr_get(&m->addrs[i], &addrs[i]);
 	cordon_dnsctl_vet_admit(n->spec->net.allowlist, n->blocked, n->n_blocked, m->name, addrs,
 				m->n_addrs, why);
-	for (size_t i = 0; i < m->n_addrs; i++)
-		if (why[i] == CORDON_VET_OK)
-			ok[n_ok++] = addrs[i];
 	memset(&reply, 0, sizeof(reply));
 	reply.type = CORDON_DNSCTL_ADMITTED;
 	reply.token = m->token;
 	reply.n_addrs = m->n_addrs;
-	if (n_ok && cordon_nft_allow(n->nft, ok, n_ok, clamp_ttl(n, m->ttl_s) * 1000, &err) < 0)
-		reply.error = err.errnum ? -err.errnum : -EIO;
+	/* One insert each: their timeouts may differ (an earlier admit may hold longer). */
+	for (size_t i = 0; i < m->n_addrs && !reply.error; i++) {
+		if (why[i] != CORDON_VET_OK)
+			continue;
+		if (cordon_nft_allow(n->nft, &addrs[i], 1,
+				     (uint32_t)admit_timeout_ms(n, &addrs[i], ttl, now_ms),
+				     &err) < 0)
+			reply.error = err.errnum ? -err.errnum : -EIO;
+	}
 	for (size_t i = 0; i < m->n_addrs; i++)
 		cordon_dnsctl_addr_put(&addrs[i], why[i], &reply.addrs[i]);
 	sandbox_net_report(n, m->name, true, reply.error ? NULL : addrs,
@@ -387,11 +485,21 @@ static void proxy_event(struct sandbox_net *n, const struct cordon_dnsctl_msg *m
 	struct cordon_addr refused[CORDON_DNS_ADMIT_MAX];
 	enum cordon_vet why[CORDON_DNS_ADMIT_MAX];
 
+	/*
+	 * The proxy's word, for the report only; whether the name is allowed
+	 * is ours to say. Names it alone tells of take at most three
+	 * quarters of the report's table: a flood of them cannot push out
+	 * the names whose addresses we admitted.
+	 */
+	if (n->result->net.n_names >= CORDON_NET_REPORT_NAMES_MAX / 4 * 3 &&
+	    !sandbox_net_report_has(n, m->name))
+		return;
 	for (size_t i = 0; i < m->n_refused; i++) {
 		cordon_dnsctl_addr_get(&m->refused[i], &refused[i]);
 		why[i] = (enum cordon_vet)m->refused[i].why;
 	}
-	sandbox_net_report(n, m->name, m->allowed, refused, m->n_refused, why);
+	sandbox_net_report(n, m->name, cordon_allowlist_match_name(n->spec->net.allowlist, m->name),
+			   refused, m->n_refused, why);
 }
 
 int sandbox_net_proxy_io(struct sandbox_net *n, struct cordon_error *err)
@@ -420,6 +528,13 @@ int sandbox_net_proxy_io(struct sandbox_net *n, struct cordon_error *err)
 		}
 		switch (m.type) {
 		case CORDON_DNSCTL_ADMIT:
+			/* Its own limit is 200 queries a second: five times that is no proxy of
+			 * ours. */
+			if (rate_exceeded(&n->admits_window_us, &n->admits_in_window,
+					  PROXY_ADMITS_PER_S))
+				return fail(err, EPROTO,
+					    "broke its protocol: more than %d admits a second",
+					    PROXY_ADMITS_PER_S);
 			proxy_admit(n, &m);
 			break;
 		case CORDON_DNSCTL_EVENT:
@@ -435,6 +550,88 @@ int sandbox_net_proxy_io(struct sandbox_net *n, struct cordon_error *err)
 		}
 	}
 	return became_ready;
+}
+
+/*
+ * A socket to one of the configured upstreams, made here, in our own
+ * network namespace (never G: nothing the workload sends reaches it),
+ * connected (UDP) or connecting (TCP), and handed over. The proxy names
+ * the upstream by its index; it can have no other. At most
+ * PROXY_SOCKETS_PER_S a second: a proxy that asks for more is not one
+ * we understand.
+ */
+static int make_upstream_socket(const struct sandbox_net *n, size_t i, int type)
+{
+	const struct sockaddr_storage *ss = &n->spec->net.upstreams[i];
+	socklen_t len = ss->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6) :
+						    sizeof(struct sockaddr_in);
+	int fd = socket(ss->ss_family, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (const struct sockaddr *)ss, len) < 0 && errno != EINPROGRESS) {
+		int e = errno;
+
+		close(fd);
+		return -e;
+	}
+	return fd;
+}
+
+int sandbox_net_proxy_sockets(struct sandbox_net *n, struct cordon_error *err)
+{
+	for (int i = 0; i < 16; i++) {
+		struct cordon_dnsctl_msg m;
+		const char *why = NULL;
+		union {
+			char buf[CMSG_SPACE(sizeof(int))];
+			struct cmsghdr align;
+		} control;
+		struct iovec iov = { .iov_base = &m, .iov_len = sizeof(m) };
+		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+		int fd;
+		ssize_t r;
+
+		do
+			r = recv(n->proxy_sockets, &m, sizeof(m), MSG_DONTWAIT | MSG_TRUNC);
+		while (r < 0 && errno == EINTR);
+		if (r < 0 && errno == EAGAIN)
+			return 0;
+		if (r < 0)
+			return fail(err, errno, "its socket channel");
+		if (r == 0 && channel_hung_up(n->proxy_sockets))
+			return proxy_gone(n, err);
+		if (cordon_dnsctl_check(&m, (size_t)r, &why) < 0 ||
+		    m.type != CORDON_DNSCTL_SOCKET || m.token >= n->spec->net.n_upstreams)
+			return fail(err, EPROTO, "broke its protocol: %s",
+				    why ? why : "a socket request off its channel or upstreams");
+		if (rate_exceeded(&n->sockets_window_us, &n->sockets_in_window,
+				  PROXY_SOCKETS_PER_S))
+			return fail(err, EPROTO,
+				    "broke its protocol: more than %d sockets a second",
+				    PROXY_SOCKETS_PER_S);
+		fd = make_upstream_socket(n, m.token, m.qtype);
+		memset(&m, 0, sizeof(m));
+		m.type = CORDON_DNSCTL_SOCKET;
+		if (fd < 0) {
+			m.error = fd;
+		} else {
+			struct cmsghdr *c;
+
+			mh.msg_control = control.buf;
+			mh.msg_controllen = sizeof(control.buf);
+			c = CMSG_FIRSTHDR(&mh);
+			c->cmsg_level = SOL_SOCKET;
+			c->cmsg_type = SCM_RIGHTS;
+			c->cmsg_len = CMSG_LEN(sizeof(int));
+			memcpy(CMSG_DATA(c), &fd, sizeof(int));
+		}
+		/* Our copy goes either way; a proxy that does not read times its request out. */
+		sendmsg(n->proxy_sockets, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (fd >= 0)
+			close(fd);
+	}
+	return 0;
 }
 
 bool sandbox_net_proxy_died(struct sandbox_net *n, struct cordon_error *err)
@@ -476,6 +673,7 @@ void sandbox_net_proxy_stop(struct sandbox_net *n)
 		}
 	}
 	cordon_closep(&n->proxy_ctl);
+	cordon_closep(&n->proxy_sockets);
 	if (n->proxy_pidfd >= 0) {
 		cordon_pidfd_send_signal(n->proxy_pidfd, SIGKILL);
 		waitid(P_PIDFD, (id_t)n->proxy_pidfd, &(siginfo_t){ 0 }, WEXITED);

@@ -109,6 +109,7 @@ static int watch_gateway(struct supervisor *sv, struct cordon_error *err)
 	if (n->addr_watch >= 0 && epoll_add(sv->epfd, &n->addr_watch, err) < 0)
 		return -1;
 	if (n->proxy_ctl >= 0 && (epoll_add(sv->epfd, &n->proxy_ctl, err) < 0 ||
+				  epoll_add(sv->epfd, &n->proxy_sockets, err) < 0 ||
 				  epoll_add(sv->epfd, &n->proxy_pidfd, err) < 0))
 		return -1;
 	return 0;
@@ -123,7 +124,11 @@ static void on_gateway(struct supervisor *sv, const struct sync_msg *msg, int *f
 {
 	struct cordon_error err = { 0 };
 
-	if (sandbox_net_gateway(&sv->net, sv->plan, fds, &err) < 0 || watch_gateway(sv, &err) < 0 ||
+	if (sandbox_net_gateway(&sv->net, sv->plan, fds, &err) < 0 ||
+	    /* The proxy works for the sandbox: its limits hold it too. */
+	    (sv->net.proxy_pid > 0 &&
+	     cordon_cgroup_attach(&sv->cgroup, sv->net.proxy_pid, &err) < 0) ||
+	    watch_gateway(sv, &err) < 0 ||
 	    (sv->net.proxy_ctl < 0 && sandbox_net_release(&sv->net, sv->sync_fd, &err) < 0))
 		fail_run(sv, &err);
 }
@@ -516,14 +521,16 @@ static void handle_host_addresses(struct supervisor *sv)
  * broke its protocol, hung up or died, the workload's DNS is no longer
  * what was asked for: end the sandbox (exit 125, CORDON_E_NET_POLICY).
  */
-static void handle_proxy(struct supervisor *sv, bool died)
+enum proxy_event { PROXY_SPOKE, PROXY_ASKED_SOCKET, PROXY_DIED };
+
+static void handle_proxy(struct supervisor *sv, enum proxy_event what)
 {
 	struct cordon_result *res = sv->result;
 	struct cordon_error err = { 0 };
 
 	if (sv->net.proxy_ctl < 0)
 		return;
-	if (!died) {
+	if (what == PROXY_SPOKE) {
 		int r = sandbox_net_proxy_io(&sv->net, &err);
 
 		/* READY: the gateway is complete, the init may finish its side. */
@@ -532,10 +539,14 @@ static void handle_proxy(struct supervisor *sv, bool died)
 			r = -1;
 		if (r >= 0)
 			return;
-	}
-	if (died && !sandbox_net_proxy_died(&sv->net, &err))
+	} else if (what == PROXY_ASKED_SOCKET) {
+		if (sandbox_net_proxy_sockets(&sv->net, &err) == 0)
+			return;
+	} else if (!sandbox_net_proxy_died(&sv->net, &err)) {
 		return;
+	}
 	epoll_ctl(sv->epfd, EPOLL_CTL_DEL, sv->net.proxy_ctl, NULL);
+	epoll_ctl(sv->epfd, EPOLL_CTL_DEL, sv->net.proxy_sockets, NULL);
 	epoll_ctl(sv->epfd, EPOLL_CTL_DEL, sv->net.proxy_pidfd, NULL);
 	sandbox_net_proxy_stop(&sv->net);
 	if (sv->child_done || res->failed)
@@ -589,9 +600,11 @@ static int supervise(struct supervisor *sv, struct cordon_error *err)
 			else if (tag == &sv->net.addr_watch)
 				handle_host_addresses(sv);
 			else if (tag == &sv->net.proxy_ctl)
-				handle_proxy(sv, false);
+				handle_proxy(sv, PROXY_SPOKE);
+			else if (tag == &sv->net.proxy_sockets)
+				handle_proxy(sv, PROXY_ASKED_SOCKET);
 			else if (tag == &sv->net.proxy_pidfd)
-				handle_proxy(sv, true);
+				handle_proxy(sv, PROXY_DIED);
 			else
 				lifecycle_dispatch(sv, tag);
 		}

@@ -83,6 +83,17 @@ struct sandbox_net {
 	/* The DNS proxy's process (netproxy.c); none with --dns none. */
 	pid_t proxy_pid;
 	int proxy_pidfd, proxy_ctl;       /* -1 when none */
+	int proxy_sockets;                /* its upstream sockets' channel, -1 when none */
+	uint64_t sockets_window_us;       /* the second its socket requests are counted in */
+	unsigned sockets_in_window;
+	uint64_t admits_window_us;        /* and its admits */
+	unsigned admits_in_window;
+	/* Until when each address we admitted stays in the allow sets (ms, monotonic). */
+	struct admitted_until {
+		struct cordon_addr addr;
+		uint64_t until_ms;
+	} *admitted;
+	size_t n_admitted, cap_admitted;
 	uid_t proxy_uid;                  /* its ids inside the sandbox's user namespace */
 	gid_t proxy_gid;
 	bool proxy_setgroups;
@@ -111,6 +122,8 @@ int sandbox_net_gateway(struct sandbox_net *n, const struct cordon_idplan *plan,
 			int fds[SYNC_NET_FDS], struct cordon_error *err);
 /* Send SYNC_UPLINK: the init finishes its side and releases the workload. */
 int sandbox_net_release(struct sandbox_net *n, int sync_fd, struct cordon_error *err);
+/* Is name in the report already? */
+bool sandbox_net_report_has(struct sandbox_net *n, const char *name);
 /* A DNS decision into the report: each address admitted (why OK) or refused. */
 void sandbox_net_report(struct sandbox_net *n, const char *name, bool allowed,
 			const struct cordon_addr *addrs, size_t n_addrs, const enum cordon_vet *why);
@@ -126,6 +139,8 @@ void sandbox_net_proxy_ids(struct sandbox_net *n, const struct cordon_idplan *pl
 int sandbox_net_proxy_start(struct sandbox_net *n, const int dns[SYNC_NET_FDS - SYNC_NET_FD_UDP],
 			    int userns, int gw_ns, struct cordon_error *err);
 int sandbox_net_proxy_io(struct sandbox_net *n, struct cordon_error *err);
+/* Its socket requests (readable channel): 0, or -1 (err set) when the sandbox must end. */
+int sandbox_net_proxy_sockets(struct sandbox_net *n, struct cordon_error *err);
 bool sandbox_net_proxy_died(struct sandbox_net *n, struct cordon_error *err);
 void sandbox_net_proxy_stop(struct sandbox_net *n);
 /*

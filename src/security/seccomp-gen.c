@@ -57,6 +57,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cordon/security.h"
+
 /* Allowed outright (the argument-checked ones: see argument_checked). */
 static const char *const allowed[] = {
 	"accept", "accept4", "access", "adjtimex", "alarm", "arch_prctl", "bind", "brk",
@@ -324,22 +326,19 @@ static scmp_filter_ctx mode_guard(void)
  * The DNS proxy's own process (docs/security.md, "The DNS proxy's
  * process"): it parses the workload's bytes, so everything but its
  * socket, epoll and memory calls kills it, and the supervisor, which
- * watches it, ends the sandbox. New sockets only of the two kinds it
- * asks upstream with (IPv4 or IPv6, UDP or TCP, whatever flags); no
+ * watches it, ends the sandbox. No socket of its own (the supervisor
+ * makes its upstream sockets), no address but on its listeners, no
  * executable memory; no file, process, mount or namespace call at all.
  */
 static const char *const dnsproxy_allowed[] = {
-	"accept4", "brk", "clock_gettime", "close", "connect", "epoll_create1", "epoll_ctl",
-	"epoll_pwait", "epoll_wait", "exit", "exit_group", "getpeername", "getrandom",
-	"getsockname", "gettimeofday", "madvise", "munmap", "recvfrom", "recvmsg",
-	"restart_syscall", "rt_sigreturn", "sendmsg", "sendto",
+	"accept4", "brk", "clock_gettime", "close", "epoll_create1", "epoll_ctl", "epoll_pwait",
+	"epoll_wait", "exit", "exit_group", "getpeername", "getrandom", "getsockname",
+	"gettimeofday", "madvise", "munmap", "recvfrom", "recvmsg", "restart_syscall",
+	"rt_sigreturn",
 };
 
 static scmp_filter_ctx dnsproxy(void)
 {
-	static const int families[] = { AF_INET, AF_INET6 };
-	static const int types[] = { SOCK_DGRAM, SOCK_STREAM };
-	const uint64_t type_mask = 0xf; /* SOCK_TYPE_MASK: the flags are free */
 	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_KILL_PROCESS);
 
 	if (!ctx)
@@ -349,13 +348,19 @@ static scmp_filter_ctx dnsproxy(void)
 		check(dnsproxy_allowed[i],
 		      seccomp_rule_add(ctx, SCMP_ACT_ALLOW,
 				       seccomp_syscall_resolve_name(dnsproxy_allowed[i]), 0));
-	for (size_t f = 0; f < 2; f++)
-		for (size_t t = 0; t < 2; t++)
-			check("socket", seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(socket), 2,
-							 SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffffu,
-								 (uint64_t)families[f]),
-							 SCMP_A1(SCMP_CMP_MASKED_EQ, type_mask,
-								 (uint64_t)types[t])));
+	/*
+	 * No socket of its own, and no connect: its upstream sockets come
+	 * from the supervisor, connected. sendto names an address only on
+	 * its UDP listeners (replies to the workload, in G); everywhere else
+	 * the address is NULL: a connected socket cannot be pointed elsewhere.
+	 */
+	check("sendto", seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(sendto), 1,
+					 SCMP_A4(SCMP_CMP_EQ, 0)));
+	for (int fd = CORDON_DNSPROXY_FD_UDP;
+	     fd < CORDON_DNSPROXY_FD_UDP + CORDON_DNSPROXY_N_UDP; fd++)
+		check("sendto listener",
+		      seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(sendto), 1,
+				       SCMP_A0(SCMP_CMP_EQ, (uint64_t)fd)));
 	/* malloc's memory, never executable. */
 	check("mmap", seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(mmap), 1,
 				       SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0)));

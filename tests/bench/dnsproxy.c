@@ -19,6 +19,7 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <net/if.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <string.h>
@@ -174,8 +175,8 @@ static _Noreturn void proxy_inproc(void)
 	}
 }
 
-/* As cordon runs it: the proxy's own process loop, its admits over a socketpair. */
-static _Noreturn void proxy_process(int ctl)
+/* As cordon runs it: the proxy's own process loop, its admits and sockets over socketpairs. */
+static _Noreturn void proxy_process(int ctl, int sockets)
 {
 	struct cordon_error err = { 0 };
 	struct sockaddr_storage up;
@@ -185,19 +186,59 @@ static _Noreturn void proxy_process(int ctl)
 	int udp = udp_bound("127.0.0.3", PROXY_PORT, true);
 
 	proxy_config(&cfg, &up, &al);
-	if (cordon_dnsproxy_serve(&cfg, &udp, 1, NULL, 0, ctl, &err) < 0) {
+	if (cordon_dnsproxy_serve(&cfg, &udp, 1, NULL, 0, ctl, sockets, &err) < 0) {
 		cordon_error_print(&err);
 		exit(1);
 	}
 	exit(0);
 }
 
+/* A socket the proxy asked for: connected to the stub, handed over. */
+static void give_socket(int sockets)
+{
+	struct cordon_dnsctl_msg m;
+	struct sockaddr_in to = { .sin_family = AF_INET, .sin_port = htons(STUB_PORT) };
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} control;
+	struct iovec iov = { .iov_base = &m, .iov_len = sizeof(m) };
+	struct msghdr mh = { .msg_iov = &iov,
+			     .msg_iovlen = 1,
+			     .msg_control = control.buf,
+			     .msg_controllen = sizeof(control.buf) };
+	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+	const char *bad;
+	ssize_t r = recv(sockets, &m, sizeof(m), MSG_TRUNC);
+	int fd;
+
+	if (r <= 0)
+		exit(0);
+	if (cordon_dnsctl_check(&m, (size_t)r, &bad) < 0 || m.type != CORDON_DNSCTL_SOCKET) {
+		fprintf(stderr, "bench-dnsproxy: the proxy's socket request: %s\n", bad);
+		exit(1);
+	}
+	inet_pton(AF_INET, "127.0.0.1", &to.sin_addr);
+	fd = socket(AF_INET, m.qtype | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0 || (connect(fd, (struct sockaddr *)&to, sizeof(to)) < 0 && errno != EINPROGRESS))
+		die("upstream socket");
+	memset(&m, 0, sizeof(m));
+	m.type = CORDON_DNSCTL_SOCKET;
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	sendmsg(sockets, &mh, MSG_NOSIGNAL);
+	close(fd);
+}
+
 /*
  * The supervisor's end, as cordon's: every message checked, every
  * address re-vetted against the vetting table, then inserted into a real
- * allow set of a gateway ruleset in this namespace.
+ * allow set of a gateway ruleset in this namespace; the proxy's upstream
+ * sockets made here and handed over.
  */
-static _Noreturn void supervisor(int ctl)
+static _Noreturn void supervisor(int ctl, int sockets)
 {
 	struct cordon_error err = { 0 };
 	struct cordon_allowlist *al = cordon_allowlist_new();
@@ -227,8 +268,17 @@ static _Noreturn void supervisor(int ctl)
 		enum cordon_vet why[CORDON_DNS_ADMIT_MAX];
 		const char *bad;
 		size_t n_ok = 0;
-		ssize_t r = recv(ctl, &m, sizeof(m), MSG_TRUNC);
+		struct pollfd pf[2] = { { .fd = ctl, .events = POLLIN },
+					{ .fd = sockets, .events = POLLIN } };
+		ssize_t r;
 
+		if (poll(pf, 2, -1) < 0)
+			continue;
+		if (pf[1].revents & POLLIN)
+			give_socket(sockets);
+		if (!(pf[0].revents & (POLLIN | POLLHUP)))
+			continue;
+		r = recv(ctl, &m, sizeof(m), MSG_TRUNC);
 		if (r <= 0)
 			exit(0);
 		if (cordon_dnsctl_check(&m, (size_t)r, &bad) < 0) {
@@ -373,13 +423,14 @@ int main(int argc, char **argv)
 {
 	unsigned n = argc > 1 ? (unsigned)strtoul(argv[1], NULL, 10) : 20000;
 	pid_t kids[4];
-	int sp[2];
+	int sp[2], ss[2];
 	double direct;
 
 	if (n < 100)
 		n = 100;
 	private_network();
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sp) < 0)
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sp) < 0 ||
+	    socketpair(AF_UNIX, SOCK_SEQPACKET, 0, ss) < 0)
 		die("socketpair");
 	if ((kids[0] = fork()) == 0)
 		stub();
@@ -387,14 +438,18 @@ int main(int argc, char **argv)
 		proxy_inproc();
 	if ((kids[2] = fork()) == 0) {
 		close(sp[0]);
-		proxy_process(sp[1]);
+		close(ss[0]);
+		proxy_process(sp[1], ss[1]);
 	}
 	if ((kids[3] = fork()) == 0) {
 		close(sp[1]);
-		supervisor(sp[0]);
+		close(ss[1]);
+		supervisor(sp[0], ss[0]);
 	}
 	close(sp[0]);
 	close(sp[1]);
+	close(ss[0]);
+	close(ss[1]);
 	usleep(200000);
 
 	direct = latency("127.0.0.1", STUB_PORT, "bench.test", n / 4);

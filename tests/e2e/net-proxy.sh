@@ -128,8 +128,77 @@ t_admit_reader_stuck() {
 	grep -q '^GET allowed.test:80 OK server1$' "$WS/got" || fail "expected the fetch to work while stdout was full: $(cat "$WS/got")"
 }
 
+# ^C, ^\ or a hang-up at the caller's terminal go to the supervisor's
+# process group: they are the workload's (relayed), never the proxy's
+# death. The proxy leads a session of its own and ignores what a
+# terminal or a group sends; sent to it directly, they change nothing.
+t_terminal_signals() {
+	local sid sig
+	start_waiting || return
+	sid=$(ps -o sid= -p "$PROXY" | tr -d ' ')
+	[ "$sid" = "$PROXY" ] || fail "expected the proxy to lead a session of its own (sid $sid)"
+	[ "$(ps -o sid= -p "$SUP" | tr -d ' ')" != "$sid" ] || fail "expected the proxy outside the supervisor's session"
+	for sig in INT QUIT HUP TERM TSTP; do
+		kill -"$sig" "$PROXY"
+	done
+	sleep 0.5
+	[ -e "/proc/$PROXY" ] || fail "the proxy died of a terminal's signal"
+	grep -q '^State:.*[Tt]' "/proc/$PROXY/status" && fail "the proxy stopped on SIGTSTP"
+	finish_waiting
+}
+
+# The resolver cordon asks may be one of the host's own (a stub on its
+# loopback, a server on one of its addresses): the proxy's upstream
+# sockets are the supervisor's, made in the host's namespace. And G holds
+# no socket but the proxy's listeners: nothing the workload sends into G
+# can reach an upstream socket to answer in its place.
+t_upstream_on_the_host() {
+	local stub=$CASE_DIR/stub.py log=$CASE_DIR/stub.log pid
+	cat >"$stub" <<'PY'
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("127.0.0.1", 5354))
+while True:
+    q, peer = s.recvfrom(512)
+    if len(q) < 12:
+        continue
+    open(sys.argv[1], "a").write("query\n")
+    # The question back, one A record 198.18.1.10, TTL 60.
+    end = 12
+    while q[end]:
+        end += q[end] + 1
+    end += 5
+    a = q[:2] + b"\x81\x80" + q[4:6] + b"\x00\x01\x00\x00\x00\x00" + q[12:end]
+    a += b"\xc0\x0c\x00\x01\x00\x01\x00\x00\x00\x3c\x00\x04" + bytes([198, 18, 1, 10])
+    s.sendto(a, peer)
+PY
+	ip netns exec "$LAB_LH" "$LAB_PYTHON" "$stub" "$log" &
+	pid=$!
+	sleep 0.5
+	crun_bg --dns-upstream 127.0.0.1:5354 --net-allow allowed.test -- sh -c \
+		'. /workspace/p.sh; { look allowed.test; get 198.18.1.10; } >/workspace/got 2>&1; touch /workspace/ready
+		 while [ ! -e /workspace/done ]; do sleep 0.1; done'
+	if wait_until 20 test -e "$WS/ready"; then
+		SUP=$(supervisor_of "$ID") && PROXY=$(proxy_of "$SUP") &&
+			[ -z "$(nsenter -t "$PROXY" -n ss -Hanu | awk '$4 !~ /:53$/')" ] ||
+			fail "expected no UDP socket in the gateway but the proxy's :53 listeners" \
+				"$(nsenter -t "$PROXY" -n ss -Hanu 2>&1)"
+	fi
+	touch "$WS/done"
+	wait_bg_for 20
+	kill "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	expect_rc 0
+	grep -q '^LOOK allowed.test OK .*198\.18\.1\.10' "$WS/got" ||
+		fail "expected the lookup through a resolver on the host's loopback: $(cat "$WS/got")"
+	grep -q '^GET 198.18.1.10:80 OK server1$' "$WS/got" || fail "expected the fetch: $(cat "$WS/got")"
+	[ -s "$log" ] || fail "the resolver on the host's loopback saw no query"
+}
+
 each_mode "net: the DNS proxy runs apart: no privilege, no capability, no file, in the gateway" net_case t_process
 each_mode "net: the DNS proxy killed: exit 125, CORDON_E_NET_POLICY, nothing left" net_case t_killed
 each_mode "net: the proxy's admits are served while a stdout nobody reads is full" net_case t_admit_reader_stuck
+each_mode "net: the proxy leads its own session; a terminal's signals do not end it" net_case t_terminal_signals
+each_mode "net: a resolver on the host's loopback works; G holds no upstream socket" net_case t_upstream_on_the_host
 each_mode "net: a forged admit of the metadata and the host's address is refused by the supervisor" net_case t_forged_admit
 done_testing

@@ -931,8 +931,9 @@ static void drive_spurious(void)
 	for (size_t i = 0; i < p->n_tcp; i++)
 		tags[n_tags++] = &p->tcp[i].tag;
 	for (size_t i = 0; i < ARRAY_SIZE(p->pool); i++)
-		if (p->pool[i].fd > 0)
-			tags[n_tags++] = &p->pool[i].tag;
+		for (size_t k = 0; k < UDP_POOL; k++)
+			if (p->pool[i][k].fd > 0)
+				tags[n_tags++] = &p->pool[i][k].tag;
 	if (r.serve_mode)
 		tags[n_tags++] = &r.serve;
 	n = epoll_wait(r.epfd, evs, 32, 0);

@@ -330,18 +330,75 @@ static void stub_answer(int fd)
 }
 
 /* The next message from the proxy, checked (the stub answering meanwhile). */
+/*
+ * The supervisor's socket channel, played here when a test sets it: every
+ * request must be a well-formed SOCKET for upstream 0, and gets a UDP
+ * socket connected to the stub (or a TCP one, its connect begun).
+ */
+static int sockets_fd = -1;
+static unsigned sockets_given;
+
+static void give_socket(void)
+{
+	struct cordon_dnsctl_msg m;
+	const char *why = NULL;
+	struct sockaddr_in to = { .sin_family = AF_INET, .sin_port = htons(5300) };
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} control;
+	struct iovec iov = { .iov_base = &m, .iov_len = sizeof(m) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+	struct cmsghdr *c;
+	ssize_t r = recv(sockets_fd, &m, sizeof(m), MSG_TRUNC);
+	int fd;
+
+	ck_assert_int_eq(r, (ssize_t)sizeof(m));
+	ck_assert_msg(cordon_dnsctl_check(&m, (size_t)r, &why) == 0, "%s", why);
+	ck_assert_uint_eq(m.type, CORDON_DNSCTL_SOCKET);
+	ck_assert_uint_eq(m.token, 0);
+	inet_pton(AF_INET, "127.0.0.1", &to.sin_addr);
+	fd = socket(AF_INET, m.qtype | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	ck_assert_int_ge(fd, 0);
+	if (connect(fd, (struct sockaddr *)&to, sizeof(to)) < 0)
+		ck_assert_int_eq(errno, EINPROGRESS);
+	memset(&m, 0, sizeof(m));
+	m.type = CORDON_DNSCTL_SOCKET;
+	mh.msg_control = control.buf;
+	mh.msg_controllen = sizeof(control.buf);
+	c = CMSG_FIRSTHDR(&mh);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	ck_assert_int_eq(sendmsg(sockets_fd, &mh, 0), (ssize_t)sizeof(m));
+	close(fd);
+	sockets_given++;
+}
+
+/* poll fd and the stub (answering it) and the socket channel (serving it): fd ready? */
+static bool wait_for(int fd, int stub)
+{
+	struct pollfd p[3] = { { .fd = fd, .events = POLLIN },
+			       { .fd = stub, .events = POLLIN },
+			       { .fd = sockets_fd, .events = POLLIN } };
+
+	ck_assert_int_ge(poll(p, 3, 20), 0);
+	if (p[2].revents & POLLIN)
+		give_socket();
+	if (p[1].revents & POLLIN)
+		stub_answer(stub);
+	return p[0].revents & POLLIN;
+}
+
+/* The next message from the proxy, checked (the stub answering meanwhile). */
 static void next_msg(int ctl, int stub, struct cordon_dnsctl_msg *m)
 {
 	for (int i = 0; i < 300; i++) {
-		struct pollfd p[2] = { { .fd = ctl, .events = POLLIN },
-				       { .fd = stub, .events = POLLIN } };
 		const char *why = NULL;
 		ssize_t r;
 
-		ck_assert_int_ge(poll(p, 2, 20), 0);
-		if (p[1].revents & POLLIN)
-			stub_answer(stub);
-		if (!(p[0].revents & POLLIN))
+		if (!wait_for(ctl, stub))
 			continue;
 		r = recv(ctl, m, sizeof(*m), MSG_TRUNC);
 		ck_assert_int_eq(r, (ssize_t)sizeof(*m));
@@ -353,16 +410,9 @@ static void next_msg(int ctl, int stub, struct cordon_dnsctl_msg *m)
 
 static ssize_t client_reply(int client, int stub, uint8_t *buf, size_t cap)
 {
-	for (int i = 0; i < 300; i++) {
-		struct pollfd p[2] = { { .fd = client, .events = POLLIN },
-				       { .fd = stub, .events = POLLIN } };
-
-		ck_assert_int_ge(poll(p, 2, 20), 0);
-		if (p[1].revents & POLLIN)
-			stub_answer(stub);
-		if (p[0].revents & POLLIN)
+	for (int i = 0; i < 300; i++)
+		if (wait_for(client, stub))
 			return recv(client, buf, cap, 0);
-	}
 	return -1;
 }
 
@@ -384,7 +434,7 @@ START_TEST(serve_speaks_the_protocol)
 	struct cordon_dns_msg *reply = cordon_xcalloc(1, sizeof(*reply));
 	struct cordon_addr source;
 	uint8_t buf[600];
-	int sp[2], stub, client, status;
+	int sp[2], ss[2], stub, client, status;
 	size_t len;
 	pid_t pid;
 
@@ -401,6 +451,7 @@ START_TEST(serve_speaks_the_protocol)
 	cfg.n_clients = 1;
 	stub = udp("127.0.0.1", 5300);
 	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp), 0);
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ss), 0);
 	setenv("CORDON_LAB_DNS_FORGE_ADMIT", "169.254.169.254", 1);
 	pid = fork();
 	ck_assert_int_ge(pid, 0);
@@ -408,9 +459,13 @@ START_TEST(serve_speaks_the_protocol)
 		int fd = udp("127.0.0.2", 5353);
 
 		close(sp[0]);
-		_exit(cordon_dnsproxy_serve(&cfg, &fd, 1, NULL, 0, sp[1], &err) == 0 ? 0 : 3);
+		close(ss[0]);
+		_exit(cordon_dnsproxy_serve(&cfg, &fd, 1, NULL, 0, sp[1], ss[1], &err) == 0 ? 0 :
+											      3);
 	}
 	close(sp[1]);
+	close(ss[1]);
+	sockets_fd = ss[0];
 	unsetenv("CORDON_LAB_DNS_FORGE_ADMIT");
 	next_msg(sp[0], stub, &m);
 	ck_assert_uint_eq(m.type, CORDON_DNSCTL_READY);
@@ -463,8 +518,12 @@ START_TEST(serve_speaks_the_protocol)
 	ck_assert_uint_eq(m.stats.queries, 2);
 	ck_assert_uint_eq(m.stats.denied, 1);
 	ck_assert_uint_eq(m.stats.addrs_refused, 1);
+	/* Its upstream socket came from us: one for the one upstream, kept for both queries. */
+	ck_assert_uint_eq(sockets_given, 1);
 
 	close(sp[0]);
+	close(ss[0]);
+	sockets_fd = -1;
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	close(client);
@@ -514,7 +573,7 @@ START_TEST(serve_ignores_a_message_too_long)
 		int fd = udp("127.0.0.2", 5353);
 
 		close(sp[0]);
-		_exit(cordon_dnsproxy_serve(&cfg, &fd, 1, NULL, 0, sp[1], &err) == 0 ? 0 : 3);
+		_exit(cordon_dnsproxy_serve(&cfg, &fd, 1, NULL, 0, sp[1], -1, &err) == 0 ? 0 : 3);
 	}
 	close(sp[1]);
 	next_msg(sp[0], stub, &m);
@@ -585,7 +644,7 @@ START_TEST(serve_ends_on_hangup_with_unread_messages)
 		int fd = udp("127.0.0.2", 5353);
 
 		close(sp[0]);
-		_exit(cordon_dnsproxy_serve(&cfg, &fd, 1, NULL, 0, sp[1], &err) == 0 ? 0 : 3);
+		_exit(cordon_dnsproxy_serve(&cfg, &fd, 1, NULL, 0, sp[1], -1, &err) == 0 ? 0 : 3);
 	}
 	close(sp[1]);
 	/* READY is there, and stays unread. */
@@ -598,7 +657,11 @@ START_TEST(serve_ends_on_hangup_with_unread_messages)
 }
 END_TEST
 
-/* What the proxy's filter lets through, and what ends it: in a child, one call each. */
+/*
+ * What the proxy's filter lets through, and what ends it: in a child, one
+ * call each. Sockets made before the filter stand in for the listeners
+ * (at the proxy's fd numbers) and for an upstream socket (connected).
+ */
 static int under_filter(int call)
 {
 	pid_t pid = fork();
@@ -607,39 +670,55 @@ static int under_filter(int call)
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
 		struct cordon_error err = { 0 };
+		struct sockaddr_in to = { .sin_family = AF_INET, .sin_port = htons(9) };
+		int up = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), lst;
 		long r = 0;
 
-		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
+		to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		lst = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+		if (up < 0 || lst < 0 || dup2(lst, CORDON_DNSPROXY_FD_UDP) < 0 ||
+		    connect(up, (struct sockaddr *)&to, sizeof(to)) < 0 ||
+		    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
 		    cordon_seccomp_install(cordon_seccomp_dnsproxy(), 1, &err) < 0)
 			_exit(99);
 		switch (call) {
-		case 0:
-			r = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+		case 0: /* a connected socket: no address */
+			r = sendto(up, "x", 1, MSG_DONTWAIT, NULL, 0);
 			break;
-		case 1:
-			r = socket(AF_INET6, SOCK_STREAM | SOCK_NONBLOCK, 0);
+		case 1: /* a listener answers whoever asked */
+			r = sendto(CORDON_DNSPROXY_FD_UDP, "x", 1, MSG_DONTWAIT,
+				   (struct sockaddr *)&to, sizeof(to));
 			break;
-		case 2:
-			r = socket(AF_UNIX, SOCK_STREAM, 0);
+		case 2: /* an upstream socket pointed elsewhere */
+			r = sendto(up, "x", 1, MSG_DONTWAIT, (struct sockaddr *)&to, sizeof(to));
 			break;
 		case 3:
-			r = socket(AF_INET, SOCK_RAW, 1);
+			r = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 			break;
 		case 4:
-			r = open("/etc/hostname", O_RDONLY);
+			r = connect(up, (struct sockaddr *)&to, sizeof(to));
 			break;
 		case 5:
+			r = open("/etc/hostname", O_RDONLY);
+			break;
+		case 6:
 			r = (long)mmap(NULL, 4096, PROT_READ | PROT_EXEC,
 				       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 			break;
-		case 6:
+		case 7:
 			r = (long)mmap(NULL, 4096, PROT_READ | PROT_WRITE,
 				       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 			break;
-		case 7:
-			r = socket(AF_NETLINK, SOCK_RAW, 0);
-			break;
 		case 8:
+			r = socket(AF_UNIX, SOCK_STREAM, 0);
+			break;
+		case 9: {
+			struct msghdr mh = { .msg_name = &to, .msg_namelen = sizeof(to) };
+
+			r = sendmsg(up, &mh, MSG_DONTWAIT);
+			break;
+		}
+		case 10:
 			r = getpid();
 			break;
 		}
@@ -653,15 +732,19 @@ static int under_filter(int call)
 
 START_TEST(proxy_filter_allows_its_calls_only)
 {
+	private_network();
 	ck_assert_int_eq(under_filter(0), 0);
 	ck_assert_int_eq(under_filter(1), 0);
-	ck_assert_int_eq(under_filter(6), 0);
+	ck_assert_int_eq(under_filter(7), 0);
+	/* No address on any socket but a listener, and no socket or connect of its own. */
 	ck_assert_int_eq(under_filter(2), -SIGSYS);
 	ck_assert_int_eq(under_filter(3), -SIGSYS);
 	ck_assert_int_eq(under_filter(4), -SIGSYS);
 	ck_assert_int_eq(under_filter(5), -SIGSYS);
-	ck_assert_int_eq(under_filter(7), -SIGSYS);
+	ck_assert_int_eq(under_filter(6), -SIGSYS);
 	ck_assert_int_eq(under_filter(8), -SIGSYS);
+	ck_assert_int_eq(under_filter(9), -SIGSYS);
+	ck_assert_int_eq(under_filter(10), -SIGSYS);
 }
 END_TEST
 
