@@ -386,5 +386,13 @@ int cordon_interrupt_error(struct cordon_error *err, const char *fmt, ...)
 int cordon_close_fds_except(int first, const int *keep, size_t n);
 /* Show TITLE as our cmdline and nothing as our environ. Returns 0 or -errno. */
 int cordon_proc_title_hide(const char *title);
+/*
+ * Whether process pid (a child of ours, not reaped: its pid cannot be
+ * another's) has passed execve: the kernel sets PF_FORKNOEXEC at fork and
+ * clears it in execve before it closes the close-on-exec fds, so after
+ * the EOF of such an fd this tells an execve from a death before it,
+ * also of a zombie. 1, 0, or -errno when its stat cannot be read.
+ */
+int cordon_proc_execed(pid_t pid);
 
 #endif

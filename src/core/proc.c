@@ -117,3 +117,30 @@ fail:
 	free(copy);
 	return errno ? -errno : -EINVAL;
 }
+
+/* PF_FORKNOEXEC of include/linux/sched.h: set by fork, cleared by execve. */
+#define CORDON_PF_FORKNOEXEC 0x00000040u
+
+int cordon_proc_execed(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned int flags;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return n < 0 ? -errno : -EIO;
+	buf[n] = '\0';
+	/* The command name may hold spaces and ')': the fields follow the last ')'. */
+	p = strrchr(buf, ')');
+	/* state, ppid, pgrp, session, tty_nr, tpgid, then flags (field 9) */
+	if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %u", &flags) != 1)
+		return -EIO;
+	return !(flags & CORDON_PF_FORKNOEXEC);
+}

@@ -848,13 +848,24 @@ _Noreturn void sandbox_child(const struct child_ctx *ctx)
 		if (tty_slave >= 0)
 			close(tty_slave);
 
-		/* EOF means execve succeeded (the report pipe is close-on-exec). */
+		/* EOF: execve succeeded (the report pipe is close-on-exec), or it died first. */
 		r = read(report_fd, &rep, sizeof(rep));
 		close(report_fd);
 		if (r == (ssize_t)sizeof(rep))
 			report_workload_failure(ctx, workload, &rep);
-		msg = (struct sync_msg){ .type = SYNC_RUNNING };
-		sync_send(ctx->sync_fd, &msg, NULL, 0);
+		/*
+		 * Killed before its execve (a signal from the caller, or one
+		 * that was pending), it never ran: not running, whatever the
+		 * EOF says. The loop below reaps it and reports how it ended.
+		 * Not knowing is not running either: it is ended.
+		 */
+		r = cordon_proc_execed(workload);
+		if (r == 1) {
+			msg = (struct sync_msg){ .type = SYNC_RUNNING };
+			sync_send(ctx->sync_fd, &msg, NULL, 0);
+		} else if (r < 0) {
+			kill(workload, SIGKILL);
+		}
 	}
 	/* The workload is on its own (or gone): the sync socket is all we keep. */
 	{

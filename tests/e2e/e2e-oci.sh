@@ -944,9 +944,45 @@ t_hooks_warn() {
 	end_case
 }
 
+# init_in_read INIT: the init has released its workload and waits in
+# read(2) on the report pipe for its execve (or its death).
+init_in_read() { [[ $(cat "/proc/$1/wchan" 2>/dev/null) == *pipe_read* ]]; }
+
+# A workload killed before its execve never ran its program: start fails,
+# the state says stopped with 137, no poststart hook runs. It is held
+# (SIGSTOP) after the release and killed there. The close-on-exec report
+# pipe's EOF was taken for an execve: start succeeded and said running.
+t_start_killed_before_execve() {
+	local id=$CASE_ID-c init w
+	setup_case
+	mk_bundle b sh -c "echo ran-$MARK; sleep 600" || return
+	cfg "c['hooks'] = {'poststart': [{'path': '/bin/sh', 'args': ['sh', '-c', 'echo poststart >>' + sys.argv[1]]}]}" "$CASE_DIR/post" || return
+	oc create -b "$BUNDLE" "$id"
+	expect_rc 0 || return
+	oc state "$id"
+	init=$(jfield pid)
+	w=$(user_process)
+	[ "$(cat "/proc/$init/wchan" 2>/dev/null)" != 0 ] ||
+		{ skip_case "the init's wchan cannot be read here (not root)"; oc delete -f "$id" >/dev/null; return; }
+	kill -STOP "$w"
+	oc_bg start "$id"
+	wait_until 10 init_in_read "$init" || fail "the init did not release the workload"
+	kill -KILL "$w"
+	wait_bg_for 10 || return
+	expect_cordon_error STATE "exited with status 137 before it was started"
+	expect_status "$id" stopped
+	[ "$(jfield exitStatus)" = 137 ] || fail "expected exitStatus 137"
+	expect_out_lacks "ran-$MARK"
+	[ ! -e "$CASE_DIR/post" ] || fail "the poststart hook ran for a workload that never did"
+	oc delete "$id"
+	expect_rc 0
+	end_case
+}
+
 each_mode "create, state, start, kill, state stopped, delete" t_lifecycle
 each_mode "run --bundle: exit statuses, exec failure, --detach" t_run_bundle
 each_mode "kill: signal names and numbers, --all, stopped refused" t_kill_signals
+each_mode "a workload killed before its execve: start fails, stopped 137, no poststart" t_start_killed_before_execve
 each_mode "delete: running refused, --force, a created one" t_delete
 each_mode "refusals: no id, bad bundle, bad id, console socket without terminal, twice, terminal without socket" t_refusals
 each_mode "a missing program fails create; an execve failure at start: state says 127" t_exec_failure_at_start
