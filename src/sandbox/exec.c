@@ -42,6 +42,7 @@
 #include <grp.h>
 #include <linux/nsfs.h>
 #include <linux/sched.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -434,6 +435,8 @@ int cordon_container_exec_seal(const struct cordon_exec_opts *opts, struct cordo
 	int pidfd, r = 0;
 
 	if (cordon_state_open(&state, opts->root, opts->id, false, err) < 0) {
+		if (cordon_interrupted())
+			return -1;
 		memset(err, 0, sizeof(*err));
 		return 0;
 	}
@@ -450,9 +453,77 @@ int cordon_container_exec_seal(const struct cordon_exec_opts *opts, struct cordo
 	return r;
 }
 
+/* One report from the joiner or the process, or EOF (0); a signal ends the wait (-EINTR). */
+static ssize_t report_read(int fd, struct exec_report *rep)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	int r = cordon_wait_poll(&p, 1, -1);
+	ssize_t n;
+
+	if (r < 0)
+		return r;
+	do
+		n = read(fd, rep, sizeof(*rep));
+	while (n < 0 && errno == EINTR);
+	return n < 0 ? -errno : n;
+}
+
+/* The joiner's end (it exits once it has reported); a signal ends the wait (-EINTR). */
+static int joiner_reap(pid_t joiner, int pidfd)
+{
+	struct pollfd p = { .fd = pidfd, .events = POLLIN };
+	int r = pidfd >= 0 ? cordon_wait_poll(&p, 1, -1) : 0;
+
+	if (r < 0)
+		return r;
+	waitpid(joiner, NULL, 0);
+	return 0;
+}
+
+/*
+ * A signal ended a wait of the spawn: nothing of it may go on. Neither is
+ * waited for: one in a frozen cgroup (v1 holds a SIGKILL until the thaw)
+ * would hold us; their parent's exit hands them to a reaper.
+ */
+static int spawn_interrupted(const struct exec_ctx *x, pid_t joiner, pid_t pid, const char *what,
+			     struct cordon_error *err)
+{
+	kill(joiner, SIGKILL);
+	if (pid > 0)
+		kill(pid, SIGKILL);
+	return cordon_interrupt_error(err, "container %s: %s", x->spec->id, what);
+}
+
+/*
+ * The report pipe's EOF: execve succeeded, unless the process died before
+ * it (a SIGKILL from inside the container): then it never ran, and
+ * returning its pid would say it does.
+ */
+static int process_execed(pid_t pid, struct cordon_error *err)
+{
+	int r = cordon_proc_execed(pid), st = 0;
+
+	if (r == 1)
+		return 0;
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+	if (r < 0)
+		return cordon_error_set(err, CORDON_E_INTERNAL, -r,
+					"whether the process reached execve");
+	if (WIFSIGNALED(st))
+		return cordon_error_set(
+			err, CORDON_E_STATE, 0,
+			"the process was killed by signal %d (%s) before its execve", WTERMSIG(st),
+			strsignal(WTERMSIG(st)));
+	return cordon_error_set(err, CORDON_E_STATE, 0,
+				"the process exited with status %d before its execve",
+				WEXITSTATUS(st));
+}
+
 /* Fork the joiner; returns the process's pid once execve succeeded, or -1. */
 static pid_t exec_spawn(struct exec_ctx *x, int *status, struct cordon_error *err)
 {
+	_cleanup_close_ int rd = -1, joiner_fd = -1;
 	struct exec_report rep;
 	int p[2];
 	pid_t joiner, pid;
@@ -474,28 +545,35 @@ static pid_t exec_spawn(struct exec_ctx *x, int *status, struct cordon_error *er
 		exec_join(x);
 	}
 	close(p[1]);
-	do
-		r = read(p[0], &rep, sizeof(rep));
-	while (r < 0 && errno == EINTR);
-	waitpid(joiner, NULL, 0);
-	if (r != (ssize_t)sizeof(rep)) {
-		close(p[0]);
+	rd = p[0];
+	/* Our child, not reaped: the pid is its own. */
+	joiner_fd = cordon_pidfd_open(joiner);
+	/*
+	 * The joiner enters the container's cgroups first: a frozen one
+	 * (frozen behind cordon's back, or one of two hierarchies) stops it
+	 * there, and only a signal to us ends the wait.
+	 */
+	r = report_read(rd, &rep);
+	if (r == -EINTR)
+		return spawn_interrupted(x, joiner, 0, "waiting for the process to join it", err);
+	if (joiner_reap(joiner, joiner_fd) < 0)
+		return spawn_interrupted(x, joiner, r == (ssize_t)sizeof(rep) ? rep.pid : 0,
+					 "waiting for the process to join it", err);
+	if (r != (ssize_t)sizeof(rep))
 		return cordon_error_set(err, CORDON_E_INTERNAL, 0,
 					"the process ended before it was started");
-	}
 	pid = rep.pid;
-	/* EOF: execve succeeded (the pipe is close-on-exec); else the reason. */
 	if (rep.code == CORDON_OK) {
-		do
-			r = read(p[0], &rep, sizeof(rep));
-		while (r < 0 && errno == EINTR);
-		if (r == 0) {
-			close(p[0]);
-			return pid;
-		}
+		/* EOF: execve succeeded (the pipe is close-on-exec), or it died first; else why
+		 * not. */
+		r = report_read(rd, &rep);
+		if (r == -EINTR)
+			return spawn_interrupted(x, joiner, pid, "waiting for the process's execve",
+						 err);
+		if (r == 0)
+			return process_execed(pid, err) < 0 ? -1 : pid;
 		waitpid(pid, NULL, 0);
 	}
-	close(p[0]);
 	if (r != (ssize_t)sizeof(rep))
 		return cordon_error_set(err, CORDON_E_INTERNAL, 0, "the process's report was cut");
 	rep.text[sizeof(rep.text) - 1] = '\0';
@@ -568,7 +646,11 @@ int cordon_container_exec(const struct cordon_exec_opts *opts, pid_t *pid_out, i
 		cordon_spec_free(&spec);
 		return -1;
 	}
-	st = cordon_state_status(&state.info);
+	/*
+	 * Paused is refused, as crun does: the joiner would freeze on joining
+	 * the frozen cgroup, holding the lock that resume needs.
+	 */
+	st = container_status(&state);
 	/* Blocked before the process exists, so that none meant for it is lost. */
 	exec_signals(&set);
 	sigprocmask(SIG_BLOCK, &set, &old);

@@ -295,6 +295,74 @@ t_create_terminal() {
 	end_case
 }
 
+# A v2 machine may delegate cgroups to the test user; v1 and hybrid never do.
+has_freezer() { [ "$MODE" = rootful ] || [ "$(stat -fc %T /sys/fs/cgroup)" = cgroup2fs ]; }
+
+# exec into a paused container is refused at once (as crun refuses it).
+# It froze itself joining the frozen cgroup, with the container's lock
+# held and SIGTERM blocked: resume, kill and delete queued behind it.
+t_exec_paused_refused() {
+	local id=$CASE_ID-c
+	setup_case
+	has_freezer || { skip_case "no freezer cgroup rootless on this layout"; return; }
+	start_container "$id" || return
+	oc pause "$id"
+	expect_rc 0 || return
+	oc_bg exec "$id" echo hi
+	if wait_bg_for 10; then
+		expect_cordon_error STATE "container $id is paused"
+		expect_out_eq ""
+	fi
+	oc resume "$id"
+	expect_rc 0
+	oc exec "$id" echo hi
+	expect_rc 0
+	expect_out_eq hi
+	oc delete -f "$id"
+	end_case
+}
+
+# The joiner writes itself into each of the container's cgroups first. One
+# frozen behind cordon's back (the cgroup2 directory of a hybrid layout,
+# while the v1 freezer, which says "paused", is thawed) holds it there:
+# SIGTERM ends cordon exec's wait, the joiner is killed, and the
+# container goes on. exec had the signal blocked and waited on.
+t_exec_interrupted_joining() {
+	local id=$CASE_ID-c unified p
+	setup_case
+	start_container "$id" || return
+	unified=$(grep -x '/sys/fs/cgroup/unified/.*' "$OROOT/$id/cgroups")
+	if [ -z "$unified" ] || ! grep -q '^/sys/fs/cgroup/freezer/' "$OROOT/$id/cgroups"; then
+		skip_case "needs a v1 freezer and a cgroup2 directory (hybrid): elsewhere a frozen cgroup is a paused container, refused before any wait"
+		oc delete --force "$id" >/dev/null
+		return
+	fi
+	echo 1 >"$unified/cgroup.freeze"
+	wait_until 10 grep -qx "frozen 1" "$unified/cgroup.events" || fail "$unified did not freeze"
+	expect_status "$id" running
+	oc_bg exec "$id" echo hi
+	joiner_frozen() {
+		local q
+		while read -r q; do
+			[ "$(cat "/proc/$q/comm" 2>/dev/null)" = cordon-exec ] && return 0
+		done <"$unified/cgroup.procs"
+		return 1
+	}
+	wait_until 10 joiner_frozen || fail "the joiner did not join the frozen cgroup"
+	interrupt_bg "--root $OROOT exec" "container $id: waiting for the process to join it"
+	echo 0 >"$unified/cgroup.freeze"
+	wait_until 10 eval '! joiner_frozen' || fail "the joiner survived"
+	for p in $(cat "$unified/cgroup.procs"); do
+		[ "$(cat "/proc/$p/comm" 2>/dev/null)" = echo ] && fail "the process ran after all"
+	done
+	expect_status "$id" running
+	oc exec "$id" echo hi
+	expect_rc 0
+	expect_out_eq hi
+	oc delete -f "$id"
+	end_case
+}
+
 each_mode "exec: the container's hostname, pid namespace and rootfs, not the host's; statuses" t_exec_sees_container
 each_mode "exec --detach --pid-file: namespaces, cgroups, ids, capabilities, seccomp, fds, cwd" t_exec_confinement
 each_mode "exec --env, --cwd, --user, --cap, --preserve-fds" t_exec_options
@@ -303,4 +371,6 @@ each_mode "exec refusals: no container, stopped, no command, --tty without socke
 each_mode "exec --tty --console-socket: a pty of the container" t_exec_tty
 each_mode "exec: the process leads a session and group of its own" t_exec_session
 each_mode "create with process.terminal, consoleSize and --console-socket" t_create_terminal
+each_mode "exec into a paused container: refused at once, resume works" t_exec_paused_refused
+rootful_only "exec: SIGTERM ends the wait for a joiner held in a frozen cgroup" t_exec_interrupted_joining
 done_testing
