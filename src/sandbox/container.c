@@ -473,25 +473,6 @@ static int signal_process(pid_t pid, uint64_t start, int sig)
 	return r;
 }
 
-/* Every process of the container: its cgroups' members, but the init (it relays). */
-static int signal_all(const struct cordon_state *state, int sig)
-{
-	const struct cordon_state_info *info = &state->info;
-	_cleanup_free_ pid_t *pids = NULL;
-	size_t n;
-
-	/* SIGKILL of the init ends its pid namespace: every process, no race. */
-	if (sig == SIGKILL)
-		return signal_process(info->init_pid, info->init_start, SIGKILL);
-	n = cordon_state_cgroup_pids(state, &pids);
-	if (n == 0) /* no cgroup to enumerate: the container process */
-		return signal_process(info->pid, info->pid_start, sig);
-	for (size_t i = 0; i < n; i++)
-		if (pids[i] != info->init_pid)
-			kill(pids[i], sig);
-	return 0;
-}
-
 int cordon_container_kill(const char *root, const char *id, int sig, bool all,
 			  struct cordon_error *err)
 {
@@ -516,8 +497,12 @@ int cordon_container_kill(const char *root, const char *id, int sig, bool all,
 		cordon_state_close(&state);
 		return -1;
 	}
-	r = all ? signal_all(&state, sig) :
-		  signal_process(state.info.pid, state.info.pid_start, sig);
+	if (all) {
+		r = container_signal_all(&state, sig, err);
+		cordon_state_close(&state);
+		return r;
+	}
+	r = signal_process(state.info.pid, state.info.pid_start, sig);
 	cordon_state_close(&state);
 	if (r == -ESRCH)
 		return cordon_error_set(err, CORDON_E_STATE, 0,

@@ -8,6 +8,7 @@
  */
 #include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -137,6 +138,154 @@ static size_t pidns_members(pid_t ref, uint64_t ref_start, pid_t **pids)
 	}
 	closedir(d);
 	return n;
+}
+
+/*
+ * The container's pid namespace, read off its workload (else its init)
+ * while a pidfd pins it: what marks its processes. 0, or -ESRCH when
+ * neither lives.
+ */
+static int container_pidns(const struct cordon_state_info *info, struct stat *ns)
+{
+	const pid_t pids[] = { info->pid, info->init_pid };
+	const uint64_t starts[] = { info->pid_start, info->init_start };
+
+	for (size_t i = 0; i < ARRAY_SIZE(pids); i++) {
+		_cleanup_close_ int fd = cordon_pidfd_verified(pids[i], starts[i]);
+		char path[64];
+
+		if (fd < 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/ns/pid", (int)pids[i]);
+		/* Still the pinned process after the stat: the namespace was its own. */
+		if (stat(path, ns) == 0 && cordon_pidfd_send_signal(fd, 0) == 0)
+			return 0;
+	}
+	return -ESRCH;
+}
+
+/*
+ * sig to pid if it is a process of the container: pinned by a pidfd
+ * first, then found in the container's pid namespace, then signalled
+ * through the pidfd. Should the pid have been reused in between, the
+ * pidfd names the process that is gone (ESRCH), never the new one. 1
+ * signalled, 0 not the container's (or gone, or not ours to look at:
+ * cordon's own before execve, not dumpable), -errno.
+ */
+static int signal_member(pid_t pid, const struct stat *ns, int sig)
+{
+	_cleanup_close_ int fd = cordon_pidfd_open(pid);
+	char path[64];
+	struct stat st;
+
+	if (fd < 0)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/ns/pid", (int)pid);
+	if (stat(path, &st) < 0 || st.st_dev != ns->st_dev || st.st_ino != ns->st_ino)
+		return 0;
+	if (cordon_pidfd_send_signal(fd, sig) < 0)
+		return errno == ESRCH ? 0 : -errno;
+	return 1;
+}
+
+/* sig to each process of the container but its init (which relays): -ESRCH when none. */
+static int signal_members(const struct cordon_state *state, int sig)
+{
+	const struct cordon_state_info *info = &state->info;
+	_cleanup_free_ pid_t *pids = NULL;
+	size_t n_dirs, n;
+	_cleanup_strv_ char **dirs = cordon_state_cgroup_dirs(state, &n_dirs);
+	struct stat ns;
+	int r = container_pidns(info, &ns), sent = 0;
+
+	if (r < 0)
+		return r;
+	n = n_dirs ? cordon_state_cgroup_pids(state, &pids) :
+		     pidns_members(info->pid, info->pid_start, &pids);
+	for (size_t i = 0; i < n; i++) {
+		int one;
+
+		if (pids[i] == info->init_pid)
+			continue;
+		one = signal_member(pids[i], &ns, sig);
+		if (one < 0 && r == 0)
+			r = one;
+		sent += one > 0;
+	}
+	if (r < 0)
+		return r;
+	return sent ? 0 : -ESRCH;
+}
+
+/*
+ * SIGKILL: to the init, which ends its pid namespace, and to every
+ * process of its cgroups at once (cordon_cgroup_kill_tree: cgroup.kill
+ * on v2, else each member by a pidfd taken while it is listed there, a
+ * frozen v1 cgroup thawed so that it dies now, as runc thaws it).
+ */
+static int kill_all(const struct cordon_state *state, struct cordon_error *err)
+{
+	const struct cordon_state_info *info = &state->info;
+	size_t n;
+	_cleanup_strv_ char **dirs = cordon_state_cgroup_dirs(state, &n);
+	_cleanup_close_ int fd = cordon_pidfd_verified(info->init_pid, info->init_start);
+	int r = fd < 0 ? fd : cordon_pidfd_send_signal(fd, SIGKILL) < 0 ? -errno : 0;
+
+	for (size_t i = 0; i < n; i++) {
+		int k = cordon_cgroup_kill_tree(dirs[i]);
+
+		if (k < 0)
+			return cordon_error_set(err, CORDON_E_CGROUP, -k,
+						"container %s: kill --all: the processes of %s",
+						state->id, dirs[i]);
+	}
+	if (r == -ESRCH && n == 0)
+		return wrong_status(state, CORDON_STATUS_STOPPED,
+				    "container not running, no such process to signal", err);
+	if (r < 0 && r != -ESRCH)
+		return cordon_error_set(err, CORDON_E_STATE, -r, "container %s: signal %d",
+					state->id, SIGKILL);
+	return 0;
+}
+
+int container_signal_all(const struct cordon_state *state, int sig, struct cordon_error *err)
+{
+	struct cordon_cgroup cg;
+	struct cordon_error thaw = { 0 };
+	bool froze = false;
+	int r;
+
+	if (sig == SIGKILL)
+		return kill_all(state, err);
+	/*
+	 * Frozen while it is read and signalled: no process forks past the
+	 * list or exits under it. A paused one stays as it is (the signals
+	 * act when it is resumed); without a freezer (rootless on v1 and
+	 * hybrid), the pidfds alone keep a reused pid from being signalled.
+	 */
+	open_cgroups(state, &cg);
+	if (cordon_cgroup_frozen(&cg) == 0) {
+		if (cordon_cgroup_freeze(&cg, true, err) < 0) {
+			cordon_cgroup_close(&cg);
+			return cordon_error_wrap(err, "container %s: kill --all", state->id);
+		}
+		froze = true;
+	}
+	r = signal_members(state, sig);
+	if (froze && cordon_cgroup_freeze(&cg, false, &thaw) < 0 && r == 0) {
+		cordon_cgroup_close(&cg);
+		*err = thaw;
+		return cordon_error_wrap(err, "container %s: kill --all: thawing it again",
+					 state->id);
+	}
+	cordon_cgroup_close(&cg);
+	if (r == -ESRCH)
+		return wrong_status(state, CORDON_STATUS_STOPPED,
+				    "container not running, no such process to signal", err);
+	if (r < 0)
+		return cordon_error_set(err, CORDON_E_STATE, -r, "container %s: signal %d",
+					state->id, sig);
+	return 0;
 }
 
 static int cmp_pid(const void *a, const void *b)

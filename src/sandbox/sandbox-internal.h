@@ -310,6 +310,14 @@ void lifecycle_finish(struct supervisor *sv);
 enum cordon_status container_status(const struct cordon_state *state);
 /* Thaw a paused container's cgroup (errors ignored: delete --force). */
 void container_thaw(const struct cordon_state *state);
+/*
+ * kill --all (ops.c): sig to every process of the container and to no
+ * other, never by a pid alone: SIGKILL to the init and its cgroups
+ * (cgroup.kill, or by pidfd); any other frozen in place, each process
+ * pinned by a pidfd and checked to be in the container's pid namespace. Fails (CORDON_E_STATE, or the
+ * freezer's CORDON_E_CGROUP) when nothing could be signalled.
+ */
+int container_signal_all(const struct cordon_state *state, int sig, struct cordon_error *err);
 /* The OCI state document with this status, on one line (malloc'd): what hooks read. */
 char *sandbox_state_json(const struct cordon_state *state, enum cordon_status status);
 

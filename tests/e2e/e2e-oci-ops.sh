@@ -706,6 +706,64 @@ t_interrupt_delete_waits() {
 	end_case
 }
 
+# kill --all reaches every process of the container (the workload and one
+# of exec), rootless without a cgroup too (it reached the workload alone).
+# A USR1 trap in each writes a file in the container's /dev/shm.
+t_kill_all_reaches_every_process() {
+	setup_case
+	CID=$CASE_ID-c
+	mk_bundle b sh -c "trap 'touch /dev/shm/w' USR1; while :; do sleep 0.1; done; : $MARK" || return
+	oc create --bundle "$BUNDLE" "$CID"
+	oc start "$CID"
+	expect_rc 0 || return
+	oc state "$CID"
+	PID=$(user_process)
+	oc exec -d "$CID" sh -c "trap 'touch /dev/shm/e' USR1; while :; do sleep 0.1; done; : $MARK-e"
+	expect_rc 0 || return
+	wait_until 5 catches_usr1 || fail "the workload did not set its trap"
+	local e
+	e=$(procs_matching "$MARK-e" | grep -v "^$PID:" | head -n 1)
+	e=${e%%:*}
+	[ -n "$e" ] || { fail "no exec'd process"; return; }
+	PID=$e wait_until 5 catches_usr1 || fail "the exec'd process did not set its trap"
+	oc kill --all "$CID" USR1
+	expect_rc 0
+	wait_until 5 eval 'oc exec "$CID" ls /dev/shm >/dev/null; [[ $OUT == *w* && $OUT == *e* ]]' ||
+		fail "kill --all USR1 did not reach both processes (in /dev/shm: $OUT)"
+	end_case
+}
+
+# A process in the container's cgroup that is not the container's (a host
+# process; cordon exec's joiner is one for a moment; a reused pid would be
+# one): kill --all signals pids it checked through a pidfd to be in the
+# container's pid namespace, never one read from cgroup.procs alone.
+t_kill_all_only_the_container() {
+	local host cg
+	setup_case
+	CID=$CASE_ID-c
+	mk_bundle b sh -c "trap 'touch /dev/shm/w' USR1; while :; do sleep 0.1; done; : $MARK" || return
+	oc create --bundle "$BUNDLE" "$CID"
+	oc start "$CID"
+	expect_rc 0 || return
+	oc state "$CID"
+	PID=$(user_process)
+	wait_until 5 catches_usr1 || fail "the workload did not set its trap"
+	cg=$(cg_dir_with pids.max) || { fail "no pids cgroup"; return; }
+	sleep 600 &
+	host=$!
+	_bg_pids+=("$host")
+	echo "$host" >"$cg/cgroup.procs" || { fail "could not move pid $host into $cg"; return; }
+	oc kill --all "$CID" USR1
+	expect_rc 0
+	wait_until 5 eval 'oc exec "$CID" ls /dev/shm >/dev/null; [[ $OUT == *w* ]]' ||
+		fail "kill --all USR1 did not reach the workload"
+	kill -0 "$host" 2>/dev/null || fail "kill --all signalled a host process (pid $host) in the container's cgroup"
+	echo "$host" >"${cg%/*}/cgroup.procs" 2>/dev/null
+	kill "$host" 2>/dev/null
+	wait "$host" 2>/dev/null
+	end_case
+}
+
 each_mode "ps: pids as JSON and a table; unknown and stopped refused" t_ps
 each_mode "monitor: 20 clients that say nothing do not hold cordon start" t_silent_monitor_clients
 each_mode "pause: paused, no progress, refusals; resume; delete --force when paused" t_pause_resume
@@ -723,4 +781,6 @@ each_mode "launcher conventions: --root parents made, warnings only in --log, ki
 each_mode "interrupt: every command's wait for the lock ends at SIGTERM, with the reason" t_interrupt_lock_waits
 each_mode "interrupt: start's wait for the monitor ends at SIGTERM, the lock released" t_interrupt_start_waits
 each_mode "interrupt: delete's waits for the monitor and a poststop hook end at SIGTERM" t_interrupt_delete_waits
+each_mode "kill --all: the workload and an exec'd process" t_kill_all_reaches_every_process
+rootful_only "kill --all: a host process in the container's cgroup is not signalled" t_kill_all_only_the_container
 done_testing
