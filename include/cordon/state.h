@@ -103,11 +103,19 @@ bool cordon_state_exists(const char *root, const char *id);
 void cordon_state_close(struct cordon_state *state);
 /*
  * The status as it is now: "created" or "running" whose supervisor is
- * gone, or "running" whose container process has exited, is "stopped" --
+ * gone, or whose container process has exited, is "stopped" --
  * once its init is gone too: while the init lives (its start time
  * checked) the status is the one recorded.
  */
 enum cordon_status cordon_state_status(const struct cordon_state_info *info);
+/*
+ * A container recorded created or running that is stopped now (its
+ * process and its init gone) while its supervisor lives: the supervisor
+ * is about to record the end (stopped, the exit status). Wait for that record (or the supervisor's
+ * exit) up to timeout_ms and take it into state->info. A supervisor that is gone records nothing:
+ * nothing to wait for. 0, or -EINTR when a signal ended the wait (cordon_interrupt_arm).
+ */
+int cordon_state_settle(struct cordon_state *state, int timeout_ms);
 /* Remove a dead sandbox's cgroups (those state recorded) and its directory. */
 void cordon_state_destroy(struct cordon_state *state);
 /* The sandbox's recorded cgroup directories (malloc'd, NULL-terminated; *n set). */

@@ -417,42 +417,18 @@ char *sandbox_state_json(const struct cordon_state *state, enum cordon_status st
 	return gen_finish(g);
 }
 
-/*
- * The container process is gone, but its monitor lives and has not
- * recorded the end yet: it is doing so now (its status, after the
- * cgroups). "stopped" read in that moment would lack its exitStatus.
- */
-static bool monitor_finishing(const struct cordon_state *state, enum cordon_status status)
-{
-	_cleanup_close_ int fd = -1;
-
-	if (status != CORDON_STATUS_STOPPED || state->info.status == CORDON_STATUS_STOPPED ||
-	    !state->info.kept)
-		return false;
-	fd = cordon_pidfd_verified(state->info.owner_pid, state->info.owner_start);
-	return fd >= 0;
-}
-
-/* How long `state` waits for a finishing monitor's record (10 ms steps). */
-#define MONITOR_RECORD_WAIT_STEPS 300
-
 char *cordon_container_state(const char *root, const char *id, struct cordon_error *err)
 {
 	struct cordon_state state;
 	yajl_gen g;
 
-	for (int i = 0;; i++) {
-		if (cordon_state_open(&state, root, id, false, err) < 0)
-			return NULL;
-		if (i == MONITOR_RECORD_WAIT_STEPS ||
-		    !monitor_finishing(&state, container_status(&state)))
-			break;
+	if (cordon_state_open(&state, root, id, false, err) < 0)
+		return NULL;
+	/* Its process has ended: the exit status comes with the monitor's record. */
+	if (cordon_state_settle(&state, MONITOR_EXIT_WAIT_MS) < 0) {
+		cordon_interrupt_error(err, "container %s: waiting for its monitor's record", id);
 		cordon_state_close(&state);
-		if (cordon_wait_ms(10) < 0) {
-			cordon_interrupt_error(
-				err, "container %s: waiting for its monitor's record", id);
-			return NULL;
-		}
+		return NULL;
 	}
 	g = yajl_gen_alloc(NULL);
 	yajl_gen_config(g, yajl_gen_beautify, 1);
@@ -780,6 +756,14 @@ int cordon_container_list(const char *root, bool json, bool quiet, struct cordon
 			if (!cordon_interrupted())
 				continue;
 			*err = ignored;
+			if (g)
+				yajl_gen_free(g);
+			return -1;
+		}
+		if (cordon_state_settle(&state, MONITOR_EXIT_WAIT_MS) < 0) {
+			cordon_interrupt_error(
+				err, "container %s: waiting for its monitor's record", *id);
+			cordon_state_close(&state);
 			if (g)
 				yajl_gen_free(g);
 			return -1;

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <yajl/yajl_gen.h>
@@ -497,9 +498,73 @@ enum cordon_status cordon_state_status(const struct cordon_state_info *info)
 		return info->status;
 	if (!process_alive(info->owner_pid, info->owner_start))
 		return CORDON_STATUS_STOPPED;
-	if (info->status == CORDON_STATUS_RUNNING && !process_alive(info->pid, info->pid_start))
+	/* The container process is its life: created waits in it, running is it. */
+	if ((info->status == CORDON_STATUS_RUNNING || info->status == CORDON_STATUS_CREATED) &&
+	    !process_alive(info->pid, info->pid_start))
 		return CORDON_STATUS_STOPPED;
 	return info->status;
+}
+
+/* state.json again, if it says more than info: 1 replaced, 0 not, -errno. */
+static int reread_stopped(struct cordon_state *state)
+{
+	_cleanup_free_ char *text = NULL;
+	struct cordon_state_info info;
+	struct cordon_error ignored = { 0 };
+	int r = state_read(state->dir_fd, STATE_FILE, CORDON_INPUT_JSON_MAX, &text, NULL);
+
+	if (r < 0)
+		return r;
+	if (parse_state(state->id, text, &info, &ignored) < 0)
+		return -EINVAL;
+	if (info.status != CORDON_STATUS_STOPPED) {
+		cordon_state_info_free(&info);
+		return 0;
+	}
+	cordon_state_info_free(&state->info);
+	state->info = info;
+	return 1;
+}
+
+int cordon_state_settle(struct cordon_state *state, int timeout_ms)
+{
+	const struct cordon_state_info *info = &state->info;
+	_cleanup_close_ int owner = -1, watch = -1;
+	char path[CORDON_FD_PATH_MAX];
+	struct pollfd p[2];
+	int r;
+
+	if ((info->status != CORDON_STATUS_CREATED && info->status != CORDON_STATUS_RUNNING) ||
+	    cordon_state_status(info) != CORDON_STATUS_STOPPED)
+		return 0;
+	/* A dead supervisor records nothing more: stopped, without an exit status. */
+	owner = cordon_pidfd_verified(info->owner_pid, info->owner_start);
+	if (owner < 0)
+		return 0;
+	/* Watched before it is read again: a rename in between is not missed. */
+	watch = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+	if (watch < 0 ||
+	    inotify_add_watch(watch, cordon_fd_path(state->dir_fd, path), IN_MOVED_TO) < 0)
+		return 0;
+	p[0] = (struct pollfd){ .fd = owner, .events = POLLIN };
+	p[1] = (struct pollfd){ .fd = watch, .events = POLLIN };
+	for (uint64_t end = cordon_now_mono_us() + (uint64_t)timeout_ms * 1000;;) {
+		uint64_t now = cordon_now_mono_us();
+		char buf[4096];
+
+		if (reread_stopped(state) != 0 || now >= end)
+			return 0;
+		r = cordon_wait_poll(p, 2, (int)((end - now + 999) / 1000));
+		if (r <= 0)
+			return r;
+		while (read(watch, buf, sizeof(buf)) > 0)
+			;
+		/* Gone: what it recorded is all there is. */
+		if (p[0].revents) {
+			reread_stopped(state);
+			return 0;
+		}
+	}
 }
 
 static int cmp_str(const void *a, const void *b)

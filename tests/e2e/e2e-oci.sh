@@ -979,10 +979,48 @@ t_start_killed_before_execve() {
 	end_case
 }
 
+# state_watching: the state command in the background waits for the
+# monitor's record (it watches the container's directory).
+state_watching() {
+	local pid
+	pid=$(client_of "--root $OROOT state") || return 1
+	ls -l "/proc/$pid/fd" 2>/dev/null | grep -q inotify
+}
+
+# The monitor records the end (stopped, the exit status) a moment after the
+# container's process died; state said "stopped" without an exitStatus in
+# between (the kill case above, under load). With the monitor held
+# (SIGSTOP), state waits for its record.
+t_state_waits_for_the_record() {
+	local id=$CASE_ID-c init mon
+	setup_case
+	mk_bundle b sleep "$MARK" || return
+	oc create -b "$BUNDLE" "$id" && oc start "$id"
+	expect_rc 0 || return
+	oc state "$id"
+	init=$(jfield pid)
+	mon=$(monitor_of "$id")
+	[ -n "$mon" ] && kill -STOP "$mon" || { fail "no monitor to stop"; return; }
+	oc kill "$id" KILL
+	expect_rc 0
+	wait_until 10 gone "$init" || fail "the container did not end"
+	oc_bg state "$id"
+	wait_until 10 eval 'bg_ended || state_watching'
+	kill -CONT "$mon"
+	wait_bg_for 15 || return
+	expect_rc 0
+	[ "$(jfield status)" = stopped ] || fail "expected status stopped"
+	[ "$(jfield exitStatus)" = 137 ] || fail "expected exitStatus 137 once stopped"
+	oc delete "$id"
+	expect_rc 0
+	end_case
+}
+
 each_mode "create, state, start, kill, state stopped, delete" t_lifecycle
 each_mode "run --bundle: exit statuses, exec failure, --detach" t_run_bundle
 each_mode "kill: signal names and numbers, --all, stopped refused" t_kill_signals
 each_mode "a workload killed before its execve: start fails, stopped 137, no poststart" t_start_killed_before_execve
+each_mode "state waits for the monitor's record: stopped comes with its exitStatus" t_state_waits_for_the_record
 each_mode "delete: running refused, --force, a created one" t_delete
 each_mode "refusals: no id, bad bundle, bad id, console socket without terminal, twice, terminal without socket" t_refusals
 each_mode "a missing program fails create; an execve failure at start: state says 127" t_exec_failure_at_start
