@@ -304,7 +304,7 @@ has_freezer() { [ "$MODE" = rootful ] || [ "$(stat -fc %T /sys/fs/cgroup)" = cgr
 t_exec_paused_refused() {
 	local id=$CASE_ID-c
 	setup_case
-	has_freezer || { skip_case "no freezer cgroup rootless on this layout"; return; }
+	has_freezer || { skip_layout "no freezer cgroup rootless on this layout"; return; }
 	start_container "$id" || return
 	oc pause "$id"
 	expect_rc 0 || return
@@ -333,7 +333,7 @@ t_exec_interrupted_joining() {
 	start_container "$id" || return
 	unified=$(grep -x '/sys/fs/cgroup/unified/.*' "$OROOT/$id/cgroups")
 	if [ -z "$unified" ] || ! grep -q '^/sys/fs/cgroup/freezer/' "$OROOT/$id/cgroups"; then
-		skip_case "needs a v1 freezer and a cgroup2 directory (hybrid): elsewhere a frozen cgroup is a paused container, refused before any wait"
+		skip_layout "needs a v1 freezer and a cgroup2 directory (hybrid): elsewhere a frozen cgroup is a paused container, refused before any wait"
 		oc delete --force "$id" >/dev/null
 		return
 	fi
