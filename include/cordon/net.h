@@ -96,8 +96,15 @@ const char *cordon_vet_name(enum cordon_vet v);
 enum cordon_vet cordon_addr_vet(const struct cordon_addr *a, const struct cordon_cidr *allowed,
 				size_t n_allowed);
 
-/* The table itself, for the nft blocked sets: every refused range. */
+/* The table itself: every refused range, sorted and disjoint. */
 size_t cordon_vet_table(int family, const struct cordon_cidr **ranges);
+/*
+ * The same without the embedded IPv4 forms: what the gateway's blocked
+ * sets hold. The gateway checks each embedded form of an IPv6
+ * destination against blocked4 by rule instead, so every form of every
+ * blocked IPv4 address (the host's own among them) is blocked.
+ */
+size_t cordon_vet_table_native(int family, const struct cordon_cidr **ranges);
 /* The cloud metadata entries of the table (both families). */
 size_t cordon_vet_metadata(const struct cordon_cidr **out);
 

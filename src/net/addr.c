@@ -7,9 +7,12 @@
  * The table is a list of refused ranges, each with a reason. An address
  * takes the reason of the most specific (longest-prefix) range holding it,
  * so 169.254.169.254 is METADATA although it is also link-local. IPv6 gets
- * the IPv4-mapped, IPv4-compatible, NAT64 and 6to4 forms of every refused
- * IPv4 range as EMBEDDED ranges, generated from the IPv4 list so the two can
- * never drift apart.
+ * the IPv4-mapped, IPv4-compatible, IPv4-translated, NAT64 (both
+ * prefixes), 6to4 and Teredo server forms of every refused IPv4 range as
+ * EMBEDDED ranges, generated from the IPv4 list so the two can never drift
+ * apart; forms whose IPv4 address sits behind varying bits (local-use
+ * NAT64 under any operator prefix, the Teredo client) are read out of the
+ * address and vetted as IPv4.
  */
 #include <arpa/inet.h>
 #include <pthread.h>
@@ -231,25 +234,56 @@ static const struct vet_range base4[] = {
 static const struct vet_range base6[] = {
 	{ "::/128", CORDON_VET_UNSPECIFIED },
 	{ "::1/128", CORDON_VET_LOOPBACK },
+	/*
+	 * Local-use IPv4/IPv6 translation (RFC 8215), not globally reachable:
+	 * where an IPv4 address sits in it depends on the prefix length its
+	 * operator chose (RFC 6052: /48, /56, /64 or /96), which the address
+	 * does not tell. Refused whole; under a prefix listed explicitly the
+	 * /96 position is still checked (see decodings).
+	 */
+	{ "64:ff9b:1::/48", CORDON_VET_PRIVATE },
 	{ "2001:db8::/32", CORDON_VET_DOCUMENTATION }, /* RFC 3849 */
 	{ "fc00::/7", CORDON_VET_PRIVATE },	       /* unique local (RFC 4193) */
 	{ "fd00:ec2::254/128", CORDON_VET_METADATA },  /* AWS IMDS over IPv6 */
 	{ "fe80::/10", CORDON_VET_LINK_LOCAL },
+	{ "fec0::/10", CORDON_VET_PRIVATE }, /* site-local (deprecated, RFC 3879) */
 	{ "ff00::/8", CORDON_VET_MULTICAST },
 };
 
 /*
- * Where IPv6 carries an IPv4 address: the IPv4 bits start at bit `shift`
- * of the IPv6 address, below the fixed prefix given here.
+ * Where IPv6 carries an IPv4 address at a fixed place: the IPv4 bits
+ * start at bit `shift` of the IPv6 address, right below the prefix given
+ * here. These become ranges of the table (each refused IPv4 range in each
+ * form).
  */
 static const struct {
 	const char *prefix;
 	unsigned shift;
 } embeddings[] = {
-	{ "::ffff:0:0/96", 96 }, /* IPv4-mapped */
-	{ "::/96", 96 },	 /* IPv4-compatible (deprecated, still parsed by stacks) */
-	{ "64:ff9b::/96", 96 },	 /* NAT64 well-known prefix (RFC 6052) */
-	{ "2002::/16", 16 },	 /* 6to4: the IPv4 address in bits 16-47 */
+	{ "::ffff:0:0/96", 96 },   /* IPv4-mapped */
+	{ "::/96", 96 },	   /* IPv4-compatible (deprecated, still parsed by stacks) */
+	{ "::ffff:0:0:0/96", 96 }, /* IPv4-translated (SIIT, RFC 2765) */
+	{ "64:ff9b::/96", 96 },	   /* NAT64 well-known prefix (RFC 6052) */
+	{ "64:ff9b:1::/96", 96 },  /* local-use NAT64 (RFC 8215), its first /96 */
+	{ "2002::/16", 16 },	   /* 6to4: the IPv4 address in bits 16-47 */
+	{ "2001::/32", 32 },	   /* Teredo (RFC 4380): the server, bits 32-63 */
+};
+
+/*
+ * Where IPv6 carries an IPv4 address behind bits that vary, so that no
+ * fixed range holds its forms: the IPv4 address is read out of the
+ * address itself (the last 32 bits, inverted when `inverted`) and vetted.
+ * The gateway's forward chain checks the same places against blocked4
+ * (nft-rules.c).
+ */
+static const struct {
+	const char *prefix;
+	bool inverted;
+} decodings[] = {
+	/* Local-use NAT64: a /96 of its operator's choosing (bits 48-95). */
+	{ "64:ff9b:1::/48", false },
+	/* Teredo: the client's address, inverted, behind flags and port (bits 64-95). */
+	{ "2001::/32", true },
 };
 
 struct vet_entry {
@@ -265,8 +299,10 @@ struct vet_list {
 static struct vet_list vet_full[2];	/* with reasons, nested ranges kept */
 static struct cordon_cidr vet_meta[16]; /* the METADATA entries of both families */
 static size_t vet_n_meta;
-static struct cordon_cidr *vet_blocked[2]; /* disjoint and sorted, for nft */
+static struct cordon_cidr *vet_blocked[2]; /* disjoint and sorted */
 static size_t vet_n_blocked[2];
+static struct cordon_cidr *vet_native[2]; /* the same without the embedded forms, for nft */
+static size_t vet_n_native[2];
 static pthread_once_t vet_once = PTHREAD_ONCE_INIT;
 
 static int family_index(int family)
@@ -347,23 +383,27 @@ static int cidr_order(const void *pa, const void *pb)
 	return (a->prefix > b->prefix) - (a->prefix < b->prefix);
 }
 
-/* Sorted, and every range inside another one dropped: what an nft interval set accepts. */
-static void vet_build_blocked(int idx)
+/*
+ * Sorted, and every range inside another one dropped: what an nft interval
+ * set accepts. With embedded false, the embedded IPv4 forms are left out.
+ */
+static size_t vet_build_blocked(int idx, bool embedded, struct cordon_cidr **out)
 {
 	const struct vet_list *l = &vet_full[idx];
 	struct cordon_cidr *all = cordon_xcalloc(l->n ? l->n : 1, sizeof(*all));
-	size_t n = 0;
+	size_t n = 0, k = 0;
 
 	for (size_t i = 0; i < l->n; i++)
-		all[i] = l->v[i].cidr;
-	qsort(all, l->n, sizeof(*all), cidr_order);
-	for (size_t i = 0; i < l->n; i++) {
+		if (embedded || l->v[i].why != CORDON_VET_EMBEDDED)
+			all[k++] = l->v[i].cidr;
+	qsort(all, k, sizeof(*all), cidr_order);
+	for (size_t i = 0; i < k; i++) {
 		if (n > 0 && cordon_cidr_within(&all[i], &all[n - 1]))
 			continue;
 		all[n++] = all[i];
 	}
-	vet_blocked[idx] = all;
-	vet_n_blocked[idx] = n;
+	*out = all;
+	return n;
 }
 
 #ifdef CORDON_TEST_LAB
@@ -441,8 +481,10 @@ static void vet_init(void)
 #else
 	vet_add_embedded(v6, v4);
 #endif
-	vet_build_blocked(0);
-	vet_build_blocked(1);
+	for (int f = 0; f < 2; f++) {
+		vet_n_blocked[f] = vet_build_blocked(f, true, &vet_blocked[f]);
+		vet_n_native[f] = vet_build_blocked(f, false, &vet_native[f]);
+	}
 	for (int f = 0; f < 2; f++)
 		for (size_t i = 0; i < vet_full[f].n; i++)
 			if (vet_full[f].v[i].why == CORDON_VET_METADATA &&
@@ -457,22 +499,67 @@ size_t cordon_vet_metadata(const struct cordon_cidr **out)
 	return vet_n_meta;
 }
 
+/* The most specific entry of l holding a, or NULL. */
+static const struct vet_entry *vet_lookup(const struct vet_list *l, const struct cordon_addr *a)
+{
+	const struct vet_entry *best = NULL;
+
+	for (size_t i = 0; i < l->n; i++)
+		if (cordon_cidr_contains(&l->v[i].cidr, a) &&
+		    (!best || l->v[i].cidr.prefix > best->cidr.prefix))
+			best = &l->v[i];
+	return best;
+}
+
+/*
+ * The forms of decodings[] that a holds: if the IPv4 address read out of
+ * it is refused, a refused range of prefix 96 + that IPv4 range's (the
+ * bits of a up to the last one the IPv4 range fixes), when it is more
+ * specific than *best_prefix.
+ */
+static void vet_decoded(const struct cordon_addr *a, unsigned *best_prefix,
+			enum cordon_vet *best_why)
+{
+	for (size_t k = 0; k < ARRAY_SIZE(decodings); k++) {
+		struct cordon_cidr form;
+		struct cordon_addr v4 = { .family = AF_INET };
+		const struct vet_entry *e;
+
+		if (cordon_cidr_parse(decodings[k].prefix, &form, NULL) < 0)
+			abort();
+		if (!cordon_cidr_contains(&form, a))
+			continue;
+		memcpy(v4.u.bytes, a->u.bytes + 12, 4);
+		if (decodings[k].inverted)
+			for (int i = 0; i < 4; i++)
+				v4.u.bytes[i] ^= 0xff;
+		e = vet_lookup(&vet_full[0], &v4);
+		if (e && 96 + e->cidr.prefix > *best_prefix) {
+			*best_prefix = 96 + e->cidr.prefix;
+			*best_why = CORDON_VET_EMBEDDED;
+		}
+	}
+}
+
 enum cordon_vet cordon_addr_vet(const struct cordon_addr *a, const struct cordon_cidr *allowed,
 				size_t n_allowed)
 {
-	const struct vet_entry *best = NULL;
-	const struct vet_list *l;
+	const struct vet_entry *best;
+	unsigned best_prefix = 0;
+	enum cordon_vet why = CORDON_VET_OK;
 
 	/* Fail closed on something that is not an address at all. */
 	if (a->family != AF_INET && a->family != AF_INET6)
 		return CORDON_VET_UNSPECIFIED;
 	pthread_once(&vet_once, vet_init);
-	l = &vet_full[family_index(a->family)];
-	for (size_t i = 0; i < l->n; i++)
-		if (cordon_cidr_contains(&l->v[i].cidr, a) &&
-		    (!best || l->v[i].cidr.prefix > best->cidr.prefix))
-			best = &l->v[i];
-	if (!best)
+	best = vet_lookup(&vet_full[family_index(a->family)], a);
+	if (best) {
+		best_prefix = best->cidr.prefix;
+		why = best->why;
+	}
+	if (a->family == AF_INET6)
+		vet_decoded(a, &best_prefix, &why);
+	if (why == CORDON_VET_OK)
 		return CORDON_VET_OK;
 
 	/*
@@ -484,9 +571,9 @@ enum cordon_vet cordon_addr_vet(const struct cordon_addr *a, const struct cordon
 	 * itself.
 	 */
 	for (size_t i = 0; allowed && i < n_allowed; i++)
-		if (allowed[i].prefix >= best->cidr.prefix && cordon_cidr_contains(&allowed[i], a))
+		if (allowed[i].prefix >= best_prefix && cordon_cidr_contains(&allowed[i], a))
 			return CORDON_VET_OK;
-	return best->why;
+	return why;
 }
 
 /* Sorted and disjoint: ranges nested in a wider refused range are left out. */
@@ -502,4 +589,18 @@ size_t cordon_vet_table(int family, const struct cordon_cidr **ranges)
 	idx = family_index(family);
 	*ranges = vet_blocked[idx];
 	return vet_n_blocked[idx];
+}
+
+size_t cordon_vet_table_native(int family, const struct cordon_cidr **ranges)
+{
+	int idx;
+
+	if (family != AF_INET && family != AF_INET6) {
+		*ranges = NULL;
+		return 0;
+	}
+	pthread_once(&vet_once, vet_init);
+	idx = family_index(family);
+	*ranges = vet_native[idx];
+	return vet_n_native[idx];
 }

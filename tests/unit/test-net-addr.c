@@ -347,17 +347,19 @@ static const struct {
 	{ "fe7f:ffff:ffff:ffff:ffff:ffff:ffff:ffff", OK },
 	{ "fe80::", LINK_LOCAL },
 	{ "febf:ffff:ffff:ffff:ffff:ffff:ffff:ffff", LINK_LOCAL },
-	{ "fec0::", OK },
+	/* fec0::/10, site-local (deprecated): local like fc00::/7 */
+	{ "fec0::", PRIVATE },
+	{ "fec0::a9fe:a9fe", PRIVATE },
+	{ "feff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", PRIVATE },
 	/* ff00::/8 */
-	{ "feff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", OK },
 	{ "ff00::", MULTICAST },
 	{ "ff02::1", MULTICAST },
 	{ "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", MULTICAST },
 	/* public */
 	{ "2001:4860:4860::8888", OK },
 	{ "2606:4700::1111", OK },
-	{ "2001::1", OK },	    /* Teredo is not an embedding we vet */
-	{ "64:ff9b:1::a00:1", OK }, /* local-use NAT64 (RFC 8215) neither */
+	{ "2001:0:4136:e378:8000:63bf:f7f7:f7f7", OK }, /* Teredo: 65.54.227.120 for 8.8.8.8 */
+	{ "64:ff9b:2::808:808", OK },			/* just past local-use NAT64 */
 
 	/* IPv4-mapped ::ffff:0:0/96 */
 	{ "::ffff:0.0.0.0", EMBEDDED },
@@ -397,6 +399,24 @@ static const struct {
 	{ "2002:808:808::1", OK },
 	{ "2001:ffff:a00:1::", OK }, /* just below 2002::/16 */
 	{ "2003:a00:1::", OK },	     /* just above */
+	/* IPv4-translated (SIIT) ::ffff:0:0:0/96 */
+	{ "::ffff:0:a9fe:a9fe", EMBEDDED },
+	{ "::ffff:0:7f00:1", EMBEDDED },
+	{ "::ffff:0:808:808", OK },
+	/* local-use NAT64 64:ff9b:1::/48 (RFC 8215): refused whole, its /96 forms embedded */
+	{ "64:ff9b:1::a9fe:a9fe", EMBEDDED },
+	{ "64:ff9b:1::a00:1", EMBEDDED },
+	{ "64:ff9b:1:abcd::a9fe:a9fe", EMBEDDED }, /* under a /96 an operator chose */
+	{ "64:ff9b:1::808:808", PRIVATE },
+	{ "64:ff9b:1:ffff:ffff:ffff:ffff:ffff", EMBEDDED }, /* 255.255.255.255 */
+	{ "64:ff9b:1:ffff:ffff:ffff:808:808", PRIVATE },
+	/* Teredo 2001::/32: the server in bits 32-63, the client inverted in 96-127 */
+	{ "2001:0:a9fe:a9fe:8000:63bf:f7f7:f7f7", EMBEDDED }, /* server 169.254.169.254 */
+	{ "2001:0:4136:e378:8000:63bf:5601:5601", EMBEDDED }, /* client 169.254.169.254 */
+	{ "2001:0:4136:e378:8000:63bf:80ff:fffe", EMBEDDED }, /* client 127.0.0.1 */
+	{ "2001:0:4136:e378:ffff:ffff:f5ff:fffe", EMBEDDED }, /* client 10.0.0.1 */
+	{ "2001::1", EMBEDDED },			      /* server 0.0.0.0 */
+	{ "2001:1::", OK },				      /* past 2001::/32 */
 };
 
 START_TEST(vet_boundaries)
@@ -409,18 +429,26 @@ START_TEST(vet_boundaries)
 }
 END_TEST
 
-/* The table and the verdict never disagree: refused iff some blocked range holds it. */
+/*
+ * The table and the verdict never disagree: refused iff some blocked range
+ * holds it, but for a Teredo client, whose forms no fixed range holds
+ * (flags and port vary before it): refused by reading its address out.
+ */
 START_TEST(vet_table_agrees_with_vet)
 {
 	struct cordon_addr a = addr(vet_cases[_i].addr);
 	const struct cordon_cidr *ranges;
+	struct cordon_cidr teredo = cidr("2001::/32");
 	size_t n = cordon_vet_table(a.family, &ranges);
-	bool blocked = false;
+	bool blocked = false, refused = cordon_addr_vet(&a, NULL, 0) != CORDON_VET_OK;
 
 	for (size_t i = 0; i < n; i++)
 		blocked |= cordon_cidr_contains(&ranges[i], &a);
-	ck_assert_msg(blocked == (cordon_addr_vet(&a, NULL, 0) != CORDON_VET_OK), "%s",
-		      vet_cases[_i].addr);
+	if (blocked || !cordon_cidr_contains(&teredo, &a))
+		ck_assert_msg(blocked == refused, "%s", vet_cases[_i].addr);
+	else
+		ck_assert_msg(refused == (cordon_vet_name(cordon_addr_vet(&a, NULL, 0))[0] == 'e'),
+			      "%s", vet_cases[_i].addr);
 }
 END_TEST
 
@@ -448,6 +476,14 @@ static const struct {
 	{ "::ffff:10.0.0.1", { "::ffff:10.0.0.0/104" }, OK },
 	{ "::ffff:10.0.0.1", { "::ffff:0:0/96" }, EMBEDDED },
 	{ "8.8.8.8", { "10.0.0.0/8" }, OK },
+	/* A translator's prefix listed: its /96 forms of refused addresses stay refused. */
+	{ "64:ff9b:1:abcd::808:808", { "64:ff9b:1:abcd::/96" }, OK },
+	{ "64:ff9b:1:abcd::a9fe:a9fe", { "64:ff9b:1:abcd::/96" }, EMBEDDED },
+	{ "64:ff9b:1:abcd::a9fe:a9fe", { "64:ff9b:1::/48" }, EMBEDDED },
+	{ "64:ff9b:1:abcd::a9fe:a9fe", { "64:ff9b:1:abcd::a9fe:a9fe/128" }, OK },
+	{ "2001:0:4136:e378:8000:63bf:5601:5601", { "2001::/32" }, EMBEDDED },
+	{ "2001:0:4136:e378:8000:63bf:f7f7:f7f7", { "2001::/32" }, OK },
+	{ "fec0::1", { "fec0::/10" }, OK },
 };
 
 START_TEST(vet_explicit_cover)
@@ -570,14 +606,46 @@ START_TEST(vet_table_v6)
 		"2002:a9fe::/32",
 		"2002:a83f:8110::/48",
 		"2002:f000::/20",
+		"::ffff:0:a9fe:0/112",
+		"64:ff9b:1::/48",
+		"2001:0:a9fe::/48",
+		"2001:0:a00::/40",
+		"fec0::/10",
 	};
 
-	/* 4 native ranges and 4 embedded forms of each of the 15 IPv4 ones. */
-	ck_assert_uint_eq(n, 4 + 4 * 15);
+	/*
+	 * 6 native ranges and 6 embedded forms of each of the 15 IPv4 ones
+	 * (mapped, compatible, translated, NAT64, 6to4, Teredo server; the
+	 * local-use NAT64 forms lie inside its refused /48).
+	 */
+	ck_assert_uint_eq(n, 6 + 6 * 15);
 	for (size_t i = 0; i < ARRAY_SIZE(want); i++)
 		ck_assert_msg(table_has(r, n, want[i]), "missing %s", want[i]);
 	assert_table_well_formed(AF_INET6, r, n);
 	ck_assert_uint_eq(cordon_vet_table(AF_UNIX, &r), 0);
+	ck_assert_ptr_null(r);
+}
+END_TEST
+
+/* What the gateway's blocked sets hold: no embedded form (the forward chain checks those). */
+START_TEST(vet_table_native)
+{
+	const struct cordon_cidr *r, *full;
+	size_t n = cordon_vet_table_native(AF_INET6, &r), n_full;
+	static const char *const want[] = {
+		"::/128",   "::1/128",	 "64:ff9b:1::/48", "2001:db8::/32",
+		"fc00::/7", "fe80::/10", "fec0::/10",	   "ff00::/8",
+	};
+
+	ck_assert_uint_eq(n, ARRAY_SIZE(want));
+	for (size_t i = 0; i < ARRAY_SIZE(want); i++)
+		ck_assert_msg(table_has(r, n, want[i]), "missing %s", want[i]);
+	assert_table_well_formed(AF_INET6, r, n);
+	n = cordon_vet_table_native(AF_INET, &r);
+	n_full = cordon_vet_table(AF_INET, &full);
+	ck_assert_uint_eq(n, n_full);
+	ck_assert_int_eq(memcmp(r, full, n * sizeof(*r)), 0);
+	ck_assert_uint_eq(cordon_vet_table_native(AF_UNIX, &r), 0);
 	ck_assert_ptr_null(r);
 }
 END_TEST
@@ -613,7 +681,7 @@ START_TEST(lab_public_range)
 	ck_assert(!table_has(r, n, "198.18.0.0/15"));
 	assert_table_well_formed(AF_INET, r, n);
 	n = cordon_vet_table(AF_INET6, &r);
-	ck_assert_uint_eq(n, 4 + 4 * 14);
+	ck_assert_uint_eq(n, 6 + 6 * 14);
 	ck_assert(!table_has(r, n, "::ffff:198.18.0.0/111"));
 	assert_table_well_formed(AF_INET6, r, n);
 }
@@ -727,6 +795,7 @@ static Suite *net_addr_suite(void)
 	tcase_add_test(tc, vet_names);
 	tcase_add_test(tc, vet_table_v4);
 	tcase_add_test(tc, vet_table_v6);
+	tcase_add_test(tc, vet_table_native);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("lab");
