@@ -265,11 +265,27 @@ void cordon_dns_set_tc(uint8_t *buf, size_t len, bool tc);
 
 struct cordon_nft; /* a netfilter netlink socket plus batch state */
 
+/* Upstream resolvers the gateway's own DNS may go to, at most. */
+#define CORDON_NFT_DNS_UPSTREAMS_MAX 16
+
 struct cordon_nft_config {
 	const char *workload_if;       /* the gateway's interface towards the workload */
 	const char *uplink_if;         /* towards the outside, or NULL */
 	struct cordon_addr proxy4;     /* the DNS proxy's address on the workload link */
 	struct cordon_addr proxy6;     /* family 0 when absent */
+	/*
+	 * The workload's own addresses on its link (family 0 when absent):
+	 * the only sources the proxy's port 53 takes, and the only
+	 * destinations of what the gateway itself sends on that link.
+	 */
+	struct cordon_addr workload4;
+	struct cordon_addr workload6;
+	/*
+	 * The only destinations of what the gateway itself sends through the
+	 * uplink: DNS (UDP and TCP to each one's port) to these resolvers.
+	 */
+	const struct sockaddr_storage *dns_upstreams;
+	size_t n_dns_upstreams;
 	bool masquerade;               /* postrouting masquerade on the uplink */
 	const struct cordon_cidr *static_allow; /* CIDR and literal entries */
 	size_t n_static;
@@ -329,7 +345,8 @@ int cordon_nft_delete(struct cordon_nft *nft, struct cordon_error *err);
  * concurrent helpers: a table owned by this socket (NFT_TABLE_F_OWNER),
  * so the kernel drops it however the process exits; waits up to
  * timeout_ms for another holder. Then the static table inet
- * cordon-host, made unless it exists (*created says which).
+ * cordon-host, made unless it exists in this version (an older one is
+ * replaced in one batch; *created says whether it was written).
  */
 int cordon_nft_host_lock(struct cordon_nft *nft, unsigned timeout_ms, struct cordon_error *err);
 int cordon_nft_host_install(struct cordon_nft *nft, bool *created, struct cordon_error *err);
@@ -621,7 +638,8 @@ int cordon_gateway_check_allowlist(const struct cordon_allowlist *al, struct cor
 /*
  * Gateway side, run by the sandbox init right after it entered G (a new
  * network namespace it owns), while the host's /proc is still visible
- * (the sysctls go through it): lo up, forwarding on, in G only.
+ * (the sysctls go through it): lo up, forwarding and strict reverse-path
+ * filtering (IPv4's rp_filter) on, in G only.
  */
 int cordon_gateway_prepare(struct cordon_error *err);
 /*

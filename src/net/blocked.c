@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * The gateway's blocked sets: what the forward chain drops before any
- * allow rule. It is the vetting table (cordon_vet_table), with the same
+ * allow rule. It is the vetting table without its embedded IPv4 forms
+ * (cordon_vet_table_native: the forward chain checks every embedded form
+ * of an IPv6 destination against blocked4 itself), with the same
  * explicit covers the DNS vetting honours cut out of it (a CIDR entry
  * that lies inside a refused range opens that part, so 10.8.0.0/24
  * works), the cloud metadata addresses put back unless listed exactly,
@@ -73,7 +75,7 @@ size_t cordon_gateway_blocked(const struct cordon_allowlist *al, const struct co
 
 	for (size_t f = 0; f < ARRAY_SIZE(families); f++) {
 		const struct cordon_cidr *table;
-		size_t n = cordon_vet_table(families[f], &table);
+		size_t n = cordon_vet_table_native(families[f], &table);
 		struct cidr_list fam = { 0 };
 
 		for (size_t i = 0; i < n; i++)

@@ -78,6 +78,19 @@ int cordon_gateway_prepare(struct cordon_error *err)
 		r = net_sysctl("/proc/sys/net/ipv4/ip_forward", err);
 	if (r == 0)
 		r = net_sysctl("/proc/sys/net/ipv6/conf/all/forwarding", err);
+	/*
+	 * Strict reverse-path filtering on every link, before gw0 and up0
+	 * exist (the larger of "all" and a link's own value counts): a
+	 * packet from the workload with a forged source is dropped before
+	 * the gateway routes it or answers it. A new namespace starts with
+	 * the host's IPv4 values (net.core.devconf_inherit_init_net), and
+	 * 0, loose or off, is common there. IPv6 has no such sysctl: the
+	 * ruleset's prerouting chain does it for both families.
+	 */
+	if (r == 0)
+		r = net_sysctl("/proc/sys/net/ipv4/conf/all/rp_filter", err);
+	if (r == 0)
+		r = net_sysctl("/proc/sys/net/ipv4/conf/default/rp_filter", err);
 	if (r < 0)
 		return cordon_error_wrap(err, "gateway");
 	return 0;

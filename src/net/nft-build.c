@@ -13,12 +13,13 @@
  * sequence of load-then-compare pairs, then a verdict.
  */
 #include <linux/netfilter/nf_conntrack_common.h>
+#include <libnftnl/udata.h>
 
 #include "nft-internal.h"
 
 /* --- objects ---------------------------------------------------------- */
 
-void nft_put_table(struct cordon_nft *nft, const char *name, uint32_t flags)
+void nft_put_table(struct cordon_nft *nft, const char *name, uint32_t flags, const char *comment)
 {
 	_cleanup_nft_table_ struct nftnl_table *t = nft_must(nftnl_table_alloc());
 	struct nlmsghdr *nlh;
@@ -28,6 +29,16 @@ void nft_put_table(struct cordon_nft *nft, const char *name, uint32_t flags)
 	 * NFTA_TABLE_FLAGS (only the helper's lock table has any). */
 	if (flags)
 		nftnl_table_set_u32(t, NFTNL_TABLE_FLAGS, flags);
+	/* As nft writes a table's comment, so that nft list shows it. */
+	if (comment) {
+		struct nftnl_udata_buf *ud = nft_must(nftnl_udata_buf_alloc(256));
+
+		if (!nftnl_udata_put_strz(ud, NFTNL_UDATA_TABLE_COMMENT, comment))
+			nft_out_of_memory();
+		nftnl_table_set_data(t, NFTNL_TABLE_USERDATA, nftnl_udata_buf_data(ud),
+				     nftnl_udata_buf_len(ud));
+		nftnl_udata_buf_free(ud);
+	}
 	/* EXCL: a table already there means someone else's ruleset, or a
 	 * second create; neither is silently merged into. */
 	nlh = nft_batch_msg(nft, NFT_MSG_NEWTABLE, NLM_F_CREATE | NLM_F_EXCL, "table inet %s",
@@ -141,6 +152,42 @@ void nft_match_ct_established(struct nftnl_rule *r)
 
 	nft_load_ct(r, NFT_CT_STATE);
 	nft_match_bits(r, &mask, sizeof(mask));
+}
+
+void nft_match_ct_invalid(struct nftnl_rule *r)
+{
+	uint32_t mask = NF_CT_STATE_INVALID_BIT;
+
+	nft_load_ct(r, NFT_CT_STATE);
+	nft_match_bits(r, &mask, sizeof(mask));
+}
+
+void nft_match_no_route_back(struct nftnl_rule *r)
+{
+	struct nftnl_expr *e = nft_must(nftnl_expr_alloc("fib"));
+	uint32_t absent = 0;
+
+	nftnl_expr_set_u32(e, NFTNL_EXPR_FIB_FLAGS,
+			   NFTA_FIB_F_SADDR | NFTA_FIB_F_IIF | NFTA_FIB_F_PRESENT);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_FIB_RESULT, NFT_FIB_RESULT_OIF);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_FIB_DREG, NFT_REG_1);
+	nftnl_rule_add_expr(r, e);
+	/* PRESENT stores one byte and clears the rest of the register. */
+	nft_cmp(r, NFT_CMP_EQ, &absent, sizeof(absent));
+}
+
+void nft_xor(struct nftnl_rule *r, const void *x, uint32_t len)
+{
+	static const uint8_t ones[16] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+					  0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+	struct nftnl_expr *e = nft_must(nftnl_expr_alloc("bitwise"));
+
+	nftnl_expr_set_u32(e, NFTNL_EXPR_BITWISE_SREG, NFT_REG_1);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_BITWISE_DREG, NFT_REG_1);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_BITWISE_LEN, len);
+	nftnl_expr_set(e, NFTNL_EXPR_BITWISE_MASK, ones, len);
+	nftnl_expr_set(e, NFTNL_EXPR_BITWISE_XOR, x, len);
+	nftnl_rule_add_expr(r, e);
 }
 
 void nft_lookup(struct nftnl_rule *r, const char *set, uint32_t set_id)

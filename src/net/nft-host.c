@@ -4,6 +4,7 @@
  * man/cordon-nethelper.8), as nft would print it:
  *
  *   table inet cordon-host {
+ *     comment "cordon-nethelper host table, version 2"
  *     chain input { type filter hook input priority filter; policy accept;
  *       iifgroup 0xc0d0 ct state established,related accept
  *       iifgroup 0xc0d0 drop
@@ -11,6 +12,7 @@
  *     chain forward { type filter hook forward priority filter; policy accept;
  *       iifgroup 0xc0d0 oifgroup 0xc0d0 drop
  *       iifgroup 0xc0d0 fib saddr . iif oif missing drop
+ *       iifgroup 0xc0d0 ct state invalid drop
  *       ct state established,related accept
  *       iifgroup 0xc0d0 meta nfproto ipv4 ct label set 127 accept
  *       iifgroup 0xc0d0 drop
@@ -47,6 +49,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <libnftnl/udata.h>
+
 #include "cordon/nethelper.h"
 #include "nft-internal.h"
 
@@ -56,6 +60,12 @@
 #define PRIORITY_FILTER 0
 #define PRIORITY_SRCNAT 100 /* NF_IP_PRI_NAT_SRC, nft's "srcnat" */
 #define LOCK_RETRY_MS 20
+/*
+ * The table's comment, which says which version of it is installed: a
+ * table without it, or with another, is replaced. Change it with the
+ * rules.
+ */
+#define HOST_TABLE_VERSION "cordon-nethelper host table, version 2"
 
 /* --- the lock ----------------------------------------------------------- */
 
@@ -70,7 +80,7 @@ int cordon_nft_host_lock(struct cordon_nft *nft, unsigned timeout_ms, struct cor
 		nft_batch_begin(nft);
 		/* Owned: the kernel deletes the table when this socket closes,
 		 * so a helper that dies cannot leave the lock held. */
-		nft_put_table(nft, LOCK_TABLE, NFT_TABLE_F_OWNER);
+		nft_put_table(nft, LOCK_TABLE, NFT_TABLE_F_OWNER, NULL);
 		if (nft_batch_commit(nft, "lock", err) == 0)
 			return 0;
 		/* Held: EEXIST, or EPERM for a table another socket owns. */
@@ -142,20 +152,6 @@ static void ct_label_match(struct nftnl_rule *r)
 	nft_match_bits(r, words, sizeof(words));
 }
 
-/* fib saddr . iif oif missing: no route back to the source via this link. */
-static void source_not_via_iif(struct nftnl_rule *r)
-{
-	struct nftnl_expr *e = nft_must(nftnl_expr_alloc("fib"));
-	uint32_t absent = 0;
-
-	nftnl_expr_set_u32(e, NFTNL_EXPR_FIB_FLAGS,
-			   NFTA_FIB_F_SADDR | NFTA_FIB_F_IIF | NFTA_FIB_F_PRESENT);
-	nftnl_expr_set_u32(e, NFTNL_EXPR_FIB_RESULT, NFT_FIB_RESULT_OIF);
-	nftnl_expr_set_u32(e, NFTNL_EXPR_FIB_DREG, NFT_REG_1);
-	nftnl_rule_add_expr(r, e);
-	nft_cmp(r, NFT_CMP_EQ, &absent, sizeof(absent));
-}
-
 /* --- objects ------------------------------------------------------------ */
 
 /* Every policy is accept: the table changes nothing for the host's other traffic. */
@@ -200,9 +196,21 @@ static void put_forward(struct cordon_nft *nft)
 
 	r = rule_new("forward");
 	iifgroup(r);
-	source_not_via_iif(r);
+	nft_match_no_route_back(r);
 	nft_verdict(r, NF_DROP);
 	nft_put_rule(nft, r, "iifgroup fib saddr . iif oif missing drop");
+
+	/*
+	 * What conntrack cannot place, above all an ICMP error about a
+	 * connection it does not know (a gateway's time exceeded for a
+	 * packet with a forged source): without this it fell through to the
+	 * accept below, unlabelled, so it also left unmasqueraded.
+	 */
+	r = rule_new("forward");
+	iifgroup(r);
+	nft_match_ct_invalid(r);
+	nft_verdict(r, NF_DROP);
+	nft_put_rule(nft, r, "iifgroup ct state invalid drop");
 
 	r = rule_new("forward");
 	nft_match_ct_established(r);
@@ -238,10 +246,34 @@ static void put_postrouting(struct cordon_nft *nft)
 	nft_put_rule(nft, r, "ct label masquerade");
 }
 
+static int comment_cb(const struct nftnl_udata *attr, void *data)
+{
+	const char **comment = data;
+	uint8_t len = nftnl_udata_len(attr);
+	const char *value = nftnl_udata_get(attr);
+
+	/* nft's own check: a NUL-terminated string filling the attribute. */
+	if (nftnl_udata_type(attr) == NFTNL_UDATA_TABLE_COMMENT && len > 0 &&
+	    value[len - 1] == '\0' && strlen(value) == (size_t)len - 1)
+		*comment = value;
+	return 0;
+}
+
+/* Is the installed table this version (its comment HOST_TABLE_VERSION)? */
 static int table_cb(const struct nlmsghdr *nlh, void *data)
 {
-	(void)nlh;
-	(void)data;
+	bool *current = data;
+	_cleanup_nft_table_ struct nftnl_table *t = nft_must(nftnl_table_alloc());
+	const char *comment = NULL;
+	const void *ud;
+	uint32_t len = 0;
+
+	if (nftnl_table_nlmsg_parse(nlh, t) < 0)
+		return MNL_CB_ERROR;
+	ud = nftnl_table_get_data(t, NFTNL_TABLE_USERDATA, &len);
+	if (ud && len)
+		nftnl_udata_parse(ud, len, comment_cb, &comment);
+	*current = comment && strcmp(comment, HOST_TABLE_VERSION) == 0;
 	return MNL_CB_OK;
 }
 
@@ -249,24 +281,36 @@ int cordon_nft_host_install(struct cordon_nft *nft, bool *created, struct cordon
 {
 	_cleanup_nft_table_ struct nftnl_table *t = nft_must(nftnl_table_alloc());
 	struct nlmsghdr *nlh;
+	bool current = false, exists;
 
-	/* Installed once: its presence is the whole check (delete the table
-	 * to have the next helper put the current version back). */
+	/* Its presence in this version is the whole check. */
 	nlh = nft_request_msg(nft, NFT_MSG_GETTABLE, 0);
 	nftnl_table_set_str(t, NFTNL_TABLE_NAME, HOST_TABLE);
 	nftnl_table_nlmsg_build_payload(nlh, t);
 	*created = false;
-	if (nft_request(nft, nlh, table_cb, NULL, "table inet " HOST_TABLE, err) == 0)
+	exists = nft_request(nft, nlh, table_cb, &current, "table inet " HOST_TABLE, err) == 0;
+	if (exists && current)
 		return 0;
-	if (err->errnum != ENOENT)
+	if (!exists && err->errnum != ENOENT)
 		return -1;
 
+	/*
+	 * Made, or an older version replaced, in one batch: no packet ever
+	 * sees the host without the table or with half of it. Connections
+	 * keep their conntrack labels, so masquerading goes on.
+	 */
 	nft_batch_begin(nft);
-	nft_put_table(nft, HOST_TABLE, 0);
+	if (exists) {
+		nlh = nft_batch_msg(nft, NFT_MSG_DELTABLE, 0, "table inet %s (an older version)",
+				    HOST_TABLE);
+		nftnl_table_nlmsg_build_payload(nlh, t);
+		nft_batch_next(nft, nlh);
+	}
+	nft_put_table(nft, HOST_TABLE, 0, HOST_TABLE_VERSION);
 	put_input(nft);
 	put_forward(nft);
 	put_postrouting(nft);
-	if (nft_batch_commit(nft, "install", err) < 0)
+	if (nft_batch_commit(nft, exists ? "replace" : "install", err) < 0)
 		return -1;
 	*created = true;
 	return 0;

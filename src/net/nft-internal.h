@@ -37,7 +37,7 @@
 #define NFT_MSG_DESTROYSETELEM 30
 #endif
 
-/* The counter object every policy drop of the forward chain feeds. */
+/* The counter object every counted drop of the gateway's chains feeds. */
 #define NFT_COUNTER_DROPPED "dropped"
 
 /* Elements per NEWSETELEM message: the element list is one netlink
@@ -139,8 +139,11 @@ struct nlmsghdr *nft_request_msg(struct cordon_nft *nft, uint16_t type, uint16_t
  * Every message goes to the open batch, with CREATE | EXCL for objects.
  */
 
-/* NEWTABLE inet name; flags (NFT_TABLE_F_*) are sent only when not 0. */
-void nft_put_table(struct cordon_nft *nft, const char *name, uint32_t flags);
+/*
+ * NEWTABLE inet name; flags (NFT_TABLE_F_*) are sent only when not 0, a
+ * comment (nft's table comment, in the table's user data) when not NULL.
+ */
+void nft_put_table(struct cordon_nft *nft, const char *name, uint32_t flags, const char *comment);
 /* A base chain of table: type "filter" or "nat", hook NF_INET_*, policy NF_ACCEPT or NF_DROP. */
 void nft_put_chain(struct cordon_nft *nft, const char *table, const char *name, const char *type,
 		   uint32_t hook, int32_t prio, uint32_t policy);
@@ -161,6 +164,15 @@ void nft_match_meta(struct nftnl_rule *r, uint32_t key, const void *value, uint3
 void nft_match_bits(struct nftnl_rule *r, const void *mask, uint32_t len);
 /* ct state established,related. */
 void nft_match_ct_established(struct nftnl_rule *r);
+/* ct state invalid: a packet conntrack could not place (an ICMP error about nothing it tracks). */
+void nft_match_ct_invalid(struct nftnl_rule *r);
+/*
+ * fib saddr . iif oif missing: no route back to the packet's source
+ * through the interface it came in on (strict reverse-path filtering).
+ */
+void nft_match_no_route_back(struct nftnl_rule *r);
+/* Register 1 ^= x, of len bytes (at most 16). */
+void nft_xor(struct nftnl_rule *r, const void *x, uint32_t len);
 /* Register 1 in set (set_id: its NFTNL_SET_ID, for a set of the same batch). */
 void nft_lookup(struct nftnl_rule *r, const char *set, uint32_t set_id);
 /* counter name COUNTER: feed the named counter object. */

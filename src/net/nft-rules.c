@@ -11,17 +11,32 @@
  *     set blocked4 { type ipv4_addr; flags interval; ... }
  *     set blocked6 { type ipv6_addr; flags interval; ... }
  *
+ *     chain prerouting { type filter hook prerouting priority raw; policy accept;
+ *       iif != "lo" fib saddr . iif oif missing counter name dropped drop
+ *     }
  *     chain input { type filter hook input priority 0; policy drop;
  *       iif "lo" accept
  *       ct state established,related accept
  *       icmpv6 type { nd-neighbor-solicit, nd-neighbor-advert } accept
- *       iifname W ip daddr PROXY4 udp dport 53 accept     (and tcp, and ip6)
+ *       iifname W ip saddr WORKLOAD4 ip daddr PROXY4 udp dport 53 accept   (and tcp, ip6)
  *     }
  *     chain forward { type filter hook forward priority 0; policy drop;
  *       ct state established,related accept
  *       iifname W ip daddr @blocked4 counter name dropped drop    (and ip6)
+ *       iifname W ip6 daddr ::ffff:0:0/96 ip6 daddr[96:32] @blocked4
+ *         counter name dropped drop        (and each embedded form, see below)
  *       iifname W ip daddr @static4 accept                        (and ip6)
  *       iifname W ip daddr @allow4 accept                         (and ip6)
+ *       counter name dropped drop
+ *     }
+ *     chain output { type filter hook output priority 0; policy drop;
+ *       oif "lo" accept
+ *       oifname W ip daddr WORKLOAD4 udp sport 53 accept     (and tcp, ip6; not with dns_closed)
+ *       oifname W ip daddr WORKLOAD4 meta l4proto icmp accept                (and icmpv6)
+ *       icmpv6 type { nd-neighbor-solicit, nd-neighbor-advert } accept
+ *       icmpv6 type { mld-listener-report, mld-listener-done, mld2-listener-report }
+ *         ip6 daddr ff02::/16 accept
+ *       oifname U ip daddr UPSTREAM udp dport PORT accept    (and tcp; each upstream)
  *       counter name dropped drop
  *     }
  *     chain postrouting { type nat hook postrouting priority srcnat; policy accept;
@@ -35,9 +50,23 @@
  * - Blocked ranges come first, so no allowlist entry or DNS answer can
  *   open them; the caller leaves out of cfg->blocked what it wants
  *   reachable (an explicitly allowlisted private CIDR).
- * - One named counter object, "dropped", is fed by every policy drop of
- *   forward (blocked and the final rule): cordon_nft_read_counters reads
- *   it by name with no rule handle to track.
+ * - One named counter object, "dropped", is fed by every drop but the
+ *   input chain's (blocked, embedded forms, the final rules of forward
+ *   and output, reverse path): cordon_nft_read_counters reads it by name
+ *   with no rule handle to track. What the workload sends to the
+ *   gateway itself and input drops is not counted.
+ * - Reverse-path filtering (prerouting) comes before conntrack: a forged
+ *   source never gets as far as a reply, a forward or an ICMP error.
+ * - Port 53 takes the workload's own addresses only, and what the gateway
+ *   sends itself goes only to them (the proxy's replies, ICMP errors
+ *   about their own packets), to neighbour discovery, and through the
+ *   uplink only as DNS to the configured upstreams: once the proxy asks
+ *   upstream from the gateway, that is its traffic; until then nothing
+ *   of the gateway's own leaves by the uplink at all.
+ * - Embedded IPv4 forms of IPv6 destinations are checked against
+ *   blocked4 by rule rather than listed in blocked6: every form of every
+ *   blocked IPv4 address, including those cordon_nft_block adds while
+ *   the sandbox runs, with no element per form.
  * - Neighbour solicitations and advertisements are accepted on input:
  *   without them IPv6 on the workload link (and the DNS proxy's IPv6
  *   address) cannot work under policy drop. ARP is not filtered by inet.
@@ -58,6 +87,7 @@
 #define LOOPBACK_IFINDEX 1 /* lo is index 1 in every network namespace */
 #define DNS_PORT 53
 #define PRIORITY_SRCNAT 100 /* NF_IP_PRI_NAT_SRC, nft's "srcnat" */
+#define PRIORITY_RAW -300   /* NF_IP_PRI_RAW, nft's "raw": before conntrack */
 
 enum set_id { SET_ALLOW4 = 1, SET_ALLOW6, SET_STATIC4, SET_STATIC6, SET_BLOCKED4, SET_BLOCKED6 };
 
@@ -132,6 +162,32 @@ int nft_config_check(const struct cordon_nft_config *cfg, struct cordon_error *e
 	if (!cfg->dns_closed && !cfg->proxy4.family && !cfg->proxy6.family)
 		return cordon_error_set(err, CORDON_E_NET_POLICY, EINVAL,
 					"nft: DNS is open but the proxy has no address");
+	if (cfg->workload4.family != 0 && cfg->workload4.family != AF_INET)
+		return cordon_error_set(err, CORDON_E_NET_POLICY, EINVAL,
+					"nft: workload4 is not an IPv4 address");
+	if (cfg->workload6.family != 0 && cfg->workload6.family != AF_INET6)
+		return cordon_error_set(err, CORDON_E_NET_POLICY, EINVAL,
+					"nft: workload6 is not an IPv6 address");
+	/* Port 53 takes only the workload's own address: without one, from no one. */
+	if (!cfg->dns_closed && ((cfg->proxy4.family && !cfg->workload4.family) ||
+				 (cfg->proxy6.family && !cfg->workload6.family)))
+		return cordon_error_set(err, CORDON_E_NET_POLICY, EINVAL,
+					"nft: DNS is open but the workload has no address");
+	if (cfg->n_dns_upstreams > CORDON_NFT_DNS_UPSTREAMS_MAX ||
+	    (cfg->n_dns_upstreams && !cfg->dns_upstreams))
+		return cordon_error_set(err, CORDON_E_NET_POLICY, EINVAL,
+					"nft: %zu DNS upstreams (at most %d)", cfg->n_dns_upstreams,
+					CORDON_NFT_DNS_UPSTREAMS_MAX);
+	for (size_t i = 0; i < cfg->n_dns_upstreams; i++) {
+		const struct sockaddr_storage *u = &cfg->dns_upstreams[i];
+
+		if ((u->ss_family != AF_INET && u->ss_family != AF_INET6) ||
+		    (u->ss_family == AF_INET ? ((const struct sockaddr_in *)u)->sin_port :
+					       ((const struct sockaddr_in6 *)u)->sin6_port) == 0)
+			return cordon_error_set(err, CORDON_E_NET_POLICY, EINVAL,
+						"nft: DNS upstream %zu is not an address and port",
+						i);
+	}
 	if (cfg->set_size == 0 || cfg->set_size > CORDON_NFT_SET_MAX)
 		return cordon_error_set(err, CORDON_E_NET_POLICY, EINVAL,
 					"nft: set size %u is not in 1..%u", cfg->set_size,
@@ -179,6 +235,52 @@ static void load_daddr(struct nftnl_rule *r, int family)
 		nft_load_payload(r, NFT_PAYLOAD_NETWORK_HEADER, 16, 4);
 	else
 		nft_load_payload(r, NFT_PAYLOAD_NETWORK_HEADER, 24, 16);
+}
+
+static void load_saddr(struct nftnl_rule *r, int family)
+{
+	if (family == AF_INET)
+		nft_load_payload(r, NFT_PAYLOAD_NETWORK_HEADER, 12, 4);
+	else
+		nft_load_payload(r, NFT_PAYLOAD_NETWORK_HEADER, 8, 16);
+}
+
+static size_t addr_len(int family)
+{
+	return family == AF_INET ? 4 : 16;
+}
+
+/* ip saddr / daddr == a, with the family match first. */
+static void match_addr(struct nftnl_rule *r, const struct cordon_addr *a, bool source)
+{
+	match_nfproto(r, a->family);
+	if (source)
+		load_saddr(r, a->family);
+	else
+		load_daddr(r, a->family);
+	nft_cmp(r, NFT_CMP_EQ, a->u.bytes, (uint32_t)addr_len(a->family));
+}
+
+/* th sport / dport == port (network order), any transport with ports. */
+static void match_port(struct nftnl_rule *r, uint16_t port_be, bool source)
+{
+	nft_load_payload(r, NFT_PAYLOAD_TRANSPORT_HEADER, source ? 0 : 2, sizeof(port_be));
+	nft_cmp(r, NFT_CMP_EQ, &port_be, sizeof(port_be));
+}
+
+/* l4proto icmpv6, icmpv6 type from..to. */
+static void match_icmpv6_types(struct nftnl_rule *r, uint8_t from, uint8_t to)
+{
+	struct nftnl_expr *e = nft_must(nftnl_expr_alloc("range"));
+
+	match_nfproto(r, AF_INET6);
+	match_l4proto(r, IPPROTO_ICMPV6);
+	nft_load_payload(r, NFT_PAYLOAD_TRANSPORT_HEADER, 0, 1);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_RANGE_SREG, NFT_REG_1);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_RANGE_OP, NFT_RANGE_EQ);
+	nftnl_expr_set(e, NFTNL_EXPR_RANGE_FROM_DATA, &from, sizeof(from));
+	nftnl_expr_set(e, NFTNL_EXPR_RANGE_TO_DATA, &to, sizeof(to));
+	nftnl_rule_add_expr(r, e);
 }
 
 static const struct set_def *set_by_id(enum set_id id)
@@ -237,23 +339,24 @@ static void put_accept_established(struct cordon_nft *nft, const char *chain)
 
 /* --- chains ----------------------------------------------------------- */
 
+/* iifname W ip saddr WORKLOAD ip daddr PROXY l4proto udp/tcp th dport 53 accept */
 static void put_dns_rule(struct cordon_nft *nft, const struct cordon_nft_config *cfg,
-			 const struct cordon_addr *proxy, uint8_t l4proto)
+			 const struct cordon_addr *client, const struct cordon_addr *proxy,
+			 uint8_t l4proto)
 {
 	struct nftnl_rule *r = rule_new("input");
-	uint16_t port = htons(DNS_PORT);
-	char what[64], addr[INET6_ADDRSTRLEN];
+	char what[128], from[INET6_ADDRSTRLEN], to[INET6_ADDRSTRLEN];
 
 	match_ifname(r, NFT_META_IIFNAME, cfg->workload_if);
-	match_nfproto(r, proxy->family);
+	match_addr(r, client, true);
 	load_daddr(r, proxy->family);
-	nft_cmp(r, NFT_CMP_EQ, proxy->u.bytes, proxy->family == AF_INET ? 4 : 16);
+	nft_cmp(r, NFT_CMP_EQ, proxy->u.bytes, (uint32_t)addr_len(proxy->family));
 	match_l4proto(r, l4proto);
-	nft_load_payload(r, NFT_PAYLOAD_TRANSPORT_HEADER, 2, sizeof(port));
-	nft_cmp(r, NFT_CMP_EQ, &port, sizeof(port));
+	match_port(r, htons(DNS_PORT), false);
 	nft_verdict(r, NF_ACCEPT);
-	nft_format_key(proxy->u.bytes, proxy->family == AF_INET ? 4 : 16, addr, sizeof(addr));
-	snprintf(what, sizeof(what), "DNS %s/%s accept", addr,
+	nft_format_key(client->u.bytes, addr_len(client->family), from, sizeof(from));
+	nft_format_key(proxy->u.bytes, addr_len(proxy->family), to, sizeof(to));
+	snprintf(what, sizeof(what), "DNS %s to %s/%s accept", from, to,
 		 l4proto == IPPROTO_UDP ? "udp" : "tcp");
 	nft_put_rule(nft, r, what);
 }
@@ -274,31 +377,19 @@ static void put_input(struct cordon_nft *nft, const struct cordon_nft_config *cf
 	put_accept_established(nft, "input");
 
 	r = rule_new("input");
-	{
-		struct nftnl_expr *e = nft_must(nftnl_expr_alloc("range"));
-		uint8_t from = ND_NEIGHBOR_SOLICIT, to = ND_NEIGHBOR_ADVERT;
-
-		match_nfproto(r, AF_INET6);
-		match_l4proto(r, IPPROTO_ICMPV6);
-		nft_load_payload(r, NFT_PAYLOAD_TRANSPORT_HEADER, 0, 1);
-		nftnl_expr_set_u32(e, NFTNL_EXPR_RANGE_SREG, NFT_REG_1);
-		nftnl_expr_set_u32(e, NFTNL_EXPR_RANGE_OP, NFT_RANGE_EQ);
-		nftnl_expr_set(e, NFTNL_EXPR_RANGE_FROM_DATA, &from, sizeof(from));
-		nftnl_expr_set(e, NFTNL_EXPR_RANGE_TO_DATA, &to, sizeof(to));
-		nftnl_rule_add_expr(r, e);
-	}
+	match_icmpv6_types(r, ND_NEIGHBOR_SOLICIT, ND_NEIGHBOR_ADVERT);
 	nft_verdict(r, NF_ACCEPT);
 	nft_put_rule(nft, r, "icmpv6 neighbour discovery accept");
 
 	if (cfg->dns_closed)
 		return;
 	if (cfg->proxy4.family == AF_INET) {
-		put_dns_rule(nft, cfg, &cfg->proxy4, IPPROTO_UDP);
-		put_dns_rule(nft, cfg, &cfg->proxy4, IPPROTO_TCP);
+		put_dns_rule(nft, cfg, &cfg->workload4, &cfg->proxy4, IPPROTO_UDP);
+		put_dns_rule(nft, cfg, &cfg->workload4, &cfg->proxy4, IPPROTO_TCP);
 	}
 	if (cfg->proxy6.family == AF_INET6) {
-		put_dns_rule(nft, cfg, &cfg->proxy6, IPPROTO_UDP);
-		put_dns_rule(nft, cfg, &cfg->proxy6, IPPROTO_TCP);
+		put_dns_rule(nft, cfg, &cfg->workload6, &cfg->proxy6, IPPROTO_UDP);
+		put_dns_rule(nft, cfg, &cfg->workload6, &cfg->proxy6, IPPROTO_TCP);
 	}
 }
 
@@ -321,6 +412,53 @@ static void put_set_rule(struct cordon_nft *nft, const struct cordon_nft_config 
 	nft_put_rule(nft, r, what);
 }
 
+/*
+ * Where an IPv6 destination carries an IPv4 address (addr.c's embeddings
+ * and decodings): its first len bytes are prefix, and the IPv4 address is
+ * the four bytes at `at`, inverted when `inverted`. Each such destination
+ * whose IPv4 address is in blocked4 is dropped, so every form of every
+ * blocked IPv4 address is, the host's own and those it gains later
+ * included, without a range per form in blocked6.
+ */
+static const struct embedded_form {
+	const char *what;
+	uint8_t prefix[12];
+	uint8_t len, at;
+	bool inverted;
+} embedded_forms[] = {
+	{ "::ffff:0:0/96", { [10] = 0xff, [11] = 0xff }, 12, 12, false },
+	{ "::/96", { 0 }, 12, 12, false },
+	{ "::ffff:0:0:0/96", { [8] = 0xff, [9] = 0xff }, 12, 12, false },
+	{ "64:ff9b::/96", { 0x00, 0x64, 0xff, 0x9b }, 12, 12, false },
+	/* The /96 position under any prefix an operator chose in 64:ff9b:1::/48. */
+	{ "64:ff9b:1::/48", { 0x00, 0x64, 0xff, 0x9b, 0x00, 0x01 }, 6, 12, false },
+	{ "2002::/16", { 0x20, 0x02 }, 2, 2, false },
+	{ "2001::/32 server", { 0x20, 0x01, 0x00, 0x00 }, 4, 4, false },
+	{ "2001::/32 client", { 0x20, 0x01, 0x00, 0x00 }, 4, 12, true },
+};
+
+static void put_embedded_rule(struct cordon_nft *nft, const struct cordon_nft_config *cfg,
+			      const struct embedded_form *f)
+{
+	static const uint8_t invert[4] = { 0xff, 0xff, 0xff, 0xff };
+	const struct set_def *blocked4 = set_by_id(SET_BLOCKED4);
+	struct nftnl_rule *r = rule_new("forward");
+	char what[96];
+
+	match_ifname(r, NFT_META_IIFNAME, cfg->workload_if);
+	match_nfproto(r, AF_INET6);
+	nft_load_payload(r, NFT_PAYLOAD_NETWORK_HEADER, 24, f->len);
+	nft_cmp(r, NFT_CMP_EQ, f->prefix, f->len);
+	nft_load_payload(r, NFT_PAYLOAD_NETWORK_HEADER, 24u + f->at, 4);
+	if (f->inverted)
+		nft_xor(r, invert, sizeof(invert));
+	nft_lookup(r, blocked4->name, blocked4->id);
+	nft_count(r, NFT_COUNTER_DROPPED);
+	nft_verdict(r, NF_DROP);
+	snprintf(what, sizeof(what), "ip6 daddr %s carrying @blocked4 drop", f->what);
+	nft_put_rule(nft, r, what);
+}
+
 static void put_forward(struct cordon_nft *nft, const struct cordon_nft_config *cfg)
 {
 	struct nftnl_rule *r;
@@ -329,6 +467,8 @@ static void put_forward(struct cordon_nft *nft, const struct cordon_nft_config *
 	put_accept_established(nft, "forward");
 	put_set_rule(nft, cfg, SET_BLOCKED4, NF_DROP);
 	put_set_rule(nft, cfg, SET_BLOCKED6, NF_DROP);
+	for (size_t i = 0; i < ARRAY_SIZE(embedded_forms); i++)
+		put_embedded_rule(nft, cfg, &embedded_forms[i]);
 	put_set_rule(nft, cfg, SET_STATIC4, NF_ACCEPT);
 	put_set_rule(nft, cfg, SET_STATIC6, NF_ACCEPT);
 	put_set_rule(nft, cfg, SET_ALLOW4, NF_ACCEPT);
@@ -336,6 +476,134 @@ static void put_forward(struct cordon_nft *nft, const struct cordon_nft_config *
 
 	/* The policy would drop too, but uncounted. */
 	r = rule_new("forward");
+	nft_count(r, NFT_COUNTER_DROPPED);
+	nft_verdict(r, NF_DROP);
+	nft_put_rule(nft, r, "counter dropped drop");
+}
+
+/*
+ * Strict reverse-path filtering, both families (IPv4 has the rp_filter
+ * sysctl too, cordon_gateway_prepare; IPv6 has none): a packet whose
+ * source does not route back through the interface it came in on is
+ * dropped, and counted, before conntrack sees it.
+ */
+static void put_prerouting(struct cordon_nft *nft)
+{
+	struct nftnl_rule *r;
+	uint32_t lo = LOOPBACK_IFINDEX;
+
+	nft_put_chain(nft, CORDON_NFT_TABLE, "prerouting", "filter", NF_INET_PRE_ROUTING,
+		      PRIORITY_RAW, NF_ACCEPT);
+	r = rule_new("prerouting");
+	nft_load_meta(r, NFT_META_IIF);
+	nft_cmp(r, NFT_CMP_NEQ, &lo, sizeof(lo));
+	nft_match_no_route_back(r);
+	nft_count(r, NFT_COUNTER_DROPPED);
+	nft_verdict(r, NF_DROP);
+	nft_put_rule(nft, r, "iif != lo fib saddr . iif oif missing drop");
+}
+
+/* ICMPv6 types of MLD reports (RFC 2710: report and done; RFC 3810: v2 report). */
+static const uint8_t mld_reports[][2] = {
+	{ MLD_LISTENER_REPORT, MLD_LISTENER_REDUCTION },
+	{ 143, 143 },
+};
+
+/* oifname IF ip daddr A [l4proto P] [th sport/dport PORT] accept */
+static void put_output_accept(struct cordon_nft *nft, const char *ifname,
+			      const struct cordon_addr *daddr, uint8_t l4proto, uint16_t port_be,
+			      bool source_port, const char *what)
+{
+	struct nftnl_rule *r = rule_new("output");
+
+	match_ifname(r, NFT_META_OIFNAME, ifname);
+	match_addr(r, daddr, false);
+	match_l4proto(r, l4proto);
+	if (port_be)
+		match_port(r, port_be, source_port);
+	nft_verdict(r, NF_ACCEPT);
+	nft_put_rule(nft, r, what);
+}
+
+/*
+ * What the gateway itself sends. Only: its loopback; on the workload link,
+ * to the workload's own addresses, the proxy's DNS replies and ICMP (the
+ * errors a router owes its sender: unreachable, too big, time exceeded);
+ * neighbour discovery; through the uplink, DNS to the configured
+ * upstreams (the proxy asks them from here once it runs in the gateway).
+ * Everything else is dropped and counted, above all what the gateway
+ * would send for a packet whose source the workload forged: a reply of
+ * the proxy, an ICMP error (time exceeded for a TTL of 1, carrying the
+ * workload's bytes) going to that source. No "ct state established"
+ * accept: every flow the gateway has is matched by what it is.
+ */
+static void put_output(struct cordon_nft *nft, const struct cordon_nft_config *cfg)
+{
+	struct nftnl_rule *r;
+	uint32_t lo = LOOPBACK_IFINDEX;
+	const struct cordon_addr *workload[] = { &cfg->workload4, &cfg->workload6 };
+
+	nft_put_chain(nft, CORDON_NFT_TABLE, "output", "filter", NF_INET_LOCAL_OUT, 0, NF_DROP);
+	r = rule_new("output");
+	nft_match_meta(r, NFT_META_OIF, &lo, sizeof(lo));
+	nft_verdict(r, NF_ACCEPT);
+	nft_put_rule(nft, r, "oif lo accept");
+
+	for (size_t i = 0; i < ARRAY_SIZE(workload); i++) {
+		const struct cordon_addr *w = workload[i];
+
+		if (!w->family)
+			continue;
+		if (!cfg->dns_closed) {
+			put_output_accept(nft, cfg->workload_if, w, IPPROTO_UDP, htons(DNS_PORT),
+					  true, "DNS reply to the workload (udp) accept");
+			put_output_accept(nft, cfg->workload_if, w, IPPROTO_TCP, htons(DNS_PORT),
+					  true, "DNS reply to the workload (tcp) accept");
+		}
+		put_output_accept(nft, cfg->workload_if, w,
+				  w->family == AF_INET ? IPPROTO_ICMP : IPPROTO_ICMPV6, 0, false,
+				  "ICMP to the workload accept");
+	}
+
+	r = rule_new("output");
+	match_icmpv6_types(r, ND_NEIGHBOR_SOLICIT, ND_NEIGHBOR_ADVERT);
+	nft_verdict(r, NF_ACCEPT);
+	nft_put_rule(nft, r, "icmpv6 neighbour discovery accept");
+	/*
+	 * Multicast listener reports, link-scoped: the kernel sends them for
+	 * the solicited-node groups of every address it adds, which
+	 * neighbour discovery needs; nothing to count as a leak.
+	 */
+	for (size_t i = 0; i < ARRAY_SIZE(mld_reports); i++) {
+		static const uint8_t link_scope[2] = { 0xff, 0x02 };
+
+		r = rule_new("output");
+		match_icmpv6_types(r, mld_reports[i][0], mld_reports[i][1]);
+		nft_load_payload(r, NFT_PAYLOAD_NETWORK_HEADER, 24, sizeof(link_scope));
+		nft_cmp(r, NFT_CMP_EQ, link_scope, sizeof(link_scope));
+		nft_verdict(r, NF_ACCEPT);
+		nft_put_rule(nft, r, "icmpv6 multicast listener report to ff02::/16 accept");
+	}
+
+	for (size_t i = 0; cfg->uplink_if && !cfg->dns_closed && i < cfg->n_dns_upstreams; i++) {
+		const struct sockaddr_storage *u = &cfg->dns_upstreams[i];
+		struct cordon_addr a = { .family = u->ss_family };
+		uint16_t port;
+
+		if (u->ss_family == AF_INET) {
+			a.u.v4 = ((const struct sockaddr_in *)u)->sin_addr;
+			port = ((const struct sockaddr_in *)u)->sin_port;
+		} else {
+			a.u.v6 = ((const struct sockaddr_in6 *)u)->sin6_addr;
+			port = ((const struct sockaddr_in6 *)u)->sin6_port;
+		}
+		put_output_accept(nft, cfg->uplink_if, &a, IPPROTO_UDP, port, false,
+				  "DNS to an upstream (udp) accept");
+		put_output_accept(nft, cfg->uplink_if, &a, IPPROTO_TCP, port, false,
+				  "DNS to an upstream (tcp) accept");
+	}
+
+	r = rule_new("output");
 	nft_count(r, NFT_COUNTER_DROPPED);
 	nft_verdict(r, NF_DROP);
 	nft_put_rule(nft, r, "counter dropped drop");
@@ -371,7 +639,7 @@ int nft_build_ruleset(struct cordon_nft *nft, const struct cordon_nft_config *cf
 		return -1;
 
 	/* Order matters within the batch: what a message names must come first. */
-	nft_put_table(nft, CORDON_NFT_TABLE, 0);
+	nft_put_table(nft, CORDON_NFT_TABLE, 0, NULL);
 	put_counter(nft, NFT_COUNTER_DROPPED);
 	for (size_t i = 0; i < ARRAY_SIZE(set_defs); i++)
 		put_set(nft, &set_defs[i], set_defs[i].flags & NFT_SET_TIMEOUT ? cfg->set_size : 0);
@@ -379,8 +647,10 @@ int nft_build_ruleset(struct cordon_nft *nft, const struct cordon_nft_config *cf
 	put_intervals(nft, SET_STATIC6, cfg->static_allow, cfg->n_static);
 	put_intervals(nft, SET_BLOCKED4, cfg->blocked, cfg->n_blocked);
 	put_intervals(nft, SET_BLOCKED6, cfg->blocked, cfg->n_blocked);
+	put_prerouting(nft);
 	put_input(nft, cfg);
 	put_forward(nft, cfg);
+	put_output(nft, cfg);
 	if (cfg->masquerade)
 		put_postrouting(nft, cfg);
 	return 0;

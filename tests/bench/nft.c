@@ -9,8 +9,9 @@
  * ROUNDS after one warm-up (module loading):
  *
  *   create   cordon_nft_create of a full ruleset: the real vetting table
- *            as blocked ranges, a few static CIDRs, both DNS proxies,
- *            masquerade. Target 2 ms.
+ *            as blocked ranges (as a sandbox gets it: without the
+ *            embedded forms, which are rules), a few static CIDRs, both
+ *            DNS proxies, two upstreams, masquerade. Target 2 ms.
  *   delete   cordon_nft_delete of it.
  *
  * Creation is measured twice. "cold": no other namespace on the machine
@@ -160,6 +161,7 @@ int main(int argc, char **argv)
 	const struct cordon_cidr *vet4, *vet6;
 	struct cordon_cidr *blocked, static_allow[ARRAY_SIZE(static_text)];
 	struct cordon_nft_config cfg = { 0 };
+	struct sockaddr_storage upstreams[2] = { 0 };
 	struct cordon_error err = { 0 };
 	struct cordon_addr batch[BATCH];
 	struct cordon_nft *nft;
@@ -188,8 +190,9 @@ int main(int argc, char **argv)
 		sched_setaffinity(0, sizeof(one), &one);
 	}
 
-	n4 = cordon_vet_table(AF_INET, &vet4);
-	n6 = cordon_vet_table(AF_INET6, &vet6);
+	/* What a sandbox's blocked sets hold, less the host's own addresses. */
+	n4 = cordon_vet_table_native(AF_INET, &vet4);
+	n6 = cordon_vet_table_native(AF_INET6, &vet6);
 	blocked = cordon_xcalloc(n4 + n6, sizeof(*blocked));
 	memcpy(blocked, vet4, n4 * sizeof(*blocked));
 	memcpy(blocked + n4, vet6, n6 * sizeof(*blocked));
@@ -213,6 +216,20 @@ int main(int argc, char **argv)
 	inet_pton(AF_INET, "10.200.0.1", &cfg.proxy4.u.v4);
 	cfg.proxy6.family = AF_INET6;
 	inet_pton(AF_INET6, "fd00:200::1", &cfg.proxy6.u.v6);
+	cfg.workload4.family = AF_INET;
+	inet_pton(AF_INET, "10.200.0.2", &cfg.workload4.u.v4);
+	cfg.workload6.family = AF_INET6;
+	inet_pton(AF_INET6, "fd00:200::2", &cfg.workload6.u.v6);
+	/* Two upstream resolvers, as a resolv.conf often has. */
+	for (size_t i = 0; i < ARRAY_SIZE(upstreams); i++) {
+		struct sockaddr_in *u = (struct sockaddr_in *)&upstreams[i];
+
+		u->sin_family = AF_INET;
+		u->sin_port = htons(53);
+		u->sin_addr.s_addr = htonl(0xc6336401u + (uint32_t)i); /* 198.51.100.1, .2 */
+	}
+	cfg.dns_upstreams = upstreams;
+	cfg.n_dns_upstreams = ARRAY_SIZE(upstreams);
 	cfg.masquerade = true;
 	cfg.static_allow = static_allow;
 	cfg.n_static = ARRAY_SIZE(static_text);

@@ -83,6 +83,10 @@ struct test_config {
 	struct cordon_nft_config cfg;
 	struct cordon_cidr static_allow[ARRAY_SIZE(static_text)];
 	struct cordon_cidr blocked[ARRAY_SIZE(blocked_text)];
+	union {
+		struct sockaddr_storage upstream_ss;
+		struct sockaddr_in upstream;
+	};
 };
 
 static void config_init(struct test_config *t)
@@ -96,6 +100,13 @@ static void config_init(struct test_config *t)
 	t->cfg.uplink_if = "up0";
 	t->cfg.proxy4 = addr("10.200.0.1");
 	t->cfg.proxy6 = addr("fd00:200::1");
+	t->cfg.workload4 = addr("10.200.0.2");
+	t->cfg.workload6 = addr("fd00:200::2");
+	t->upstream.sin_family = AF_INET;
+	t->upstream.sin_port = htons(53);
+	inet_pton(AF_INET, "198.51.100.53", &t->upstream.sin_addr);
+	t->cfg.dns_upstreams = (const struct sockaddr_storage *)&t->upstream_ss;
+	t->cfg.n_dns_upstreams = 1;
 	t->cfg.masquerade = true;
 	t->cfg.static_allow = t->static_allow;
 	t->cfg.n_static = ARRAY_SIZE(static_text);
@@ -340,14 +351,21 @@ static void render_value(struct render *r, const uint8_t *d, uint32_t len)
 		     d[0] == IPPROTO_UDP    ? "udp" :
 		     d[0] == IPPROTO_TCP    ? "tcp" :
 		     d[0] == IPPROTO_ICMPV6 ? "icmpv6" :
+		     d[0] == IPPROTO_ICMP   ? "icmp" :
 					      "?");
-	else if (!strcmp(r->loaded, "daddr") && (len == 4 || len == 16))
+	else if (!strcmp(r->loaded, "addr") && (len == 4 || len == 16))
 		emit(r, "%s", inet_ntop(len == 4 ? AF_INET : AF_INET6, d, a, sizeof(a)));
-	else if (!strcmp(r->loaded, "iif") && len == 4)
+	else if ((!strcmp(r->loaded, "iif") || !strcmp(r->loaded, "oif")) && len == 4)
 		emit(r, "%u", *(const uint32_t *)d);
-	else if (!strcmp(r->loaded, "dport") && len == 2)
+	else if (!strcmp(r->loaded, "port") && len == 2)
 		emit(r, "%u", (unsigned)(d[0] << 8 | d[1]));
-	else if (len == 4)
+	else if (!strcmp(r->loaded, "bytes")) {
+		char hex[2 * 16 + 3] = "0x";
+
+		for (uint32_t i = 0; i < len && i < 16; i++)
+			snprintf(hex + 2 + 2 * i, 3, "%02x", d[i]);
+		emit(r, "%s", hex);
+	} else if (len == 4)
 		emit(r, "0x%x", *(const uint32_t *)d);
 	else if (len == 1)
 		emit(r, "%u", d[0]);
@@ -368,8 +386,8 @@ static int render_expr(struct nftnl_expr *e, void *data)
 			const char *name;
 		} keys[] = {
 			{ NFT_META_IIF, "iif" },	 { NFT_META_IIFNAME, "iifname" },
-			{ NFT_META_OIFNAME, "oifname" }, { NFT_META_NFPROTO, "nfproto" },
-			{ NFT_META_L4PROTO, "l4proto" },
+			{ NFT_META_OIF, "oif" },	 { NFT_META_OIFNAME, "oifname" },
+			{ NFT_META_NFPROTO, "nfproto" }, { NFT_META_L4PROTO, "l4proto" },
 		};
 		uint32_t key = nftnl_expr_get_u32(e, NFTNL_EXPR_META_KEY);
 
@@ -383,28 +401,52 @@ static int render_expr(struct nftnl_expr *e, void *data)
 		uint32_t off = nftnl_expr_get_u32(e, NFTNL_EXPR_PAYLOAD_OFFSET);
 
 		len = nftnl_expr_get_u32(e, NFTNL_EXPR_PAYLOAD_LEN);
+		snprintf(r->loaded, sizeof(r->loaded), "addr");
 		if (base == NFT_PAYLOAD_NETWORK_HEADER && off == 16 && len == 4)
 			emit(r, "ip daddr");
+		else if (base == NFT_PAYLOAD_NETWORK_HEADER && off == 12 && len == 4)
+			emit(r, "ip saddr");
 		else if (base == NFT_PAYLOAD_NETWORK_HEADER && off == 24 && len == 16)
 			emit(r, "ip6 daddr");
-		else if (base == NFT_PAYLOAD_TRANSPORT_HEADER && off == 2 && len == 2)
+		else if (base == NFT_PAYLOAD_NETWORK_HEADER && off == 8 && len == 16)
+			emit(r, "ip6 saddr");
+		else if (base == NFT_PAYLOAD_NETWORK_HEADER && off >= 24 && off + len <= 40) {
+			/* part of an IPv6 destination: bytes from..to */
+			emit(r, "ip6 daddr[%u-%u]", off - 24, off - 24 + len - 1);
+			snprintf(r->loaded, sizeof(r->loaded), "bytes");
+		} else if (base == NFT_PAYLOAD_TRANSPORT_HEADER && off == 2 && len == 2) {
 			emit(r, "th dport");
-		else if (base == NFT_PAYLOAD_TRANSPORT_HEADER && off == 0 && len == 1)
+			snprintf(r->loaded, sizeof(r->loaded), "port");
+		} else if (base == NFT_PAYLOAD_TRANSPORT_HEADER && off == 0 && len == 2) {
+			emit(r, "th sport");
+			snprintf(r->loaded, sizeof(r->loaded), "port");
+		} else if (base == NFT_PAYLOAD_TRANSPORT_HEADER && off == 0 && len == 1) {
 			emit(r, "icmpv6 type");
-		else
+			snprintf(r->loaded, sizeof(r->loaded), "type");
+		} else {
 			emit(r, "payload(%u,%u,%u)", base, off, len);
-		snprintf(r->loaded, sizeof(r->loaded), "%s",
-			 base == NFT_PAYLOAD_NETWORK_HEADER ? "daddr" :
-			 len == 2			    ? "dport" :
-							      "type");
+			snprintf(r->loaded, sizeof(r->loaded), "bytes");
+		}
 	} else if (!strcmp(name, "ct")) {
 		emit(r, "ct %s",
 		     nftnl_expr_get_u32(e, NFTNL_EXPR_CT_KEY) == NFT_CT_STATE ? "state" : "?");
 		snprintf(r->loaded, sizeof(r->loaded), "ct");
 	} else if (!strcmp(name, "bitwise")) {
-		d = nftnl_expr_get(e, NFTNL_EXPR_BITWISE_MASK, &len);
-		emit(r, "&");
+		const uint8_t *x = nftnl_expr_get(e, NFTNL_EXPR_BITWISE_XOR, &len);
+		bool xor = false;
+
+		for (uint32_t i = 0; i < len; i++)
+			xor |= x[i] != 0;
+		d = xor? x : nftnl_expr_get(e, NFTNL_EXPR_BITWISE_MASK, &len);
+		emit(r, "%s", xor? "^" : "&");
 		render_value(r, d, len);
+	} else if (!strcmp(name, "fib")) {
+		uint32_t flags = nftnl_expr_get_u32(e, NFTNL_EXPR_FIB_FLAGS);
+
+		emit(r, "fib%s%s oif%s", flags & NFTA_FIB_F_SADDR ? " saddr" : "",
+		     flags & NFTA_FIB_F_IIF ? " . iif" : "",
+		     flags & NFTA_FIB_F_PRESENT ? " present" : "");
+		snprintf(r->loaded, sizeof(r->loaded), "fib");
 	} else if (!strcmp(name, "cmp")) {
 		uint32_t op = nftnl_expr_get_u32(e, NFTNL_EXPR_CMP_OP);
 
@@ -484,24 +526,62 @@ static void assert_rules(const char *chain, const char *const *want, size_t n)
 
 /* --- the ruleset -------------------------------------------------------- */
 
+static const char *const prerouting_rules[] = {
+	"iif != 1 fib saddr . iif oif present 0x0 counter name dropped drop",
+};
+
 static const char *const input_rules[] = {
 	"iif 1 accept",
 	"ct state & 0x6 != 0x0 accept",
 	"nfproto ipv6 l4proto icmpv6 icmpv6 type 135-136 accept",
-	"iifname gw0 nfproto ipv4 ip daddr 10.200.0.1 l4proto udp th dport 53 accept",
-	"iifname gw0 nfproto ipv4 ip daddr 10.200.0.1 l4proto tcp th dport 53 accept",
-	"iifname gw0 nfproto ipv6 ip6 daddr fd00:200::1 l4proto udp th dport 53 accept",
-	"iifname gw0 nfproto ipv6 ip6 daddr fd00:200::1 l4proto tcp th dport 53 accept",
+	"iifname gw0 nfproto ipv4 ip saddr 10.200.0.2 ip daddr 10.200.0.1 l4proto udp th dport 53 accept",
+	"iifname gw0 nfproto ipv4 ip saddr 10.200.0.2 ip daddr 10.200.0.1 l4proto tcp th dport 53 accept",
+	"iifname gw0 nfproto ipv6 ip6 saddr fd00:200::2 ip6 daddr fd00:200::1 l4proto udp th dport 53 accept",
+	"iifname gw0 nfproto ipv6 ip6 saddr fd00:200::2 ip6 daddr fd00:200::1 l4proto tcp th dport 53 accept",
 };
+
+/* Each IPv6 form of an IPv4 address: the prefix, then the address looked up in blocked4. */
+#define EMBEDDED_RULE(prefix, at)                                   \
+	"iifname gw0 nfproto ipv6 ip6 daddr" prefix " ip6 daddr" at \
+	" @blocked4 counter name dropped drop"
 
 static const char *const forward_rules[] = {
 	"ct state & 0x6 != 0x0 accept",
 	"iifname gw0 nfproto ipv4 ip daddr @blocked4 counter name dropped drop",
 	"iifname gw0 nfproto ipv6 ip6 daddr @blocked6 counter name dropped drop",
+	EMBEDDED_RULE("[0-11] 0x00000000000000000000ffff", "[12-15]"), /* mapped */
+	EMBEDDED_RULE("[0-11] 0x000000000000000000000000", "[12-15]"), /* compatible */
+	EMBEDDED_RULE("[0-11] 0x0000000000000000ffff0000", "[12-15]"), /* translated */
+	EMBEDDED_RULE("[0-11] 0x0064ff9b0000000000000000", "[12-15]"), /* NAT64 */
+	EMBEDDED_RULE("[0-5] 0x0064ff9b0001", "[12-15]"),	       /* local-use NAT64 */
+	EMBEDDED_RULE("[0-1] 0x2002", "[2-5]"),			       /* 6to4 */
+	EMBEDDED_RULE("[0-3] 0x20010000", "[4-7]"),		       /* Teredo server */
+	EMBEDDED_RULE("[0-3] 0x20010000", "[12-15] ^ 0xffffffff"),     /* Teredo client */
 	"iifname gw0 nfproto ipv4 ip daddr @static4 accept",
 	"iifname gw0 nfproto ipv6 ip6 daddr @static6 accept",
 	"iifname gw0 nfproto ipv4 ip daddr @allow4 accept",
 	"iifname gw0 nfproto ipv6 ip6 daddr @allow6 accept",
+	"counter name dropped drop",
+};
+
+#define OUTPUT_ND                                                                 \
+	"nfproto ipv6 l4proto icmpv6 icmpv6 type 135-136 accept",                 \
+		"nfproto ipv6 l4proto icmpv6 icmpv6 type 131-132 ip6 daddr[0-1] " \
+		"0xff02 accept",                                                  \
+		"nfproto ipv6 l4proto icmpv6 icmpv6 type 143-143 ip6 daddr[0-1] " \
+		"0xff02 accept"
+
+static const char *const output_rules[] = {
+	"oif 1 accept",
+	"oifname gw0 nfproto ipv4 ip daddr 10.200.0.2 l4proto udp th sport 53 accept",
+	"oifname gw0 nfproto ipv4 ip daddr 10.200.0.2 l4proto tcp th sport 53 accept",
+	"oifname gw0 nfproto ipv4 ip daddr 10.200.0.2 l4proto icmp accept",
+	"oifname gw0 nfproto ipv6 ip6 daddr fd00:200::2 l4proto udp th sport 53 accept",
+	"oifname gw0 nfproto ipv6 ip6 daddr fd00:200::2 l4proto tcp th sport 53 accept",
+	"oifname gw0 nfproto ipv6 ip6 daddr fd00:200::2 l4proto icmpv6 accept",
+	OUTPUT_ND,
+	"oifname up0 nfproto ipv4 ip daddr 198.51.100.53 l4proto udp th dport 53 accept",
+	"oifname up0 nfproto ipv4 ip daddr 198.51.100.53 l4proto tcp th dport 53 accept",
 	"counter name dropped drop",
 };
 
@@ -524,7 +604,19 @@ START_TEST(create_reads_back)
 	ck_assert_uint_eq(count_objects(NFT_MSG_GETTABLE), 1);
 
 	read_chains(&chains);
-	ck_assert_uint_eq(chains.n, 3);
+	ck_assert_uint_eq(chains.n, 5);
+	c = find_chain(&chains, "prerouting");
+	ck_assert_ptr_nonnull(c);
+	ck_assert_str_eq(c->type, "filter");
+	ck_assert_uint_eq(c->hook, NF_INET_PRE_ROUTING);
+	ck_assert_int_eq(c->prio, -300);
+	ck_assert_uint_eq(c->policy, NF_ACCEPT);
+	c = find_chain(&chains, "output");
+	ck_assert_ptr_nonnull(c);
+	ck_assert_str_eq(c->type, "filter");
+	ck_assert_uint_eq(c->hook, NF_INET_LOCAL_OUT);
+	ck_assert_int_eq(c->prio, 0);
+	ck_assert_uint_eq(c->policy, NF_DROP);
 	c = find_chain(&chains, "input");
 	ck_assert_ptr_nonnull(c);
 	ck_assert_str_eq(c->type, "filter");
@@ -544,8 +636,10 @@ START_TEST(create_reads_back)
 	ck_assert_int_eq(c->prio, 100);
 	ck_assert_uint_eq(c->policy, NF_ACCEPT);
 
+	assert_rules("prerouting", prerouting_rules, ARRAY_SIZE(prerouting_rules));
 	assert_rules("input", input_rules, ARRAY_SIZE(input_rules));
 	assert_rules("forward", forward_rules, ARRAY_SIZE(forward_rules));
+	assert_rules("output", output_rules, ARRAY_SIZE(output_rules));
 	assert_rules("postrouting", postrouting_rules, ARRAY_SIZE(postrouting_rules));
 
 	read_sets(&sets);
@@ -738,6 +832,14 @@ START_TEST(create_without_masquerade_and_dns)
 		"ct state & 0x6 != 0x0 accept",
 		"nfproto ipv6 l4proto icmpv6 icmpv6 type 135-136 accept",
 	};
+	/* No DNS either way, nothing through the uplink: ICMP to the workload, ND. */
+	static const char *const want_output[] = {
+		"oif 1 accept",
+		"oifname gw0 nfproto ipv4 ip daddr 10.200.0.2 l4proto icmp accept",
+		"oifname gw0 nfproto ipv6 ip6 daddr fd00:200::2 l4proto icmpv6 accept",
+		OUTPUT_ND,
+		"counter name dropped drop",
+	};
 
 	config_init(&t);
 	t.cfg.masquerade = false;
@@ -750,10 +852,11 @@ START_TEST(create_without_masquerade_and_dns)
 	create_or_fail(&t.cfg);
 
 	read_chains(&chains);
-	ck_assert_uint_eq(chains.n, 2);
+	ck_assert_uint_eq(chains.n, 4);
 	ck_assert_ptr_null(find_chain(&chains, "postrouting"));
 	assert_rules("input", want, ARRAY_SIZE(want));
 	assert_rules("forward", forward_rules, ARRAY_SIZE(forward_rules));
+	assert_rules("output", want_output, ARRAY_SIZE(want_output));
 	assert_ranges("static4", "");
 	assert_ranges("blocked6", "");
 }
@@ -836,7 +939,7 @@ START_TEST(nft_binary_reads_the_same)
 	char errbuf[256];
 	const char *path[] = { "nftables", NULL };
 	yajl_val root, items;
-	unsigned seen_chains = 0, seen_sets = 0, rules[3] = { 0 };
+	unsigned seen_chains = 0, seen_sets = 0, rules[5] = { 0 };
 	bool static4_ok = false;
 
 	config_init(&t);
@@ -864,10 +967,15 @@ START_TEST(nft_binary_reads_the_same)
 
 			seen_chains++;
 			ck_assert_str_eq(json_str(chain, "table"), "cordon");
-			if (!strcmp(name, "input") || !strcmp(name, "forward")) {
+			if (!strcmp(name, "input") || !strcmp(name, "forward") ||
+			    !strcmp(name, "output")) {
 				ck_assert_str_eq(hook, name);
 				ck_assert_str_eq(json_str(chain, "type"), "filter");
 				ck_assert_str_eq(json_str(chain, "policy"), "drop");
+			} else if (!strcmp(name, "prerouting")) {
+				ck_assert_str_eq(hook, name);
+				ck_assert_str_eq(json_str(chain, "type"), "filter");
+				ck_assert_str_eq(json_str(chain, "policy"), "accept");
 			} else {
 				ck_assert_str_eq(name, "postrouting");
 				ck_assert_str_eq(hook, "postrouting");
@@ -905,16 +1013,22 @@ START_TEST(nft_binary_reads_the_same)
 		} else if (rule) {
 			const char *ch = json_str(rule, "chain");
 
-			rules[!strcmp(ch, "input") ? 0 : !strcmp(ch, "forward") ? 1 : 2]++;
+			rules[!strcmp(ch, "input")	 ? 0 :
+			      !strcmp(ch, "forward")	 ? 1 :
+			      !strcmp(ch, "postrouting") ? 2 :
+			      !strcmp(ch, "prerouting")	 ? 3 :
+							   4]++;
 		}
 	}
 	yajl_tree_free(root);
-	ck_assert_uint_eq(seen_chains, 3);
+	ck_assert_uint_eq(seen_chains, 5);
 	ck_assert_uint_eq(seen_sets, 6);
 	ck_assert(static4_ok);
 	ck_assert_uint_eq(rules[0], ARRAY_SIZE(input_rules));
 	ck_assert_uint_eq(rules[1], ARRAY_SIZE(forward_rules));
 	ck_assert_uint_eq(rules[2], ARRAY_SIZE(postrouting_rules));
+	ck_assert_uint_eq(rules[3], ARRAY_SIZE(prerouting_rules));
+	ck_assert_uint_eq(rules[4], ARRAY_SIZE(output_rules));
 }
 END_TEST
 
@@ -966,6 +1080,25 @@ START_TEST(create_rejects_bad_config)
 	t.static_allow[1].prefix = 33;
 	ck_assert_int_lt(cordon_nft_create(nft, &t.cfg, &err), 0);
 	ck_assert_msg(strstr(err.msg, "static_allow[1]"), "%s", err.msg);
+
+	/* DNS open with no workload address to take it from: refused, not open to all. */
+	config_init(&t);
+	t.cfg.workload6.family = 0;
+	ck_assert_int_lt(cordon_nft_create(nft, &t.cfg, &err), 0);
+	ck_assert_msg(strstr(err.msg, "the workload has no address"), "%s", err.msg);
+	config_init(&t);
+	t.cfg.workload4 = addr("fd00::2");
+	ck_assert_int_lt(cordon_nft_create(nft, &t.cfg, &err), 0);
+	ck_assert_int_eq(err.errnum, EINVAL);
+
+	config_init(&t);
+	t.upstream.sin_port = 0;
+	ck_assert_int_lt(cordon_nft_create(nft, &t.cfg, &err), 0);
+	ck_assert_msg(strstr(err.msg, "DNS upstream 0"), "%s", err.msg);
+	config_init(&t);
+	t.cfg.n_dns_upstreams = CORDON_NFT_DNS_UPSTREAMS_MAX + 1;
+	ck_assert_int_lt(cordon_nft_create(nft, &t.cfg, &err), 0);
+	ck_assert_int_eq(err.errnum, EINVAL);
 
 	assert_nothing_left();
 }
@@ -1433,6 +1566,7 @@ enum agent_op { AGENT_SEND, AGENT_COUNT };
 struct agent_cmd {
 	enum agent_op op;
 	char dst[INET6_ADDRSTRLEN];
+	char src[INET6_ADDRSTRLEN]; /* a source of the sender's choosing, or "" */
 	uint16_t port;
 	uint8_t count;
 };
@@ -1558,8 +1692,19 @@ static void __attribute__((noreturn)) agent_main(bool outside, int cmd_fd, int a
 		}
 		len = sockaddr_of(cmd.dst, cmd.port, &ss);
 		fd = socket(ss.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+		if (cmd.src[0]) {
+			/* Any address at all as the source: what a forged one looks like. */
+			struct sockaddr_storage from;
+			socklen_t from_len = sockaddr_of(cmd.src, 0, &from);
+
+			if (setsockopt(fd, IPPROTO_IP, IP_TRANSPARENT, &(int){ 1 }, sizeof(int)) <
+				    0 ||
+			    bind(fd, (struct sockaddr *)&from, from_len) < 0)
+				_exit(1);
+		}
 		for (unsigned i = 0; i < cmd.count; i++)
-			(void)!sendto(fd, "cordon-test", 11, 0, (struct sockaddr *)&ss, len);
+			if (sendto(fd, "cordon-test", 11, 0, (struct sockaddr *)&ss, len) != 11)
+				_exit(1);
 		close(fd);
 		if (write(ack_fd, &ok, 1) != 1)
 			_exit(1);
@@ -1612,6 +1757,19 @@ static void agent_stop(struct agent *a)
 }
 
 /* W sends count datagrams to dst:port. */
+/* W sends count datagrams to dst:port from src (NULL: its own address). */
+static void agent_send_from(struct agent *a, const char *src, const char *dst, uint16_t port,
+			    uint8_t count)
+{
+	struct agent_cmd cmd = { .op = AGENT_SEND, .port = port, .count = count };
+	char ack;
+
+	snprintf(cmd.dst, sizeof(cmd.dst), "%s", dst);
+	snprintf(cmd.src, sizeof(cmd.src), "%s", src ? src : "");
+	ck_assert_int_eq(write(a->cmd_fd, &cmd, sizeof(cmd)), sizeof(cmd));
+	ck_assert_int_eq(read(a->ack_fd, &ack, 1), 1);
+}
+
 static void agent_send(struct agent *a, const char *dst, uint16_t port, uint8_t count)
 {
 	struct agent_cmd cmd = { .op = AGENT_SEND, .port = port, .count = count };
@@ -1636,13 +1794,29 @@ struct lab {
 	struct agent workload, outside;
 };
 
+/* A sysctl of this test's own namespace (the fixture unshared it), to "1". */
+static void sysctl_on(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+
+	ck_assert_msg(fd >= 0, "%s: %s", path, strerror(errno));
+	ck_assert_int_eq(write(fd, "1", 1), 1);
+	close(fd);
+}
+
 static void lab_up(struct lab *lab)
 {
 	char pid[16];
-	int fd;
 
 	agent_start(&lab->workload, false);
 	agent_start(&lab->outside, true);
+	/*
+	 * A router, as the gateway is (cordon_gateway_prepare), before its
+	 * links come up: no router solicitations of its own on them.
+	 */
+	sysctl_on("/proc/sys/net/ipv4/ip_forward");
+	sysctl_on("/proc/sys/net/ipv6/conf/all/forwarding");
+	sysctl_on("/proc/sys/net/ipv6/conf/default/forwarding");
 
 	snprintf(pid, sizeof(pid), "%d", (int)lab->workload.pid);
 	IP("link", "add", "gw0", "type", "veth", "peer", "name", "wl0", "netns", pid);
@@ -1654,11 +1828,6 @@ static void lab_up(struct lab *lab)
 	IP("link", "set", "gw0", "up");
 	IP("addr", "add", "198.51.100.1/24", "dev", "up0");
 	IP("link", "set", "up0", "up");
-	/* This test's own namespace, not the host's: the fixture unshared it. */
-	fd = open("/proc/sys/net/ipv4/ip_forward", O_WRONLY | O_CLOEXEC);
-	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(write(fd, "1", 1), 1);
-	close(fd);
 
 	agent_configure_now(&lab->workload);
 	agent_configure_now(&lab->outside);
@@ -1748,6 +1917,8 @@ START_TEST(traffic_follows_the_policy)
 	t.blocked[0] = cidr("198.51.100.9/32");
 	t.cfg.n_blocked = 1;
 	t.cfg.n_static = 0;
+	t.upstream.sin_port = htons(9);
+	inet_pton(AF_INET, "198.51.100.7", &t.upstream.sin_addr);
 	create_or_fail(&t.cfg);
 
 	/* Input: DNS to the proxy's addresses, over IPv4 and IPv6 (which
@@ -1790,6 +1961,38 @@ START_TEST(traffic_follows_the_policy)
 	agent_send(&lab.workload, "198.51.100.9", 9, 1);
 	assert_dropped(4);
 	assert_arrived(&lab, 2);
+
+	/*
+	 * A forged source, to an allowed destination and to the proxy: no
+	 * route back through gw0, dropped (and counted) before anything
+	 * else sees it.
+	 */
+	agent_send_from(&lab.workload, "198.51.100.200", "198.51.100.7", 9, 2);
+	assert_dropped(6);
+	assert_arrived(&lab, 2);
+	agent_send_from(&lab.workload, "10.9.9.9", "10.200.0.1", 53, 1);
+	ck_assert_msg(!udp_received(dns4, 300), "the proxy got a forged source");
+	assert_dropped(7);
+
+	/*
+	 * What the gateway sends itself: through the uplink only DNS to the
+	 * configured upstream (here 198.51.100.7:9), nothing else.
+	 */
+	{
+		struct sockaddr_storage ss;
+		socklen_t len = sockaddr_of("198.51.100.9", 9, &ss);
+		int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+		ck_assert_int_lt(sendto(fd, "x", 1, 0, (struct sockaddr *)&ss, len), 0);
+		ck_assert_int_eq(errno, EPERM);
+		assert_dropped(8);
+		len = sockaddr_of("198.51.100.7", 9, &ss);
+		ck_assert_int_eq(sendto(fd, "x", 1, 0, (struct sockaddr *)&ss, len), 1);
+		close(fd);
+		seen = assert_arrived(&lab, 3);
+		ck_assert_str_eq(seen.last_source, "198.51.100.1");
+		assert_dropped(8);
+	}
 
 	close(dns4);
 	close(dns6);

@@ -344,8 +344,50 @@ START_TEST(creates_the_uplink)
 
 	host_table(&tables, &rules);
 	ck_assert_int_eq(tables, 1);
-	ck_assert_int_eq(rules, 9);
+	ck_assert_int_eq(rules, 10);
 	close(g);
+}
+END_TEST
+
+/*
+ * An older host table (installed once and kept: a host that ran an older
+ * helper) is replaced by the current one, in one batch; the current one
+ * is left alone.
+ */
+START_TEST(replaces_an_older_host_table)
+{
+	int g1 = netns_new(), g2 = netns_new();
+	struct cordon_error err = { 0 };
+	struct cordon_nft *nft = cordon_nft_open(&err);
+	struct nftnl_rule *r;
+	int tables, rules;
+
+	/* What a helper of another version left: the table, one rule, no version. */
+	ck_assert_ptr_nonnull(nft);
+	nft_batch_begin(nft);
+	nft_put_table(nft, CORDON_NETHELPER_HOST_TABLE, 0, NULL);
+	nft_put_chain(nft, CORDON_NETHELPER_HOST_TABLE, "forward", "filter", NF_INET_FORWARD, 0,
+		      NF_ACCEPT);
+	r = nft_rule_new(CORDON_NETHELPER_HOST_TABLE, "forward");
+	nft_match_ct_established(r);
+	nft_verdict(r, NF_ACCEPT);
+	nft_put_rule(nft, r, "old");
+	ck_assert_msg(nft_batch_commit(nft, "old table", &err) == 0, "%s", err.msg);
+	cordon_nft_close(nft);
+	host_table(&tables, &rules);
+	ck_assert_int_eq(rules, 1);
+
+	run_ok("old-table-1", g1, NULL);
+	host_table(&tables, &rules);
+	ck_assert_int_eq(tables, 1);
+	ck_assert_int_eq(rules, 10);
+	/* The current version stays as it is: nothing rewritten. */
+	run_ok("old-table-2", g2, NULL);
+	host_table(&tables, &rules);
+	ck_assert_int_eq(tables, 1);
+	ck_assert_int_eq(rules, 10);
+	close(g1);
+	close(g2);
 }
 END_TEST
 
@@ -367,7 +409,7 @@ START_TEST(second_run_gets_the_next_slash_30)
 	/* Installed once: the second run added no table and no rule. */
 	host_table(&tables, &rules);
 	ck_assert_int_eq(tables, 1);
-	ck_assert_int_eq(rules, 9);
+	ck_assert_int_eq(rules, 10);
 	close(g1);
 	close(g2);
 }
@@ -845,6 +887,73 @@ static const char *udp_received(int s, int ms)
 	return text;
 }
 
+/*
+ * An ICMP time exceeded from ns to dst, about a UDP datagram from src that
+ * nothing ever sent: what a gateway emits for a packet whose source the
+ * sandbox forged (with a TTL of 1). Conntrack knows no connection it is
+ * about.
+ */
+static void icmp_error_from(int ns, const char *src, const char *dst)
+{
+	struct sockaddr_in to = { .sin_family = AF_INET };
+	uint8_t m[8 + 20 + 8] = { 11, 0 }; /* time exceeded in transit */
+	uint32_t sum = 0;
+	int s;
+
+	/* The quoted datagram: IPv4 header, src -> dst, UDP 4444 -> 53. */
+	m[8] = 0x45;
+	m[8 + 3] = 28;
+	m[8 + 8] = 1;
+	m[8 + 9] = IPPROTO_UDP;
+	inet_pton(AF_INET, src, m + 8 + 12);
+	inet_pton(AF_INET, dst, m + 8 + 16);
+	m[28 + 0] = 0x11;
+	m[28 + 1] = 0x5c;
+	m[28 + 3] = 53;
+	m[28 + 5] = 8;
+	for (size_t i = 0; i < sizeof(m); i += 2)
+		sum += (uint32_t)(m[i] << 8 | m[i + 1]);
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	m[2] = (uint8_t)(~sum >> 8);
+	m[3] = (uint8_t)~sum;
+	enter(ns);
+	s = socket(AF_INET, SOCK_RAW | SOCK_CLOEXEC, IPPROTO_ICMP);
+	ck_assert_int_ge(s, 0);
+	inet_pton(AF_INET, dst, &to.sin_addr);
+	ck_assert_int_eq(sendto(s, m, sizeof(m), 0, (struct sockaddr *)&to, sizeof(to)),
+			 (ssize_t)sizeof(m));
+	close(s);
+	enter(host_fd);
+}
+
+/* A raw ICMP socket in ns, to see what arrives there. */
+static int icmp_bound(int ns)
+{
+	int s;
+
+	enter(ns);
+	s = socket(AF_INET, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK, IPPROTO_ICMP);
+	ck_assert_int_ge(s, 0);
+	enter(host_fd);
+	return s;
+}
+
+/* Did an ICMP time exceeded arrive within ms? */
+static bool icmp_time_exceeded_received(int s, int ms)
+{
+	uint8_t b[256];
+	struct pollfd p = { .fd = s, .events = POLLIN };
+
+	while (poll(&p, 1, ms) == 1) {
+		ssize_t n = recv(s, b, sizeof(b), 0);
+
+		if (n >= 21 && b[(b[0] & 0xf) * 4] == 11)
+			return true;
+	}
+	return false;
+}
+
 static void configure_in(int ns, const struct cordon_nethelper_result *r)
 {
 	struct cordon_error err = { 0 };
@@ -867,7 +976,7 @@ START_TEST(host_table_allows_only_egress)
 	struct cordon_addr host_wan, remote;
 	struct sockaddr_in peer;
 	socklen_t len = sizeof(peer);
-	int remote_srv, remote_udp, host_srv, g2_srv, g1_srv, c;
+	int remote_srv, remote_udp, remote_icmp, host_srv, g2_srv, g1_srv, c;
 	char from[INET_ADDRSTRLEN];
 
 	/* The "internet": 198.51.100.2 behind the host's wan0 (198.51.100.1). */
@@ -924,6 +1033,16 @@ START_TEST(host_table_allows_only_egress)
 	ck_assert_str_eq(udp_received(remote_udp, 500), "");
 	udp_send_from(g1, "10.231.0.2", "198.51.100.2", 9090);
 	ck_assert_str_eq(udp_received(remote_udp, 2000), "198.51.100.1");
+	/*
+	 * An ICMP error about nothing conntrack knows (a gateway answering a
+	 * forged source): invalid, dropped. It used to be forwarded,
+	 * unmasqueraded.
+	 */
+	remote_icmp = icmp_bound(wan);
+	icmp_error_from(g1, "198.51.100.2", "198.51.100.2");
+	ck_assert_msg(!icmp_time_exceeded_received(remote_icmp, 500),
+		      "an ICMP error conntrack could not place left the host");
+	close(remote_icmp);
 	/* And the second sandbox gets out too. */
 	ck_assert(tcp_connects(g2, "198.51.100.2", 8080));
 
@@ -950,6 +1069,7 @@ static Suite *nethelper_suite(void)
 	tcase_add_test(tc, skips_networks_of_the_host);
 	tcase_add_test(tc, concurrent_runs_get_distinct_slash_30s);
 	tcase_add_test(tc, veth_dies_with_the_gateway);
+	tcase_add_test(tc, replaces_an_older_host_table);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("refusals");
