@@ -316,6 +316,29 @@ t_hits() {
 }
 check "lab_http_hits counts the requests each server answered" t_hits
 
+# A datagram from LH to a world server, carrying a marker, is logged once
+# leaving LH and once entering WORLD, with its payload; one without the
+# marker is logged, unmarked; a sync returns once all of it is in.
+t_capture() {
+	local w h
+	lab_capture_start cap-world "$LAB_WORLD" capmark1 || return 1
+	lab_capture_start cap-lh "$LAB_LH" capmark1 || return 1
+	ip netns exec "$LAB_LH" "$LAB_PYTHON" -c '
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.sendto(b"xx capmark1 yy", (sys.argv[1], 9))
+s.sendto(b"nothing", (sys.argv[1], 10))' "${LAB_IP4[server1]}" || return 1
+	lab_capture_sync cap-world "$LAB_WORLD" && lab_capture_sync cap-lh "$LAB_LH" || return 1
+	lab_capture_stop cap-world
+	lab_capture_stop cap-lh
+	w=$(grep -c "if=lh0 dir=in src=$LAB_LH4 dst=${LAB_IP4[server1]} ttl=64 proto=udp sport=[0-9]* dport=9 len=42 markers=capmark1 payload=$(printf 'xx capmark1 yy' | od -An -tx1 | tr -d ' \n')\$" "$LAB_DIR/cap-world.cap")
+	h=$(grep -c "if=world0 dir=out src=$LAB_LH4 dst=${LAB_IP4[server1]} .* dport=9 .*markers=capmark1 " "$LAB_DIR/cap-lh.cap")
+	[ "$w" = 1 ] && [ "$h" = 1 ] || fail "marked datagram logged $w times in WORLD, $h in LH: $(cat "$LAB_DIR/cap-world.cap")"
+	grep -q "if=lh0 dir=in .* dport=10 len=35 markers=-\$" "$LAB_DIR/cap-world.cap" ||
+		fail "the unmarked datagram was not logged, or with a payload"
+}
+check "lab_capture_start logs every IP packet, its markers and a marked one's payload; lab_capture_sync waits for it" t_capture
+
 t_contained() {
 	local out t0
 	t0=$SECONDS

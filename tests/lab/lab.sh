@@ -49,6 +49,13 @@
 #   v6only.allowed.test (AAAA only)                  2001:2:0:1::80    v6only
 #   multi.allowed.test (40 A records)   198.18.2.1 .. 198.18.2.40      multi-1 .. multi-40
 #   rebind.allowed.test                 169.254.169.254, 127.0.0.1     (metadata)
+#   embedded.allowed.test (AAAA only)   IPv6 forms of 169.254.169.254: (metadata)
+#                                       ::ffff:0:a9fe:a9fe (translated),
+#                                       64:ff9b:1::a9fe:a9fe and
+#                                       64:ff9b:1:ab::a9fe:a9fe (local-use NAT64),
+#                                       2001:0:4136:e378:8000:63bf:5601:5601
+#                                       (Teredo client), fec0::a9fe:a9fe (site-local)
+#   hostmapped.allowed.test (AAAA)      ::ffff:198.18.0.1, LH's address mapped
 #   (no name)                           169.254.169.254                metadata
 #                                       169.254.170.2                  metadata-ecs
 #                                       100.100.100.200                metadata-alibaba
@@ -86,6 +93,13 @@
 #   lab_http_hits NAME   requests the server NAME (server1, metadata, ...) answered
 #   lab_http_get [-n NETNS] URL   body of a GET from LH (or NETNS); 3 s timeout
 #   lab_dig ARGS...      dig in LH against WORLD's resolver (bind9-dnsutils)
+#   lab_capture_start NAME NETNS [MARKER...]   log every IP packet NETNS
+#                        sees, on every link, in and out (lab-capture.py),
+#                        each with the MARKERs it carries (and the UDP
+#                        payload of one that carries any), to $LAB_DIR/NAME.cap
+#   lab_capture_sync NAME NETNS   return once NAME has logged everything
+#                        NETNS saw before: a datagram on NETNS's lo, waited for
+#   lab_capture_stop NAME
 #
 # Needs: iproute2, dnsmasq-base, python3, util-linux (unshare); root.
 
@@ -127,6 +141,9 @@ declare -gA LAB_IP6=(
 	[metadata-v6]=fd00:ec2::254
 	[world]=2001:2::2
 )
+# IPv6 forms of 169.254.169.254 in the ranges cordon's vetting refuses
+# whole or by the embedded address (embedded.allowed.test's AAAA records).
+LAB_EMBEDDED_METADATA="::ffff:0:a9fe:a9fe 64:ff9b:1::a9fe:a9fe 64:ff9b:1:ab::a9fe:a9fe 2001:0:4136:e378:8000:63bf:5601:5601 fec0::a9fe:a9fe"
 LAB_MULTI_N=40
 for _lab_i in $(seq 1 "$LAB_MULTI_N"); do LAB_IP4[multi-$_lab_i]=198.18.2.$_lab_i; done
 unset _lab_i
@@ -242,6 +259,8 @@ _lab_write_dns_conf() {
 		echo "host-record=b.c.wild.test,${LAB_IP4[wild-bc]},${LAB_IP6[wild-bc]}"
 		echo "host-record=wild.test,${LAB_IP4[wild-apex]},${LAB_IP6[wild-apex]}"
 		echo "host-record=v6only.allowed.test,${LAB_IP6[v6only]}"
+		for i in $LAB_EMBEDDED_METADATA; do echo "host-record=embedded.allowed.test,$i"; done
+		echo "host-record=hostmapped.allowed.test,::ffff:$LAB_LH4"
 		for ((i = 1; i <= LAB_MULTI_N; i++)); do
 			echo "host-record=multi.allowed.test,${LAB_IP4[multi-$i]}"
 		done
@@ -490,6 +509,43 @@ lab_dns_queries() {
 				    (t == "" || $i == "query[" t "]")) { c++; break }
 		}
 		END { print c + 0 }' "$LAB_DIR/dns.log"
+}
+
+# --- packet captures ----------------------------------------------------------
+
+# lab_capture_start NAME NETNS [MARKER...]
+lab_capture_start() {
+	local name=$1 ns=$2 m args=()
+	shift 2
+	for m in "$@"; do args+=(--marker "$m"); done
+	rm -f "$LAB_DIR/$name.cap" "$LAB_DIR/$name.ready"
+	_lab_bg "$ns" "$name" "$LAB_PYTHON" "$LAB_HOME/lab-capture.py" \
+		--log "$LAB_DIR/$name.cap" --ready "$LAB_DIR/$name.ready" "${args[@]}"
+	_lab_wait_file "$LAB_DIR/$name.ready" "${LAB_PIDS[-1]}" "$name"
+}
+
+# lab_capture_sync NAME NETNS: a datagram to 127.0.0.1 on a port of its
+# own, then wait (at most 10 s) until NAME has logged it: the capture
+# reads its socket in order, so everything NETNS saw before is logged.
+lab_capture_sync() {
+	local name=$1 ns=$2 port i
+	port=$((40000 + RANDOM % 20000))
+	ip netns exec "$ns" "$LAB_PYTHON" -c '
+import socket, sys
+socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b"sync", ("127.0.0.1", int(sys.argv[1])))' "$port" ||
+		return 1
+	for ((i = 0; i < 200; i++)); do
+		grep -q "proto=udp sport=[0-9]* dport=$port " "$LAB_DIR/$name.cap" 2>/dev/null && return 0
+		sleep 0.05
+	done
+	_lab_err "capture $name never logged its sync datagram (port $port)"
+	return 1
+}
+
+lab_capture_stop() {
+	local pid
+	pid=$(cat "$LAB_DIR/$1.ready" 2>/dev/null) || return 0
+	kill -TERM "$pid" 2>/dev/null
 }
 
 # lab_http_hits NAME: requests answered by the server NAME (LH's listener too).

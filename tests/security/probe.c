@@ -52,6 +52,20 @@
  * mknodat-reg:PATH:MODE; setcap:PATH (a security.capability granting
  * CAP_DAC_OVERRIDE). Sockets: socket:FAMILY[:TYPE] socketpair:FAMILY.
  *
+ * Raw packets (the workload needs --cap-add NET_RAW):
+ * send-raw:PROTO,SRC,DST,SPORT,DPORT,TTL,COUNT[,PAYLOAD] sends COUNT
+ * IPv4 or IPv6 packets whose headers it writes itself, so the source is
+ * any address at all. PROTO is udp or syn (a TCP SYN); TTL the TTL or
+ * hop limit; PAYLOAD "dns=NAME" (an A query for NAME, RD set) or
+ * "text=BYTES". Fields are separated by commas: IPv6 addresses hold
+ * colons. Prints "ok N" or the errno of the first send that failed.
+ * dns-junk:PROTO,SERVER,NAME,PAD sends one A query for NAME to SERVER
+ * port 53 over udp or tcp, with all a client can add around its
+ * question: AD and CD set, an additional TXT record of PAD bytes
+ * ("junk-" then x's), an OPT with DO and a cookie option, and "trailjunk"
+ * after the last record. Prints "ok rcode=N" with the answer's rcode, or
+ * "timeout" or the errno.
+ *
  * Linked statically so it runs in the busybox rootfs.
  */
 #include <errno.h>
@@ -83,6 +97,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <sys/uio.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -515,6 +530,270 @@ static void do_dns_reset(const char *host, int port, const char *name, long coun
 		close(fd);
 	}
 	printf("%s=ok %ld\n", cur, done);
+}
+
+/* --- raw packets ------------------------------------------------------ */
+
+static void put16be(uint8_t *p, unsigned v)
+{
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
+}
+
+/* The Internet checksum over a pseudo header (addresses, protocol, length) and l4. */
+static unsigned l4_checksum(int family, const uint8_t *src, const uint8_t *dst, uint8_t proto,
+			    const uint8_t *l4, size_t len)
+{
+	size_t alen = family == AF_INET ? 4 : 16;
+	uint32_t sum = (uint32_t)len + proto;
+
+	for (size_t i = 0; i < alen; i += 2)
+		sum += (uint32_t)(src[i] << 8 | src[i + 1]) + (uint32_t)(dst[i] << 8 | dst[i + 1]);
+	for (size_t i = 0; i < len; i += 2)
+		sum += (uint32_t)(l4[i] << 8 | (i + 1 < len ? l4[i + 1] : 0));
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	sum = ~sum & 0xffff;
+	return sum ? sum : 0xffff;
+}
+
+/* An A query for name (RD set), as a client writes it; its length, 0 for a bad name. */
+static size_t dns_query(const char *name, uint8_t *q, size_t cap)
+{
+	size_t n = 12;
+
+	if (cap < 12 + 256 + 4)
+		return 0;
+	memcpy(q, "\x12\x34\x01\x00\x00\x01\x00\x00\x00\x00\x00\x00", 12);
+	for (const char *l = name; *l;) {
+		size_t len = strcspn(l, ".");
+
+		if (len == 0 || len > 63 || n + 1 + len > 12 + 255)
+			return 0;
+		q[n++] = (uint8_t)len;
+		memcpy(q + n, l, len);
+		n += len;
+		l += len;
+		if (*l == '.')
+			l++;
+	}
+	memcpy(q + n, "\x00\x00\x01\x00\x01", 5);
+	return n + 5;
+}
+
+static void do_send_raw(const char *spec)
+{
+	char buf[512], *f[8] = { NULL }, *save = NULL;
+	uint8_t pkt[1500] = { 0 }, src[16], dst[16], payload[600];
+	size_t n_f = 0, plen = 0, hlen, l4len;
+	int family, fd;
+	long sport, dport, ttl, count, done = 0;
+	bool syn;
+	struct sockaddr_storage to = { 0 };
+	socklen_t to_len;
+
+	snprintf(buf, sizeof(buf), "%s", spec);
+	for (char *t = strtok_r(buf, ",", &save); t && n_f < 8; t = strtok_r(NULL, ",", &save))
+		f[n_f++] = t;
+	if (n_f < 7 || (strcmp(f[0], "udp") && strcmp(f[0], "syn")))
+		goto usage;
+	syn = !strcmp(f[0], "syn");
+	family = strchr(f[1], ':') ? AF_INET6 : AF_INET;
+	if (inet_pton(family, f[1], src) != 1 || inet_pton(family, f[2], dst) != 1)
+		goto usage;
+	sport = num(f[3], -1);
+	dport = num(f[4], -1);
+	ttl = num(f[5], -1);
+	count = num(f[6], -1);
+	if (sport < 0 || sport > 65535 || dport < 0 || dport > 65535 || ttl < 0 || ttl > 255 ||
+	    count < 0)
+		goto usage;
+	if (n_f == 8 && !strncmp(f[7], "dns=", 4)) {
+		plen = dns_query(f[7] + 4, payload, sizeof(payload));
+		if (plen == 0)
+			goto usage;
+	} else if (n_f == 8 && !strncmp(f[7], "text=", 5)) {
+		plen = strlen(f[7] + 5);
+		memcpy(payload, f[7] + 5, plen);
+	} else if (n_f == 8) {
+		goto usage;
+	}
+
+	hlen = family == AF_INET ? 20 : 40;
+	l4len = (syn ? 20 : 8) + plen;
+	{
+		uint8_t *l4 = pkt + hlen;
+
+		put16be(l4, (unsigned)sport);
+		put16be(l4 + 2, (unsigned)dport);
+		if (syn) {
+			l4[4] = 0x5e; /* a sequence number */
+			l4[12] = 5 << 4;
+			l4[13] = 0x02; /* SYN */
+			put16be(l4 + 14, 64240);
+		} else {
+			put16be(l4 + 4, (unsigned)l4len);
+		}
+		memcpy(l4 + (syn ? 20 : 8), payload, plen);
+		put16be(l4 + (syn ? 16 : 6),
+			l4_checksum(family, src, dst, syn ? IPPROTO_TCP : IPPROTO_UDP, l4, l4len));
+	}
+	if (family == AF_INET) {
+		struct sockaddr_in *sin = (struct sockaddr_in *)&to;
+
+		pkt[0] = 0x45;
+		put16be(pkt + 2, (unsigned)(hlen + l4len));
+		pkt[8] = (uint8_t)ttl;
+		pkt[9] = syn ? IPPROTO_TCP : IPPROTO_UDP;
+		memcpy(pkt + 12, src, 4);
+		memcpy(pkt + 16, dst, 4);
+		sin->sin_family = AF_INET;
+		memcpy(&sin->sin_addr, dst, 4);
+		to_len = sizeof(*sin);
+	} else {
+		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&to;
+
+		pkt[0] = 0x60;
+		put16be(pkt + 4, (unsigned)l4len);
+		pkt[6] = syn ? IPPROTO_TCP : IPPROTO_UDP;
+		pkt[7] = (uint8_t)ttl;
+		memcpy(pkt + 8, src, 16);
+		memcpy(pkt + 24, dst, 16);
+		sin6->sin6_family = AF_INET6;
+		memcpy(&sin6->sin6_addr, dst, 16);
+		to_len = sizeof(*sin6);
+	}
+	/* IPPROTO_RAW: the header is ours (IPv4: the kernel fills in id and checksum). */
+	fd = socket(family, SOCK_RAW | SOCK_CLOEXEC, IPPROTO_RAW);
+	if (fd < 0) {
+		result_errno(errno);
+		return;
+	}
+	for (; done < count; done++) {
+		if (sendto(fd, pkt, hlen + l4len, 0, (struct sockaddr *)&to, to_len) < 0) {
+			int e = errno;
+
+			close(fd);
+			result_errno(e);
+			return;
+		}
+	}
+	close(fd);
+	printf("%s=ok %ld\n", cur, done);
+	return;
+usage:
+	fprintf(stderr, "sec-probe: %s: want PROTO,SRC,DST,SPORT,DPORT,TTL,COUNT[,PAYLOAD]\n", cur);
+	exit(2);
+}
+
+static void do_dns_junk(const char *spec)
+{
+	char buf[512], *f[4] = { NULL }, *save = NULL;
+	static uint8_t q[2 + 65535];
+	uint8_t a[4096];
+	size_t n_f = 0, n, pad;
+	struct sockaddr_storage to = { 0 };
+	socklen_t to_len;
+	bool tcp;
+	int fd;
+	ssize_t got = -1;
+
+	snprintf(buf, sizeof(buf), "%s", spec);
+	for (char *t = strtok_r(buf, ",", &save); t && n_f < 4; t = strtok_r(NULL, ",", &save))
+		f[n_f++] = t;
+	if (n_f != 4 || (strcmp(f[0], "udp") && strcmp(f[0], "tcp")))
+		goto usage;
+	tcp = !strcmp(f[0], "tcp");
+	pad = (size_t)num(f[3], 0);
+	if (strchr(f[1], ':')) {
+		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&to;
+
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_port = htons(53);
+		if (inet_pton(AF_INET6, f[1], &sin6->sin6_addr) != 1)
+			goto usage;
+		to_len = sizeof(*sin6);
+	} else {
+		struct sockaddr_in *sin = (struct sockaddr_in *)&to;
+
+		sin->sin_family = AF_INET;
+		sin->sin_port = htons(53);
+		if (inet_pton(AF_INET, f[1], &sin->sin_addr) != 1)
+			goto usage;
+		to_len = sizeof(*sin);
+	}
+	n = dns_query(f[2], q + 2, 12 + 256 + 4);
+	if (n == 0 || pad > (tcp ? 60000u : 1000u) || pad < 5)
+		goto usage;
+	q[2 + 3] |= 0x30; /* AD, CD */
+	q[2 + 11] = 2;	  /* arcount: the TXT and the OPT */
+	/* TXT owned by the question's name (a pointer to it), PAD bytes in strings of 255 at most.
+	 */
+	{
+		uint8_t *p = q + 2 + n;
+		size_t rd = pad + (pad + 254) / 255, left = pad;
+
+		memcpy(p, "\xc0\x0c\x00\x10\x00\x01\x00\x00\x00\x3c", 10);
+		put16be(p + 10, (unsigned)rd);
+		p += 12;
+		for (size_t k = 0; left; k++) {
+			size_t chunk = left > 255 ? 255 : left;
+
+			*p++ = (uint8_t)chunk;
+			memset(p, 'x', chunk);
+			if (k == 0)
+				memcpy(p, "junk-", 5);
+			p += chunk;
+			left -= chunk;
+		}
+		/* OPT: payload 4096, DO, a cookie (code 10) of 8 bytes. */
+		memcpy(p, "\x00\x00\x29\x10\x00\x00\x00\x80\x00\x00\x0c\x00\x0a\x00\x08", 15);
+		p += 15;
+		memcpy(p, "cookie!!trailjunk", 17);
+		p += 17;
+		n = (size_t)(p - (q + 2));
+	}
+	put16be(q, (unsigned)n);
+	fd = socket(to.ss_family, (tcp ? SOCK_STREAM : SOCK_DGRAM) | SOCK_CLOEXEC, 0);
+	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &(struct timeval){ 3, 0 },
+				 sizeof(struct timeval)) < 0) {
+		result_errno(errno);
+		return;
+	}
+	if (connect(fd, (struct sockaddr *)&to, to_len) < 0 ||
+	    send(fd, tcp ? q : q + 2, tcp ? n + 2 : n, MSG_NOSIGNAL) < 0) {
+		result_errno(errno);
+		close(fd);
+		return;
+	}
+	if (!tcp) {
+		got = recv(fd, a, sizeof(a), 0);
+	} else {
+		size_t have = 0;
+
+		/* The length, then as much of the answer as its header. */
+		while (have < 2 + 12) {
+			ssize_t r = recv(fd, a + have, sizeof(a) - have, 0);
+
+			if (r <= 0)
+				break;
+			have += (size_t)r;
+		}
+		if (have >= 2 + 12) {
+			memmove(a, a + 2, have - 2);
+			got = (ssize_t)(have - 2);
+		}
+	}
+	close(fd);
+	if (got < 12)
+		printf("%s=%s\n", cur, got < 0 && errno == EAGAIN ? "timeout" : "short");
+	else
+		printf("%s=ok rcode=%d\n", cur, a[3] & 0x0f);
+	return;
+usage:
+	fprintf(stderr, "sec-probe: %s: want udp|tcp,SERVER,NAME,PAD (5 to 1000, tcp 60000)\n",
+		cur);
+	exit(2);
 }
 
 /*
@@ -1094,6 +1373,10 @@ static void run(char *spec)
 		do_int80(num(a1, 20 /* i386 getpid */));
 	else if (IS("x32"))
 		do_x32(num(a1, 39 /* getpid */));
+	else if (!strncmp(cur, "send-raw:", 9))
+		do_send_raw(cur + 9);
+	else if (!strncmp(cur, "dns-junk:", 9))
+		do_dns_junk(cur + 9);
 	else if (IS("dns-reset"))
 		do_dns_reset(a1, (int)num(a2, 53), arg[2], num(arg[3], 1));
 	else if (IS("inotify-init"))
