@@ -60,8 +60,9 @@
  * - Port 53 takes the workload's own addresses only, and what the gateway
  *   sends itself goes only to them (the proxy's replies, ICMP errors
  *   about their own packets), to neighbour discovery, and through the
- *   uplink only as DNS to the configured upstreams: once the proxy asks
- *   upstream from the gateway, that is its traffic; until then nothing
+ *   uplink only as DNS to the upstreams cfg->dns_upstreams names, for a
+ *   proxy that asks from the gateway. cordon's proxy asks through the
+ *   supervisor's sockets in the host's namespace and names none: nothing
  *   of the gateway's own leaves by the uplink at all.
  * - Embedded IPv4 forms of IPv6 destinations are checked against
  *   blocked4 by rule rather than listed in blocked6: every form of every
@@ -373,7 +374,7 @@ static void put_input(struct cordon_nft *nft, const struct cordon_nft_config *cf
 	nft_verdict(r, NF_ACCEPT);
 	nft_put_rule(nft, r, "iif lo accept");
 
-	/* Replies to the proxy's upstream queries come back this way. */
+	/* The rest of what the workload's TCP connections to the proxy, and their errors, carry. */
 	put_accept_established(nft, "input");
 
 	r = rule_new("input");
@@ -530,7 +531,8 @@ static void put_output_accept(struct cordon_nft *nft, const char *ifname,
  * to the workload's own addresses, the proxy's DNS replies and ICMP (the
  * errors a router owes its sender: unreachable, too big, time exceeded);
  * neighbour discovery; through the uplink, DNS to the configured
- * upstreams (the proxy asks them from here once it runs in the gateway).
+ * upstreams the caller names (none, from cordon: its proxy asks through
+ * sockets in the host's namespace).
  * Everything else is dropped and counted, above all what the gateway
  * would send for a packet whose source the workload forged: a reply of
  * the proxy, an ICMP error (time exceeded for a TTL of 1, carrying the

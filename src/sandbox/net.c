@@ -532,8 +532,13 @@ static int commit_ruleset(struct sandbox_net *n, struct cordon_error *err)
 		.proxy6 = gw.gw6,
 		.workload4 = gw.workload4,
 		.workload6 = gw.workload6,
-		.dns_upstreams = net->upstreams,
-		.n_dns_upstreams = net->dns_none ? 0 : net->n_upstreams,
+		/*
+		 * None: the proxy's upstream sockets are ours, made in the
+		 * host's namespace, so nothing of G's own goes out by the
+		 * uplink, and nothing may.
+		 */
+		.dns_upstreams = NULL,
+		.n_dns_upstreams = 0,
 		.masquerade = true,
 		.static_allow = statics,
 		.n_static = n_static,
