@@ -344,6 +344,16 @@ struct cordon_path_id {
 int cordon_path_open(const char *path, const char *what, enum cordon_code code,
 		     struct cordon_error *err);
 struct stat;
+/*
+ * The walk's rule for a second name, for a file FILE found at COMP in the
+ * directory DIR: a non-directory with more than one name is refused
+ * (CORDON_E_PATH, "WHAT PATH: 'COMP' ...") when DIR belongs to another
+ * user than root and the caller and the file is not that user's, or when
+ * DIR is one everyone can add names to (sticky or world-writable),
+ * whoever owns the file. 0 when it may be used.
+ */
+int cordon_path_check_names(const struct stat *dir, const struct stat *file, const char *what,
+			    const char *path, const char *comp, struct cordon_error *err);
 void cordon_path_id_of(const struct stat *st, struct cordon_path_id *id);
 /*
  * Open PATH again the same way (in another mount namespace, where the

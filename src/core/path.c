@@ -62,6 +62,46 @@ static int open_start(const char *path, struct stat *st)
 	return fd;
 }
 
+/* A directory others can add names to: sticky (/tmp) or writable by everyone. */
+static bool dir_shared(const struct stat *dir)
+{
+	return (dir->st_mode & (S_ISVTX | S_IWOTH)) != 0;
+}
+
+int cordon_path_check_names(const struct stat *dir, const struct stat *file, const char *what,
+			    const char *path, const char *comp, struct cordon_error *err)
+{
+	if (S_ISDIR(file->st_mode) || S_ISLNK(file->st_mode) || file->st_nlink <= 1)
+		return 0;
+	/*
+	 * A second name of another user's making for a file it does not own
+	 * (a hard link, where fs.protected_hardlinks allows it): refused like
+	 * the symlinks of cordon_path_open.
+	 */
+	if (!owner_trusted(dir->st_uid) && file->st_uid != dir->st_uid)
+		return cordon_error_set(
+			err, CORDON_E_PATH, 0,
+			"%s %s: '%s' is a hard link to a file of uid %u in a "
+			"directory owned by uid %u (an unsafe ownership transition, "
+			"docs/security.md)",
+			what, path, comp, (unsigned)file->st_uid, (unsigned)dir->st_uid);
+	/*
+	 * In a directory that everyone can add names to (a trusted owner's
+	 * sticky /tmp), any user may have made this name, and a second name
+	 * may be of any file, the caller's own and root's among them (with
+	 * fs.protected_hardlinks=0, /etc/shadow): whoever owns the file, it
+	 * is refused.
+	 */
+	if (dir_shared(dir))
+		return cordon_error_set(
+			err, CORDON_E_PATH, 0,
+			"%s %s: '%s' has %lu names and lies in a directory everyone "
+			"can add names to (a hard link anyone could have made: "
+			"refused, docs/security.md)",
+			what, path, comp, (unsigned long)file->st_nlink);
+	return 0;
+}
+
 int cordon_path_open(const char *path, const char *what, enum cordon_code code,
 		     struct cordon_error *err)
 {
@@ -118,19 +158,9 @@ int cordon_path_open(const char *path, const char *what, enum cordon_code code,
 				what, path, (unsigned)st.st_uid, (unsigned)nst.st_uid);
 		if (dir_only && !S_ISDIR(nst.st_mode) && !S_ISLNK(nst.st_mode))
 			return cordon_error_set(err, code, ENOTDIR, "%s %s", what, path);
-		/*
-		 * A second name of another user's making for a file it does
-		 * not own (a hard link, where fs.protected_hardlinks allows
-		 * it): refused like the symlinks below.
-		 */
-		if (!S_ISDIR(nst.st_mode) && !S_ISLNK(nst.st_mode) && !owner_trusted(st.st_uid) &&
-		    nst.st_uid != st.st_uid && nst.st_nlink > 1)
-			return cordon_error_set(
-				err, CORDON_E_PATH, 0,
-				"%s %s: '%s' is a hard link to a file of uid %u in a directory "
-				"owned by uid %u (an unsafe ownership transition, "
-				"docs/security.md)",
-				what, path, comp, (unsigned)nst.st_uid, (unsigned)st.st_uid);
+		/* A hard link that another user may have made (see there). */
+		if (cordon_path_check_names(&st, &nst, what, path, comp, err) < 0)
+			return -1;
 		/*
 		 * A symlink another user owns is followed only in a directory
 		 * of that same user: in root's sticky /tmp or a shared

@@ -156,9 +156,42 @@ t_unsafe_transition_rootless() {
 	expect_out_eq "$(cat /etc/hostname)"
 }
 
+# A second name in a directory everyone can add names to (a sticky /tmp
+# of root's): whoever made it, it may name any file, root's among them
+# (fs.protected_hardlinks=0 lets a user link /etc/shadow; root makes the
+# links here, as the user then could). The walk trusted root's /tmp and
+# took such a link for the file (the binary before bound root's file
+# read-write and read the profile and the allowlist); a file with one
+# name there is used as before.
+t_sticky_hard_link() {
+	local sticky=$CASE_DIR/sticky
+	new_mark
+	mkdir -m 1777 "$sticky"
+	echo '{"defaultAction": "SCMP_ACT_ALLOW"}' >"$CASE_DIR/profile.json"
+	echo 192.0.2.1 >"$CASE_DIR/allow.txt"
+	echo "root-data-$MARK" >"$CASE_DIR/rootfile"
+	chmod 644 "$CASE_DIR/profile.json" "$CASE_DIR/allow.txt" "$CASE_DIR/rootfile"
+	ln "$CASE_DIR/rootfile" "$sticky/r"
+	ln "$CASE_DIR/profile.json" "$sticky/p"
+	ln "$CASE_DIR/allow.txt" "$sticky/a"
+	cordon run --no-workspace --bind "$sticky/r:/mnt/r:rw" "$ROOTFS" -- cat /mnt/r
+	expect_cordon_error PATH "'r' has 2 names"
+	expect_out_lacks "root-data-$MARK" "the sandbox got root's file through a link in a sticky directory"
+	cordon run --no-workspace --seccomp-profile "$sticky/p" "$ROOTFS" -- true
+	expect_cordon_error PATH "'p' has 2 names"
+	cordon run --no-workspace --net-allow-file "$sticky/a" "$ROOTFS" -- true
+	expect_cordon_error PATH "'a' has 2 names"
+	echo "single-$MARK" >"$sticky/single"
+	chmod 644 "$sticky/single"
+	cordon run --no-workspace --bind "$sticky/single:/mnt/s" "$ROOTFS" -- cat /mnt/s
+	expect_rc 0
+	expect_out_eq "single-$MARK"
+}
+
 sec_rootful "workspace swapped with a symlink to /etc: never mounted" t_workspace_swap
 sec_rootful "rootfs swapped with a symlink to /: never the root" t_rootfs_swap
 sec_rootful "symlink or .. from the user's directory into root's: refused" t_unsafe_transition_rootful
 sec_rootless "the same symlink for its owner: followed" t_unsafe_transition_rootless
+sec_each "a hard link in a sticky directory of root's: refused, whoever owns the file" t_sticky_hard_link
 
 done_testing
