@@ -343,6 +343,12 @@ struct cordon_path_id {
  */
 int cordon_path_open(const char *path, const char *what, enum cordon_code code,
 		     struct cordon_error *err);
+/*
+ * The same walk, making each missing component a directory of MODE (as
+ * `mkdir -p` does, never through another user's link): the state root.
+ */
+int cordon_path_mkdirs(const char *path, mode_t mode, const char *what, enum cordon_code code,
+		       struct cordon_error *err);
 struct stat;
 /*
  * The walk's rule for a second name, for a file FILE found at COMP in the

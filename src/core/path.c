@@ -102,7 +102,12 @@ int cordon_path_check_names(const struct stat *dir, const struct stat *file, con
 	return 0;
 }
 
-int cordon_path_open(const char *path, const char *what, enum cordon_code code,
+/*
+ * The walk of cordon_path_open; with mkdir_mode, a missing component is
+ * made as a directory (mode mkdir_mode) in the directory walked to, then
+ * walked into like any other.
+ */
+static int path_walk(const char *path, const char *what, enum cordon_code code, mode_t mkdir_mode,
 		     struct cordon_error *err)
 {
 	struct open_how how = {
@@ -146,6 +151,10 @@ int cordon_path_open(const char *path, const char *what, enum cordon_code code,
 		if (!S_ISDIR(st.st_mode))
 			return cordon_error_set(err, code, ENOTDIR, "%s %s", what, path);
 		next = cordon_openat2(fd, comp, &how, sizeof(how));
+		/* A name made meanwhile (EEXIST) is opened and checked as any other. */
+		if (next < 0 && errno == ENOENT && mkdir_mode && strcmp(comp, "..") != 0 &&
+		    (mkdirat(fd, comp, mkdir_mode) == 0 || errno == EEXIST))
+			next = cordon_openat2(fd, comp, &how, sizeof(how));
 		if (next < 0 || fstat(next, &nst) < 0)
 			return cordon_error_set(err, code, errno, "%s %s", what, path);
 		/* "..": out of a directory of another user's into one it does not own. */
@@ -219,6 +228,18 @@ int cordon_path_open(const char *path, const char *what, enum cordon_code code,
 		st = nst;
 	}
 	return TAKE_FD(fd);
+}
+
+int cordon_path_open(const char *path, const char *what, enum cordon_code code,
+		     struct cordon_error *err)
+{
+	return path_walk(path, what, code, 0, err);
+}
+
+int cordon_path_mkdirs(const char *path, mode_t mode, const char *what, enum cordon_code code,
+		       struct cordon_error *err)
+{
+	return path_walk(path, what, code, mode, err);
 }
 
 void cordon_path_id_of(const struct stat *st, struct cordon_path_id *id)

@@ -75,13 +75,47 @@ static int open_private_dir(int dir_fd, const char *name)
 	return fd;
 }
 
+/*
+ * The state root, made where missing with its missing parents (0700, as
+ * runc's MkdirAll makes them: containerd's shim passes
+ * /run/containerd/runc/NAMESPACE, or a --runc-root of its user, and
+ * expects the runtime to create it). Its parent by the host-path walk,
+ * which makes what is missing: a link of another user's on the way (a
+ * --root in /tmp) is refused, never followed into directories made
+ * elsewhere or a root listed that is not ours. The root itself is not a
+ * symlink, and is checked on its fd: ours, writable by nobody else.
+ */
 static int ensure_dir(const char *path, struct cordon_error *err)
 {
+	_cleanup_free_ char *parent = cordon_xstrdup(path), *base = NULL;
+	_cleanup_close_ int at = -1;
+	size_t n = strlen(parent);
+	char *slash;
 	int fd;
 
-	if (mkdir(path, 0700) < 0 && errno != EEXIST)
+	while (n > 1 && parent[n - 1] == '/')
+		parent[--n] = '\0';
+	slash = strrchr(parent, '/');
+	base = cordon_xstrdup(slash ? slash + 1 : parent);
+	if (!slash)
+		strcpy(parent, ".");
+	else if (slash == parent)
+		slash[1] = '\0';
+	else
+		*slash = '\0';
+	/* "/", "dir/.": no name of its own to make, the walk's end is the root. */
+	if (!*base || strcmp(base, ".") == 0 || strcmp(base, "..") == 0) {
+		free(base);
+		base = cordon_xstrdup(".");
+		free(parent);
+		parent = cordon_xstrdup(path);
+	}
+	at = cordon_path_mkdirs(parent, 0700, "state root", CORDON_E_STATE, err);
+	if (at < 0)
+		return -1;
+	if (strcmp(base, ".") != 0 && mkdirat(at, base, 0700) < 0 && errno != EEXIST)
 		return cordon_error_set(err, CORDON_E_STATE, errno, "creating %s", path);
-	fd = open_private_dir(AT_FDCWD, path);
+	fd = open_private_dir(at, base);
 	if (fd == -EPERM || fd == -ENOTDIR || fd == -ELOOP)
 		return cordon_error_set(err, CORDON_E_STATE, 0,
 					"%s is not a private directory owned by uid %u", path,
@@ -89,24 +123,6 @@ static int ensure_dir(const char *path, struct cordon_error *err)
 	if (fd < 0)
 		return cordon_error_set(err, CORDON_E_STATE, -fd, "opening %s", path);
 	return fd;
-}
-
-/*
- * The missing parents of an absolute --root, 0700 as runc's MkdirAll makes
- * them: containerd's shim passes /run/containerd/runc/NAMESPACE (or a
- * --runc-root of its user) and expects the runtime to create it.
- */
-static int ensure_parents(const char *path, struct cordon_error *err)
-{
-	_cleanup_free_ char *copy = cordon_xstrdup(path);
-
-	for (char *p = strchr(copy + 1, '/'); p; p = strchr(p + 1, '/')) {
-		*p = '\0';
-		if (mkdir(copy, 0700) < 0 && errno != EEXIST)
-			return cordon_error_set(err, CORDON_E_STATE, errno, "creating %s", copy);
-		*p = '/';
-	}
-	return 0;
 }
 
 int cordon_state_root_open(const char *override, char **path_out, struct cordon_error *err)
@@ -123,8 +139,6 @@ int cordon_state_root_open(const char *override, char **path_out, struct cordon_
 		path = cordon_xasprintf("%s/cordon", xdg);
 	else
 		path = cordon_xasprintf("/tmp/cordon-%u", geteuid());
-	if (override && ensure_parents(path, err) < 0)
-		return -1;
 	fd = ensure_dir(path, err);
 	if (fd < 0)
 		return -1;

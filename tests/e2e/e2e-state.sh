@@ -108,7 +108,37 @@ PY
 	end_case
 }
 
+# --root through a link of another user's in a sticky directory of root's
+# (a /tmp): refused by the host-path walk, nothing made or listed where it
+# points (the binary before made the missing directories below the
+# link's target, and listed a state root there); the link of the
+# caller's own is followed.
+t_root_walked() {
+	local sticky=$CASE_DIR/sticky target=$CASE_DIR/target
+	setup_case
+	mkdir -m 1777 "$sticky"
+	mk_dir "$target"
+	ln -s "$target" "$sticky/link"
+	chown -h "$(other_uid)" "$sticky/link"
+	cordon --root "$sticky/link/state" list
+	expect_cordon_error PATH "'link' is a symlink of uid $(other_uid)"
+	[ ! -e "$target/state" ] || fail "--root made a directory where another user's link points"
+	mk_bundle b true || return
+	cordon --root "$sticky/link/a/b" create -b "$BUNDLE" "$CASE_ID-x"
+	expect_cordon_error PATH "'link'"
+	[ ! -e "$target/a" ] || fail "--root made directories where another user's link points"
+	# The caller's own link: followed, the missing parents made.
+	ln -s "$target" "$sticky/own"
+	chown -h "$(mode_uid)" "$sticky/own"
+	cordon --root "$sticky/own/a/b" list -q
+	expect_rc 0
+	[ -d "$target/a/b" ] && [ "$(stat -c %u:%a "$target/a/b")" = "$(mode_uid):700" ] ||
+		fail "--root through the caller's own link: $target/a/b not made 0700"
+	end_case
+}
+
 each_mode "state directory: links planted beside state.json never receive its writes; delete removes them" t_planted_names
 each_mode "state directory: a link at monitor.sock to another container's: start refused, the other untouched" t_monitor_link
+each_mode "--root: walked (another user's link refused, nothing made there), the caller's own followed" t_root_walked
 each_mode "state directory: a hard link at monitor.sock to another container's socket, a listener of someone else's: start refused" t_monitor_hard_link
 done_testing

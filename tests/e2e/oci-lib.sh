@@ -96,6 +96,10 @@ wait_stopped() {
 	wait_until 10 is_stopped "$1" || fail "container $1 did not stop"
 }
 
+# The other party of this mode, as a uid: the test user against root, a
+# uid nobody uses against the test user.
+other_uid() { if [ "$MODE" = rootful ]; then echo "$TEST_UID"; else echo 2999999; fi; }
+
 root_empty() { [ -z "$(ls -A "$OROOT" 2>/dev/null)" ]; }
 
 # client_of WORDS: the pid of the cordon command whose command line holds
