@@ -2,6 +2,7 @@
 #include <fcntl.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "cordon/core.h"
@@ -75,6 +76,73 @@ void cordon_error_message(const struct cordon_error *err, char *buf, size_t len)
 		snprintf(buf, len, "%s", err->msg);
 }
 
+static const char *file_kind(mode_t mode)
+{
+	return S_ISLNK(mode)  ? "a symbolic link" :
+	       S_ISDIR(mode)  ? "a directory" :
+	       S_ISFIFO(mode) ? "a fifo" :
+	       S_ISSOCK(mode) ? "a socket" :
+				"a device";
+}
+
+/*
+ * --log FILE, opened by whoever runs cordon (host root when rootful),
+ * often in a launcher's directory, and held by a monitor for the
+ * container's life. Its directory by the host-path walk (another user's
+ * link is not followed); the file itself looked at first through an
+ * O_PATH fd that follows no symlink and opens nothing, and opened only
+ * when it is a regular file, through that fd (a fifo is never opened, so
+ * never waited on; a device's open never acts), O_NONBLOCK against a
+ * lease; a second name in a directory another user can add names to is
+ * refused as by the walk. A missing file is made new (O_EXCL|O_NOFOLLOW).
+ * O_APPEND: the monitor and later commands add to the same file.
+ */
+#define LOG_OPEN_FLAGS (O_WRONLY | O_APPEND | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)
+
+static int log_open(const char *path, struct cordon_error *err)
+{
+	_cleanup_free_ char *name = NULL;
+	_cleanup_close_ int dir = cordon_output_dir_open(path, "--log", CORDON_E_USAGE, &name, err);
+	struct stat dir_st;
+
+	if (dir < 0)
+		return -1;
+	if (fstat(dir, &dir_st) < 0)
+		return cordon_error_set(err, CORDON_E_USAGE, errno, "--log %s", path);
+	for (int tries = 0; tries < 8; tries++) {
+		_cleanup_close_ int at = openat(dir, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		char proc[CORDON_FD_PATH_MAX];
+		struct stat st;
+		int fd;
+
+		if (at >= 0) {
+			if (fstat(at, &st) < 0)
+				return cordon_error_set(err, CORDON_E_USAGE, errno, "--log %s",
+							path);
+			if (!S_ISREG(st.st_mode))
+				return cordon_error_set(err, CORDON_E_USAGE, 0,
+							"--log %s: not a regular file (%s)", path,
+							file_kind(st.st_mode));
+			if (cordon_path_check_names(&dir_st, &st, "--log", path, name, err) < 0)
+				return -1;
+			fd = open(cordon_fd_path(at, proc), LOG_OPEN_FLAGS);
+			if (fd < 0)
+				return cordon_error_set(err, CORDON_E_USAGE, errno, "--log %s",
+							path);
+			return fd;
+		}
+		if (errno != ENOENT)
+			return cordon_error_set(err, CORDON_E_USAGE, errno, "--log %s", path);
+		fd = openat(dir, name, LOG_OPEN_FLAGS | O_CREAT | O_EXCL | O_NOFOLLOW, 0600);
+		if (fd >= 0)
+			return fd;
+		/* Made meanwhile: looked at again. */
+		if (errno != EEXIST)
+			return cordon_error_set(err, CORDON_E_USAGE, errno, "--log %s", path);
+	}
+	return cordon_error_set(err, CORDON_E_USAGE, EEXIST, "--log %s", path);
+}
+
 int cordon_log_configure(const char *path, enum cordon_log_format format, bool debug,
 			 struct cordon_error *err)
 {
@@ -82,11 +150,8 @@ int cordon_log_configure(const char *path, enum cordon_log_format format, bool d
 	log_cfg.debug = debug;
 	if (!path)
 		return 0;
-	/* O_APPEND: the monitor and later commands add to the same file. */
-	log_cfg.fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOCTTY, 0600);
-	if (log_cfg.fd < 0)
-		return cordon_error_set(err, CORDON_E_USAGE, errno, "--log %s", path);
-	return 0;
+	log_cfg.fd = log_open(path, err);
+	return log_cfg.fd < 0 ? -1 : 0;
 }
 
 void cordon_log_detach_stderr(void)
