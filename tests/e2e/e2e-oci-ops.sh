@@ -59,7 +59,16 @@ time.sleep(60)
 }
 
 # A v2 machine may delegate cgroups to the test user; v1 and hybrid never do.
-cgroups_delegated() { [ "$MODE" = rootful ] || [ "$(stat -fc %T /sys/fs/cgroup)" = cgroup2fs ]; }
+# Rootless: cgroup v2, and the cgroup the test user's cordon starts in (this
+# script's: runuser does not move it) is delegated to the user (a process
+# in the root cgroup, as on a machine without systemd, has no delegation).
+cgroups_delegated() {
+	local cg
+	[ "$MODE" = rootful ] && return 0
+	[ "$(stat -fc %T /sys/fs/cgroup)" = cgroup2fs ] || return 1
+	cg=$(awk -F: '$1 == "0" { print $3; exit }' /proc/self/cgroup)
+	as_user test -w "/sys/fs/cgroup${cg%/}/cgroup.procs"
+}
 
 # start_busy: a created and started container whose workload is a shell
 # loop that burns CPU ($MARK on its command line); CID, PID.
