@@ -130,28 +130,73 @@ bool cordon_fs_idmappable(const char *path, const struct cordon_path_id *id)
 	return true;
 }
 
-/* Clone path and idmap the clone through userns_fd; -1 (no error) if unsupported. */
+/* The name of a filesystem that cannot be idmapped on some kernels, for messages. */
+static const char *fs_name(unsigned long type)
+{
+	switch (type) {
+	case 0x01021994:
+		return "tmpfs (idmapped since Linux 6.3)";
+	case 0x794c7630:
+		return "overlayfs";
+	case 0x65735546:
+		return "fuse";
+	case 0x6969:
+		return "nfs";
+	case 0xfe534d42:
+	case 0xff534d42:
+		return "smb";
+	case 0x01021997:
+		return "9p";
+	default:
+		return NULL;
+	}
+}
+
+/*
+ * Clone path and idmap the clone through userns_fd. Where the filesystem
+ * cannot be idmapped, the rootfs gets the plain clone (PLAIN_OK: it is
+ * read-only and its files show as nobody inside, which reading and running
+ * them does not need); the workspace fails closed, since its point is that
+ * what the workload writes there belongs to the directory's owner, and a
+ * plain bind would make it unwritable or give the files the sandbox's ids.
+ */
 static int idmapped_tree(const char *path, const struct cordon_path_id *id, int userns_fd,
-			 const char *what, struct cordon_error *err)
+			 const char *what, bool plain_ok, struct cordon_error *err)
 {
 	struct mount_attr attr = {
 		.attr_set = MOUNT_ATTR_IDMAP,
 		.userns_fd = (uint64_t)userns_fd,
 	};
 	_cleanup_close_ int tree = clone_tree(path, id, what, err);
+	struct statfs st;
+	const char *name;
 
 	if (tree < 0)
 		return -2;
 	if (cordon_mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof(attr)) < 0) {
+		int e = errno;
+
 		/*
-		 * EINVAL: this filesystem cannot be idmapped (NFS, an overlay on
-		 * some kernels): hand over the plain clone. Made here, by the host's
-		 * root, it also reaches trees the sandbox's root could not enter
-		 * (an engine's 0700 storage directories).
+		 * EINVAL: this filesystem cannot be idmapped (NFS, tmpfs before
+		 * 6.3, an overlay on some kernels): hand over the plain clone.
+		 * Made here, by the host's root, it also reaches trees the
+		 * sandbox's root could not enter (an engine's 0700 storage
+		 * directories).
 		 */
-		if (errno == EINVAL || errno == EOPNOTSUPP)
+		if ((e == EINVAL || e == EOPNOTSUPP) && plain_ok)
 			return TAKE_FD(tree);
-		return cordon_error_set(err, CORDON_E_MOUNT, errno, "idmapping %s %s", what, path),
+		if (e != EINVAL && e != EOPNOTSUPP)
+			return cordon_error_set(err, CORDON_E_MOUNT, e, "idmapping %s %s", what,
+						path),
+			       -2;
+		name = fstatfs(tree, &st) == 0 ? fs_name((unsigned long)st.f_type) : NULL;
+		return cordon_error_set(
+			       err, CORDON_E_MOUNT, e,
+			       "%s %s: this kernel cannot idmap its filesystem%s%s%s (or one "
+			       "mounted below it), so files the workload writes there would "
+			       "not be the directory owner's; use a directory on another "
+			       "filesystem, or --no-workspace",
+			       what, path, name ? " (" : "", name ? name : "", name ? ")" : ""),
 		       -2;
 	}
 	return TAKE_FD(tree);
@@ -205,14 +250,14 @@ int cordon_fs_prepare_host(const struct cordon_spec *spec, int userns_fd, int ws
 			return -1;
 		host->rootfs_tree = fd;
 	} else if (userns_fd >= 0) {
-		fd = idmapped_tree(spec->rootfs, &spec->rootfs_id, userns_fd, "rootfs", err);
+		fd = idmapped_tree(spec->rootfs, &spec->rootfs_id, userns_fd, "rootfs", true, err);
 		if (fd == -2)
 			return -1;
 		host->rootfs_tree = fd;
 	}
 	if (spec->workspace && ws_userns_fd >= 0) {
 		fd = idmapped_tree(spec->workspace, &spec->workspace_id, ws_userns_fd,
-				   "--workspace", err);
+				   "--workspace", false, err);
 		if (fd == -2)
 			return -1;
 		host->workspace_tree = fd;
