@@ -179,11 +179,18 @@ static bool requested(unsigned ctrl, const struct cordon_limits *l)
 	}
 }
 
+/* WAY_OUT: why already says what to do (a v2 cgroup with processes), which
+ * "run as root" would not help. */
 static int cannot_enforce(const struct cordon_limits *l, unsigned wanted_required, const char *why,
-			  struct cordon_error *err)
+			  bool way_out, struct cordon_error *err)
 {
 	if (!wanted_required || l->best_effort)
 		return 0;
+	if (way_out)
+		return cordon_error_set(err, CORDON_E_CGROUP, 0,
+					"cannot enforce the requested limits: %s, or pass --limits "
+					"best-effort",
+					why);
 	return cordon_error_set(err, CORDON_E_CGROUP, 0,
 				"cannot enforce the requested limits: %s (run as root, use a "
 				"delegated cgroup v2 subtree, or pass --limits best-effort)",
@@ -226,7 +233,7 @@ int cordon_cgroup_create(const struct cordon_cgroup_layout *layout,
 		char why[96];
 
 		snprintf(why, sizeof(why), "no %s controller available", ctrl_name(missing & -missing));
-		if (cannot_enforce(limits, missing, why, err) < 0)
+		if (cannot_enforce(limits, missing, why, false, err) < 0)
 			return -1;
 		cg->enforced = false;
 	}
@@ -243,10 +250,13 @@ int cordon_cgroup_create(const struct cordon_cgroup_layout *layout,
 				goto fail;
 			if (required[h]) {
 				char why[sizeof(err->msg) + 64];
+				bool busy = layout->hier[h].v2 && err->errnum == EBUSY;
 
-				snprintf(why, sizeof(why), "%s%s%s", err->msg, err->errnum ? ": " : "",
-					 err->errnum ? strerror(err->errnum) : "");
-				if (cannot_enforce(limits, required[h], why, err) < 0)
+				/* EBUSY: the message says it (and what to do) in words. */
+				snprintf(why, sizeof(why), "%s%s%s", err->msg,
+					 err->errnum && !busy ? ": " : "",
+					 err->errnum && !busy ? strerror(err->errnum) : "");
+				if (cannot_enforce(limits, required[h], why, busy, err) < 0)
 					goto fail;
 				cg->enforced = false;
 			}
