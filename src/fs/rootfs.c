@@ -96,6 +96,16 @@ static int attach_overlay(int *root, const struct cordon_fs_options *opts,
 		return cordon_error_set(err, CORDON_E_MOUNT, errno, "--overlay: upper layer");
 	if (fchmodat(upper, "upper", st.st_mode & 07777, 0) < 0)
 		return cordon_error_set(err, CORDON_E_MOUNT, errno, "--overlay: upper layer mode");
+	/*
+	 * Linux before 6.15 takes an overlay's layers only from mounts of the
+	 * caller's mount namespace (clone_private_mount: EINVAL for the
+	 * detached tmpfs). Attach it for the moment, over the rootfs: the lower
+	 * layer is named by its fd, which a mount on top does not hide. Once
+	 * the overlay holds its own copy of it, it is detached again.
+	 */
+	if (cordon_move_mount(upper, "", *root, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) <
+	    0)
+		return cordon_error_set(err, CORDON_E_MOUNT, errno, "--overlay: attaching tmpfs");
 	/* fd paths keep user-chosen characters (',' ':') out of the options. */
 	ovl_fs = cordon_fsopen("overlay", FSOPEN_CLOEXEC);
 	snprintf(data, sizeof(data), "/proc/self/fd/%d", *root);
@@ -112,6 +122,9 @@ static int attach_overlay(int *root, const struct cordon_fs_options *opts,
 	ovl = cordon_fsmount(ovl_fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
 	if (ovl < 0)
 		return cordon_error_set(err, CORDON_E_MOUNT, errno, "--overlay: mounting the overlay");
+	snprintf(data, sizeof(data), "/proc/self/fd/%d", upper);
+	if (umount2(data, MNT_DETACH) < 0)
+		return cordon_error_set(err, CORDON_E_MOUNT, errno, "--overlay: detaching tmpfs");
 	if (cordon_move_mount(ovl, "", *root, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) <
 	    0)
 		return cordon_error_set(err, CORDON_E_MOUNT, errno, "--overlay: attaching the overlay");
