@@ -253,4 +253,11 @@ struct cordon_doctor {
 void cordon_doctor_run(struct cordon_doctor *d, const char *state_root);
 const char *cordon_doctor_status_name(enum cordon_doctor_status s);
 
+/*
+ * The DNS proxy's process: cordon's binary run afresh by a supervisor,
+ * as "cordon-dnsproxy", with its fds in place (main calls this before
+ * anything else). Exits; returns only when it was not started so.
+ */
+int cordon_dnsproxy_main(void);
+
 #endif

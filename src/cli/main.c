@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cordon/sandbox.h"
 #include "cordon/security.h"
 
 static const char usage[] =
@@ -193,6 +194,9 @@ int main(int argc, char **argv)
 	const char *cmd;
 	int i;
 
+	/* The DNS proxy's fresh image (src/sandbox/netproxy.c): nothing else of main. */
+	if (argc == 1 && strcmp(argv[0], "cordon-dnsproxy") == 0)
+		return cordon_dnsproxy_main();
 	cordon_self_init(argv);
 	i = parse_global(argc, argv, &help, &version, &err);
 

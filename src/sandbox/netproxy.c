@@ -25,15 +25,19 @@
  * DNS would otherwise silently stop, or worse, run on a proxy we no
  * longer understand.
  */
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <linux/mount.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 
 #include "config.h"
@@ -65,6 +69,8 @@ enum {
 	FD_SOCKETS = FD_TCP + CORDON_GW_DNS_SOCKETS, /* the channel upstream sockets come by */
 	FD_USERNS,
 	FD_NETNS,
+	FD_CONFIG, /* a sealed memfd: what the supervisor's memory told the forked proxy */
+	FD_EXE,	   /* our own binary, to execveat: close-on-exec */
 	FD_COUNT,
 };
 /* The filter lets sendto name an address only on the UDP listeners (seccomp-gen.c). */
@@ -167,8 +173,9 @@ static int proxy_fds(const int fds[FD_COUNT - FD_CTL])
 		if (dup2(devnull, i) < 0)
 			return -1;
 	for (int i = 0; i < FD_COUNT - FD_CTL; i++)
-		if (high[i] >= 0 && dup3(high[i], FD_CTL + i, O_CLOEXEC) < 0)
+		if (high[i] >= 0 && dup2(high[i], FD_CTL + i) < 0)
 			return -1;
+	/* Across the execve: these and nothing else. */
 	return close_range(FD_COUNT, ~0U, 0);
 }
 
@@ -222,28 +229,249 @@ static int proxy_rlimits(struct cordon_error *err)
 	return 0;
 }
 
-static _Noreturn void proxy_main(const struct sandbox_net *n, pid_t parent,
-				 const int fds[FD_COUNT - FD_CTL])
+/* --- what the fresh image is told ------------------------------------------------ */
+
+/*
+ * The proxy's settings, as lines of text in a sealed memfd: the image it
+ * runs is a fresh one (execveat of our own binary, no environment), so
+ * nothing of the supervisor's memory (the caller's environment, the
+ * whole spec, hooks and their environments) is in it. Made in the
+ * supervisor, before the fork.
+ */
+static int config_write(const struct sandbox_net *n, struct cordon_error *err)
 {
 	const struct cordon_net_spec *net = &n->spec->net;
+	_cleanup_fclose_ FILE *f = NULL;
+	_cleanup_close_ int fd = memfd_create("cordon-dnsproxy", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	int out;
+
+	if (fd < 0)
+		return fail(err, errno, "memfd");
+	out = dup(fd);
+	f = out >= 0 ? fdopen(out, "w") : NULL;
+	if (!f) {
+		if (out >= 0)
+			close(out);
+		return fail(err, errno, "memfd");
+	}
+	fprintf(f, "parent %d\nuid %u\ngid %u\nsetgroups %d\nuserns %d\nttl_floor %u\nany %d\n",
+		(int)getpid(), (unsigned)n->proxy_uid, (unsigned)n->proxy_gid, n->proxy_setgroups,
+		n->uses_userns, n->ttl_floor_s, net->allow_any);
+	for (size_t i = 0; i < net->n_upstreams; i++) {
+		struct cordon_addr a = { .family = net->upstreams[i].ss_family };
+		char text[INET6_ADDRSTRLEN];
+		unsigned port;
+
+		if (a.family == AF_INET6) {
+			const struct sockaddr_in6 *sa = (const void *)&net->upstreams[i];
+
+			a.u.v6 = sa->sin6_addr;
+			port = ntohs(sa->sin6_port);
+		} else {
+			const struct sockaddr_in *sa = (const void *)&net->upstreams[i];
+
+			a.u.v4 = sa->sin_addr;
+			port = ntohs(sa->sin_port);
+		}
+		cordon_addr_format(&a, text, sizeof(text));
+		fprintf(f, "upstream %s %u\n", text, port);
+	}
+	for (size_t i = 0; i < cordon_allowlist_count(net->allowlist); i++)
+		fprintf(f, "allow %s\n", cordon_allowlist_entry(net->allowlist, i)->text);
+	if (fflush(f) != 0 || ferror(f))
+		return fail(err, errno, "memfd");
+	if (fcntl(fd, F_ADD_SEALS, F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE) < 0 ||
+	    lseek(fd, 0, SEEK_SET) < 0)
+		return fail(err, errno, "sealing the memfd");
+	return TAKE_FD(fd);
+}
+
+struct proxy_config {
+	pid_t parent;
+	uid_t uid;
+	gid_t gid;
+	bool setgroups, userns, any;
+	uint32_t ttl_floor_s;
+	struct sockaddr_storage upstreams[CORDON_DNSPROXY_MAX_UPSTREAMS];
+	size_t n_upstreams;
+	struct cordon_allowlist *allowlist;
+};
+
+static void to_sockaddr(const struct cordon_addr *a, uint16_t port, struct sockaddr_storage *ss)
+{
+	memset(ss, 0, sizeof(*ss));
+	if (a->family == AF_INET6) {
+		struct sockaddr_in6 *sa = (struct sockaddr_in6 *)ss;
+
+		sa->sin6_family = AF_INET6;
+		sa->sin6_addr = a->u.v6;
+		sa->sin6_port = htons(port);
+	} else {
+		struct sockaddr_in *sa = (struct sockaddr_in *)ss;
+
+		sa->sin_family = AF_INET;
+		sa->sin_addr = a->u.v4;
+		sa->sin_port = htons(port);
+	}
+}
+
+static int config_read(int fd, struct proxy_config *c, struct cordon_error *err)
+{
+	_cleanup_free_ char *text = NULL;
+	char *save = NULL;
+	struct stat st;
+
+	/* Sealed by the supervisor: its size is what it wrote. */
+	if (fstat(fd, &st) < 0 || st.st_size <= 0 || st.st_size > (16 << 20))
+		return cordon_error_set(err, CORDON_E_INTERNAL, errno, "reading its settings");
+	text = cordon_xmalloc((size_t)st.st_size + 1);
+	if (pread(fd, text, (size_t)st.st_size, 0) != st.st_size)
+		return cordon_error_set(err, CORDON_E_INTERNAL, errno, "reading its settings");
+	text[st.st_size] = '\0';
+	c->allowlist = cordon_allowlist_new();
+	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *value = strchr(line, ' ');
+		uint64_t v = 0;
+
+		if (!value)
+			return cordon_error_set(err, CORDON_E_INTERNAL, EINVAL, "setting '%s'",
+						line);
+		*value++ = '\0';
+		if (strcmp(line, "allow") == 0) {
+			if (cordon_allowlist_add(c->allowlist, value, c->any, err) < 0)
+				return -1;
+			continue;
+		}
+		if (strcmp(line, "upstream") == 0) {
+			char *port = strchr(value, ' ');
+			struct cordon_addr a;
+
+			if (!port || c->n_upstreams == ARRAY_SIZE(c->upstreams))
+				return cordon_error_set(err, CORDON_E_INTERNAL, EINVAL, "upstream");
+			*port++ = '\0';
+			if (cordon_addr_parse(value, &a) < 0 || cordon_parse_u64(port, &v) < 0 ||
+			    v > 65535)
+				return cordon_error_set(err, CORDON_E_INTERNAL, EINVAL, "upstream");
+			to_sockaddr(&a, (uint16_t)v, &c->upstreams[c->n_upstreams++]);
+			continue;
+		}
+		if (cordon_parse_u64(value, &v) < 0 || v > UINT32_MAX)
+			return cordon_error_set(err, CORDON_E_INTERNAL, EINVAL, "setting %s", line);
+		if (strcmp(line, "parent") == 0)
+			c->parent = (pid_t)v;
+		else if (strcmp(line, "uid") == 0)
+			c->uid = (uid_t)v;
+		else if (strcmp(line, "gid") == 0)
+			c->gid = (gid_t)v;
+		else if (strcmp(line, "setgroups") == 0)
+			c->setgroups = v != 0;
+		else if (strcmp(line, "userns") == 0)
+			c->userns = v != 0;
+		else if (strcmp(line, "any") == 0)
+			c->any = v != 0;
+		else if (strcmp(line, "ttl_floor") == 0)
+			c->ttl_floor_s = (uint32_t)v;
+		else
+			return cordon_error_set(err, CORDON_E_INTERNAL, EINVAL, "setting %s", line);
+	}
+	if (c->n_upstreams == 0 || cordon_allowlist_count(c->allowlist) == 0 || c->parent <= 1)
+		return cordon_error_set(err, CORDON_E_INTERNAL, EINVAL, "incomplete settings");
+	return 0;
+}
+
+/*
+ * The fresh image, from main: nothing but the fds at FD_CTL.. and its
+ * settings. Joins G, confines itself, serves. Started by anything but
+ * cordon's supervisor, it finds none of that and exits.
+ */
+int cordon_dnsproxy_main(void)
+{
+	struct proxy_config c = { 0 };
 	struct cordon_gateway_addrs gw;
 	struct cordon_addr clients[2];
-	struct cordon_dnsproxy_config cfg = {
-		.allowlist = net->allowlist,
-		.upstreams = net->upstreams,
-		.n_upstreams = net->n_upstreams,
-		.clients = clients,
-		.n_clients = ARRAY_SIZE(clients),
-		.qps = 200,
-		.ttl_floor_s = n->ttl_floor_s,
-	};
+	struct cordon_dnsproxy_config cfg;
 	struct cordon_error err = { 0 };
-	sigset_t none;
+	struct stat st;
 
+	/* Our fds, or we were not started by a supervisor: then nothing to do. */
+	if (fstat(FD_CONFIG, &st) < 0 || fstat(FD_CTL, &st) < 0 || !S_ISSOCK(st.st_mode))
+		return CORDON_EXIT_FAILURE;
+	/* An image run from an fd is named after the fd: its name, as ps shows it. */
+	prctl(PR_SET_NAME, PROXY_TITLE, 0, 0, 0);
+	if (config_read(FD_CONFIG, &c, &err) < 0)
+		proxy_die(&err);
+	close(FD_CONFIG);
+	/* The death signal survives the execve; the parent must still be the one we had. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != c.parent)
+		_exit(1);
+	/* Into G; its user namespace first, which gives CAP_SYS_ADMIN over G. */
+	if (c.userns && setns(FD_USERNS, CLONE_NEWUSER) < 0) {
+		cordon_error_set(&err, CORDON_E_NAMESPACE, errno,
+				 "joining the sandbox's user namespace");
+		proxy_die(&err);
+	}
+	if (setns(FD_NETNS, CLONE_NEWNET) < 0) {
+		cordon_error_set(&err, CORDON_E_NAMESPACE, errno, "joining the gateway namespace");
+		proxy_die(&err);
+	}
+	close(FD_USERNS);
+	close(FD_NETNS);
+	if (proxy_empty_root(&err) < 0 ||
+	    cordon_security_drop_all(c.uid, c.gid, c.setgroups, &err) < 0)
+		proxy_die(&err);
+	/* The id change cleared the death signal. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != c.parent)
+		_exit(1);
+	/*
+	 * The vetting table is built on first use (it sorts, and glibc's
+	 * qsort asks the kernel for the memory size): build it before the
+	 * filter would kill us for that.
+	 */
+	cordon_vet_table(AF_INET, &(const struct cordon_cidr *){ NULL });
+	if (proxy_rlimits(&err) < 0 ||
+	    cordon_seccomp_install(cordon_seccomp_dnsproxy(), 1, &err) < 0)
+		proxy_die(&err);
 	/* The workload's own addresses: the only ones it answers. */
 	cordon_gateway_addrs(&gw);
 	clients[0] = gw.workload4;
 	clients[1] = gw.workload6;
+	cfg = (struct cordon_dnsproxy_config){
+		.allowlist = c.allowlist,
+		.upstreams = c.upstreams,
+		.n_upstreams = c.n_upstreams,
+		.clients = clients,
+		.n_clients = ARRAY_SIZE(clients),
+		.qps = 200,
+		.ttl_floor_s = c.ttl_floor_s,
+	};
+	/* From here on only the filter's calls: the serve loop is written for it. */
+	if (cordon_dnsproxy_serve(&cfg, (const int[]){ FD_UDP, FD_UDP + 1 }, CORDON_GW_DNS_SOCKETS,
+				  (const int[]){ FD_TCP, FD_TCP + 1 }, CORDON_GW_DNS_SOCKETS,
+				  FD_CTL, FD_SOCKETS, &err) < 0)
+		proxy_die(&err);
+	_exit(0);
+}
+
+/*
+ * In the forked child: a session of its own, default signals but those a
+ * terminal or a group sends, its fds in place, then a fresh image of
+ * our own binary with an empty environment and no argument but its name.
+ */
+static _Noreturn void proxy_exec(pid_t parent, const int fds[FD_COUNT - FD_CTL])
+{
+	static char *const argv[] = { PROXY_TITLE, NULL };
+	/*
+	 * No environment but the lab build's test-only variables (docs/network.md,
+	 * "Testing"), which production builds read nowhere.
+	 */
+	char *envp[3] = { NULL };
+	size_t n_env = 0;
+	sigset_t none;
+
+	for (char *const *e = environ; *e && n_env < ARRAY_SIZE(envp) - 1; e++)
+		if (strncmp(*e, "CORDON_LAB_PUBLIC_CIDR=", 23) == 0 ||
+		    strncmp(*e, "CORDON_LAB_DNS_FORGE_ADMIT=", 27) == 0)
+			envp[n_env++] = *e;
 
 	/* It dies with us; if we are gone already there is no one to serve for. */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
@@ -253,7 +481,8 @@ static _Noreturn void proxy_main(const struct sandbox_net *n, pid_t parent,
 	 * goes to the supervisor's process group, and is the workload's to
 	 * have (relayed), never the proxy's. Signals as for a new program
 	 * (we block ours and read them from a signalfd), except that those a
-	 * terminal or a group may send are ignored: only SIGKILL ends it.
+	 * terminal or a group may send are ignored (that survives execve):
+	 * only SIGKILL ends it.
 	 */
 	if (setsid() < 0)
 		_exit(1);
@@ -266,51 +495,26 @@ static _Noreturn void proxy_main(const struct sandbox_net *n, pid_t parent,
 					     SIGTTOU, SIGPIPE, SIGUSR1, SIGUSR2, 0 };
 	     *sig; sig++)
 		signal(*sig, SIG_IGN);
-	if (proxy_fds(fds) < 0)
+	if (proxy_fds(fds) < 0 || fcntl(FD_EXE, F_SETFD, FD_CLOEXEC) < 0)
 		_exit(1);
-	/* Into G; its user namespace first, which gives CAP_SYS_ADMIN over G. */
-	if (fds[FD_USERNS - FD_CTL] >= 0 && setns(FD_USERNS, CLONE_NEWUSER) < 0) {
-		cordon_error_set(&err, CORDON_E_NAMESPACE, errno,
-				 "joining the sandbox's user namespace");
-		proxy_die(&err);
-	}
-	if (setns(FD_NETNS, CLONE_NEWNET) < 0) {
-		cordon_error_set(&err, CORDON_E_NAMESPACE, errno, "joining the gateway namespace");
-		proxy_die(&err);
-	}
-	close(FD_USERNS);
-	close(FD_NETNS);
-	/* While /proc is still there: a name of its own instead of the supervisor's arguments. */
-	cordon_proc_title_hide(PROXY_TITLE);
-	if (proxy_empty_root(&err) < 0 ||
-	    cordon_security_drop_all(n->proxy_uid, n->proxy_gid, n->proxy_setgroups, &err) < 0)
-		proxy_die(&err);
-	/* The id change cleared the death signal. */
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
-		_exit(1);
-	/*
-	 * The vetting table is built on first use (it sorts, and glibc's
-	 * qsort asks the kernel for the memory size): build it before the
-	 * filter would kill us for that.
-	 */
-	cordon_vet_table(AF_INET, &(const struct cordon_cidr *){ NULL });
-	if (proxy_rlimits(&err) < 0 ||
-	    cordon_seccomp_install(cordon_seccomp_dnsproxy(), 1, &err) < 0)
-		proxy_die(&err);
-	/* From here on only the filter's calls: the serve loop is written for it. */
-	if (cordon_dnsproxy_serve(&cfg, (const int[]){ FD_UDP, FD_UDP + 1 }, CORDON_GW_DNS_SOCKETS,
-				  (const int[]){ FD_TCP, FD_TCP + 1 }, CORDON_GW_DNS_SOCKETS,
-				  FD_CTL, FD_SOCKETS, &err) < 0)
-		proxy_die(&err);
-	_exit(0);
+	syscall(SYS_execveat, FD_EXE, "", argv, envp, AT_EMPTY_PATH);
+	_exit(127);
 }
 
 int sandbox_net_proxy_start(struct sandbox_net *n, const int dns[SYNC_NET_FDS - SYNC_NET_FD_UDP],
 			    int userns, int gw_ns, struct cordon_error *err)
 {
 	pid_t parent = getpid(), pid;
+	_cleanup_close_ int config = -1, exe = -1;
 	int sp[2], ss[2];
 
+	/* Our own binary (the sealed copy, when we run from one), and what to tell it. */
+	exe = open("/proc/self/exe", O_PATH | O_CLOEXEC);
+	if (exe < 0)
+		return fail(err, errno, "opening /proc/self/exe");
+	config = config_write(n, err);
+	if (config < 0)
+		return -1;
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
 		return fail(err, errno, "socketpair");
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, ss) < 0) {
@@ -334,7 +538,9 @@ int sandbox_net_proxy_start(struct sandbox_net *n, const int dns[SYNC_NET_FDS - 
 		fds[FD_SOCKETS - FD_CTL] = ss[1];
 		fds[FD_USERNS - FD_CTL] = n->uses_userns ? userns : -1;
 		fds[FD_NETNS - FD_CTL] = gw_ns;
-		proxy_main(n, parent, fds);
+		fds[FD_CONFIG - FD_CTL] = config;
+		fds[FD_EXE - FD_CTL] = exe;
+		proxy_exec(parent, fds);
 	}
 	close(sp[1]);
 	close(ss[1]);

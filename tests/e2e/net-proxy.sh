@@ -128,6 +128,40 @@ t_admit_reader_stuck() {
 	grep -q '^GET allowed.test:80 OK server1$' "$WS/got" || fail "expected the fetch to work while stdout was full: $(cat "$WS/got")"
 }
 
+# The proxy is cordon's binary run afresh with no environment: nothing of
+# the supervisor's memory is in it (the caller's environment, the whole
+# spec). A secret in the caller's environment is nowhere in the proxy's
+# memory, read whole through /proc/PID/mem (as root).
+t_fresh_image() {
+	local secret=cordon-secret-$RANDOM$RANDOM$RANDOM found
+	XENV=(CORDON_CALLER_SECRET="$secret")
+	start_waiting || { XENV=(); return; }
+	XENV=()
+	found=$("$LAB_PYTHON" - "$PROXY" "$secret" <<'PY'
+import re, sys
+pid, needle = sys.argv[1], sys.argv[2].encode()
+hits = []
+with open(f"/proc/{pid}/maps") as maps, open(f"/proc/{pid}/mem", "rb", 0) as mem:
+    for line in maps:
+        m = re.match(r"([0-9a-f]+)-([0-9a-f]+) (r)", line)
+        if not m:
+            continue
+        lo, hi = int(m.group(1), 16), int(m.group(2), 16)
+        try:
+            mem.seek(lo)
+            if needle in mem.read(hi - lo):
+                hits.append(line.split()[-1] if len(line.split()) > 5 else "[anon]")
+        except OSError:
+            pass
+print(" ".join(hits))
+PY
+)
+	[ -z "$found" ] || fail "the caller's secret is in the proxy's memory: $found"
+	grep -qa "$secret" "/proc/$PROXY/environ" && fail "the caller's secret is in the proxy's environment"
+	grep -qa "$secret" "/proc/$SUP/environ" || fail "expected the secret in the supervisor's environment (the control)"
+	finish_waiting
+}
+
 # ^C, ^\ or a hang-up at the caller's terminal go to the supervisor's
 # process group: they are the workload's (relayed), never the proxy's
 # death. The proxy leads a session of its own and ignores what a
@@ -198,6 +232,7 @@ PY
 each_mode "net: the DNS proxy runs apart: no privilege, no capability, no file, in the gateway" net_case t_process
 each_mode "net: the DNS proxy killed: exit 125, CORDON_E_NET_POLICY, nothing left" net_case t_killed
 each_mode "net: the proxy's admits are served while a stdout nobody reads is full" net_case t_admit_reader_stuck
+each_mode "net: the proxy is a fresh image: the caller's environment is not in its memory" net_case t_fresh_image
 each_mode "net: the proxy leads its own session; a terminal's signals do not end it" net_case t_terminal_signals
 each_mode "net: a resolver on the host's loopback works; G holds no upstream socket" net_case t_upstream_on_the_host
 each_mode "net: a forged admit of the metadata and the host's address is refused by the supervisor" net_case t_forged_admit
