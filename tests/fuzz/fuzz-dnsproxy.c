@@ -964,11 +964,28 @@ static void check_reply(struct asked *asked, const uint8_t *b, size_t len, bool 
 	trace("  reply id %04x rcode %u '%s' %zu records%s", scratch.id, scratch.flags & 0xf,
 	      scratch.question.name, scratch.n_rr, udp ? " (udp)" : "");
 	CHECK(scratch.flags & 0x8000);
-	for (k = 0; k < asked->n; k++)
-		if (asked->v[k].id == scratch.id &&
-		    (!asked->v[k].named || scratch.qdcount == 0 ||
-		     strcmp(asked->v[k].name, scratch.question.name) == 0))
+	/*
+	 * Ids may repeat: a reply with a question answers a query of that
+	 * name, else one whose question did not parse; a reply without
+	 * answers one whose question did not parse, else any of that id.
+	 */
+	for (int pass = 0; pass < 2; pass++) {
+		for (k = 0; k < asked->n; k++) {
+			bool named = asked->v[k].named;
+
+			if (asked->v[k].id != scratch.id)
+				continue;
+			if (pass == 0 &&
+			    (scratch.qdcount ?
+				     named && strcmp(asked->v[k].name, scratch.question.name) == 0 :
+				     !named))
+				break;
+			if (pass == 1 && (!named || !scratch.qdcount))
+				break;
+		}
+		if (k < asked->n)
 			break;
+	}
 	if (!asked->overflow)
 		CHECK(k < asked->n); /* a reply to a query of this client, one each */
 	if (k < asked->n)
@@ -1283,8 +1300,10 @@ static size_t build_answer(const uint8_t *q, size_t qlen, uint8_t *out, size_t c
 			at = m.n;
 			put16(&m, 0);
 			put_owner(&m, (uint8_t)(type >> 3), 12);
-			out[at] = (uint8_t)((m.n - at - 2) >> 8);
-			out[at + 1] = (uint8_t)(m.n - at - 2);
+			if (at + 2 <= m.n) { /* else it did not fit, and is not sent */
+				out[at] = (uint8_t)((m.n - at - 2) >> 8);
+				out[at + 1] = (uint8_t)(m.n - at - 2);
+			}
 			break;
 		}
 		case 4: /* HTTPS: priority 1, the root as target, no parameters */
