@@ -96,6 +96,13 @@ const char *cordon_vet_name(enum cordon_vet v);
 enum cordon_vet cordon_addr_vet(const struct cordon_addr *a, const struct cordon_cidr *allowed,
 				size_t n_allowed);
 
+/*
+ * The IPv4 addresses an IPv6 address carries in the forms the table
+ * knows (mapped, compatible, SIIT, both NAT64 prefixes, 6to4, Teredo's
+ * server and its inverted client): into out, how many (none for IPv4).
+ */
+size_t cordon_addr_embedded4(const struct cordon_addr *a, struct cordon_addr out[8]);
+
 /* The table itself: every refused range, sorted and disjoint. */
 size_t cordon_vet_table(int family, const struct cordon_cidr **ranges);
 /*

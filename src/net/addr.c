@@ -541,6 +541,39 @@ static void vet_decoded(const struct cordon_addr *a, unsigned *best_prefix,
 	}
 }
 
+size_t cordon_addr_embedded4(const struct cordon_addr *a, struct cordon_addr out[8])
+{
+	size_t n = 0;
+
+	if (a->family != AF_INET6)
+		return 0;
+	for (size_t k = 0; k < ARRAY_SIZE(embeddings); k++) {
+		struct cordon_cidr form;
+
+		if (cordon_cidr_parse(embeddings[k].prefix, &form, NULL) < 0)
+			abort();
+		if (!cordon_cidr_contains(&form, a))
+			continue;
+		out[n] = (struct cordon_addr){ .family = AF_INET };
+		memcpy(out[n++].u.bytes, a->u.bytes + embeddings[k].shift / 8, 4);
+	}
+	for (size_t k = 0; k < ARRAY_SIZE(decodings); k++) {
+		struct cordon_cidr form;
+
+		if (cordon_cidr_parse(decodings[k].prefix, &form, NULL) < 0)
+			abort();
+		if (!cordon_cidr_contains(&form, a))
+			continue;
+		out[n] = (struct cordon_addr){ .family = AF_INET };
+		memcpy(out[n].u.bytes, a->u.bytes + 12, 4);
+		if (decodings[k].inverted)
+			for (int i = 0; i < 4; i++)
+				out[n].u.bytes[i] ^= 0xff;
+		n++;
+	}
+	return n;
+}
+
 enum cordon_vet cordon_addr_vet(const struct cordon_addr *a, const struct cordon_cidr *allowed,
 				size_t n_allowed)
 {

@@ -227,10 +227,18 @@ size_t cordon_dnsctl_vet_admit(const struct cordon_allowlist *al, const struct c
 			.prefix = addrs[i].family == AF_INET ? 32 : 128,
 		};
 
+		struct cordon_addr v4[8];
+		size_t n_v4 = cordon_addr_embedded4(&addrs[i], v4);
+
 		why[i] = listed ? cordon_addr_vet(&addrs[i], cidrs, n_cidrs) : CORDON_VET_NAME;
 		for (size_t k = 0; why[i] == CORDON_VET_OK && k < n_blocked; k++)
 			if (cordon_cidr_within(&one, &blocked[k]))
 				why[i] = CORDON_VET_BLOCKED;
+		/* An IPv6 form of a blocked IPv4 address (::ffff:<the host's>) is blocked too. */
+		for (size_t e = 0; why[i] == CORDON_VET_OK && e < n_v4; e++)
+			for (size_t k = 0; k < n_blocked; k++)
+				if (cordon_cidr_contains(&blocked[k], &v4[e]))
+					why[i] = CORDON_VET_BLOCKED;
 		admitted += why[i] == CORDON_VET_OK;
 	}
 	return admitted;

@@ -331,7 +331,7 @@ static scmp_filter_ctx mode_guard(void)
  * executable memory; no file, process, mount or namespace call at all.
  */
 static const char *const dnsproxy_allowed[] = {
-	"accept4", "brk", "clock_gettime", "close", "epoll_create1", "epoll_ctl", "epoll_pwait",
+	"accept4", "brk", "clock_gettime", "epoll_create1", "epoll_ctl", "epoll_pwait",
 	"epoll_wait", "exit", "exit_group", "getpeername", "getrandom", "getsockname",
 	"gettimeofday", "madvise", "munmap", "recvfrom", "recvmsg", "restart_syscall",
 	"rt_sigreturn",
@@ -361,6 +361,19 @@ static scmp_filter_ctx dnsproxy(void)
 		check("sendto listener",
 		      seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(sendto), 1,
 				       SCMP_A0(SCMP_CMP_EQ, (uint64_t)fd)));
+	/*
+	 * Its UDP listeners cannot be closed (EPERM): a socket handed over
+	 * later would get their fd, and with it sendto with an address.
+	 */
+	check("close", seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(close), 1,
+					SCMP_A0(SCMP_CMP_LT, CORDON_DNSPROXY_FD_UDP)));
+	check("close", seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(close), 1,
+					SCMP_A0(SCMP_CMP_GE, CORDON_DNSPROXY_FD_UDP +
+								     CORDON_DNSPROXY_N_UDP)));
+	for (int fd = CORDON_DNSPROXY_FD_UDP;
+	     fd < CORDON_DNSPROXY_FD_UDP + CORDON_DNSPROXY_N_UDP; fd++)
+		check("close listener", seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(close),
+							 1, SCMP_A0(SCMP_CMP_EQ, (uint64_t)fd)));
 	/* malloc's memory, never executable. */
 	check("mmap", seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(mmap), 1,
 				       SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0)));

@@ -220,9 +220,18 @@ START_TEST(vet_admit_refuses_what_the_gateway_blocks)
 	struct cordon_addr host = addr("203.0.113.77"), gw = addr("93.184.216.1");
 	const struct cordon_addr extra[] = { host, gw };
 	const struct cordon_addr asked[] = {
-		addr("169.254.169.254"),	addr("127.0.0.1"), addr("93.184.216.7"),
-		addr("93.184.216.1"),		addr("10.8.0.9"),  addr("10.9.0.1"),
-		addr("::ffff:169.254.169.254"), addr("fe80::1"),   addr("2606:2800:220:1::7"),
+		addr("169.254.169.254"),
+		addr("127.0.0.1"),
+		addr("93.184.216.7"),
+		addr("93.184.216.1"),
+		addr("10.8.0.9"),
+		addr("10.9.0.1"),
+		addr("::ffff:169.254.169.254"),
+		addr("fe80::1"),
+		addr("2606:2800:220:1::7"),
+		addr("::ffff:93.184.216.1"),
+		addr("2002:5db8:d801::1"),
+		addr("64:ff9b::5db8:d801"),
 	};
 	enum cordon_vet why[ARRAY_SIZE(asked)];
 	size_t n_blocked;
@@ -241,6 +250,10 @@ START_TEST(vet_admit_refuses_what_the_gateway_blocks)
 	ck_assert_int_eq(why[6], CORDON_VET_EMBEDDED);
 	ck_assert_int_eq(why[7], CORDON_VET_LINK_LOCAL);
 	ck_assert_int_eq(why[8], CORDON_VET_OK);
+	/* A blocked address (the host gateway) in its IPv6 forms: mapped, 6to4, NAT64. */
+	ck_assert_int_eq(why[9], CORDON_VET_BLOCKED);
+	ck_assert_int_eq(why[10], CORDON_VET_BLOCKED);
+	ck_assert_int_eq(why[11], CORDON_VET_BLOCKED);
 	/* A name the allowlist does not match admits nothing at all. */
 	ck_assert_uint_eq(cordon_dnsctl_vet_admit(al, blocked, n_blocked, "denied.test", asked,
 						  ARRAY_SIZE(asked), why),
@@ -671,11 +684,12 @@ static int under_filter(int call)
 	if (pid == 0) {
 		struct cordon_error err = { 0 };
 		struct sockaddr_in to = { .sin_family = AF_INET, .sin_port = htons(9) };
-		int up = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), lst;
+		/* Where the proxy has them: a listener at fd 4, an upstream socket elsewhere. */
+		int up = fcntl(socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), F_DUPFD_CLOEXEC, 50);
+		int lst = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 		long r = 0;
 
 		to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-		lst = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 		if (up < 0 || lst < 0 || dup2(lst, CORDON_DNSPROXY_FD_UDP) < 0 ||
 		    connect(up, (struct sockaddr *)&to, sizeof(to)) < 0 ||
 		    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
@@ -721,6 +735,12 @@ static int under_filter(int call)
 		case 10:
 			r = getpid();
 			break;
+		case 11: /* a listener's fd stays the listener's: it cannot be freed for another */
+			r = close(CORDON_DNSPROXY_FD_UDP);
+			break;
+		case 12:
+			r = close(up);
+			break;
 		}
 		syscall(SYS_exit_group, r < 0 ? 2 : 0);
 	}
@@ -745,6 +765,8 @@ START_TEST(proxy_filter_allows_its_calls_only)
 	ck_assert_int_eq(under_filter(8), -SIGSYS);
 	ck_assert_int_eq(under_filter(9), -SIGSYS);
 	ck_assert_int_eq(under_filter(10), -SIGSYS);
+	ck_assert_int_eq(under_filter(11), 2);
+	ck_assert_int_eq(under_filter(12), 0);
 }
 END_TEST
 
