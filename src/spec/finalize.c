@@ -125,6 +125,21 @@ static int rootfs_open(const struct cordon_spec *spec, const char *path, const c
  * bounded regular file (rootfs_open, cordon_input_read_fd) or it is
  * refused.
  */
+/*
+ * An id field of the image's file: decimal digits only, below 2^32 - 1
+ * ((uid_t)-1 means "no change" to the kernel). strtoul took "-1", "abc"
+ * (as 0: root) and 4294967296 (0 once cast to uid_t) alike.
+ */
+static bool parse_id(const char *text, unsigned long *id)
+{
+	uint64_t v;
+
+	if (cordon_parse_u64(text, &v) < 0 || v >= 65536 * 65536ULL - 1)
+		return false;
+	*id = (unsigned long)v;
+	return true;
+}
+
 static int rootfs_lookup(const struct cordon_spec *spec, const char *file, const char *name,
 			 bool by_id, unsigned long id_wanted, unsigned long *id, unsigned long *gid,
 			 char **home, struct cordon_error *err)
@@ -141,7 +156,8 @@ static int rootfs_lookup(const struct cordon_spec *spec, const char *file, const
 	for (char *line = text; line; line = next) {
 		char *fields[7] = { 0 }, *p = line;
 		size_t n = 0;
-		unsigned long lid;
+		unsigned long lid = 0;
+		bool id_ok;
 
 		next = strchr(line, '\n');
 		if (next)
@@ -151,12 +167,22 @@ static int rootfs_lookup(const struct cordon_spec *spec, const char *file, const
 			n++;
 		if (n < 3)
 			continue;
-		lid = strtoul(fields[2], NULL, 10);
-		if (by_id ? lid != id_wanted : strcmp(fields[0], name) != 0)
+		id_ok = parse_id(fields[2], &lid);
+		if (by_id ? !id_ok || lid != id_wanted : strcmp(fields[0], name) != 0)
 			continue;
+		/* The image's word is not taken for an id it does not spell (never root by
+		 * default). */
+		if (!id_ok)
+			return cordon_error_set(err, CORDON_E_USAGE, 0,
+						"%s: the entry of '%s' has no valid id", what,
+						name);
+		if (gid && n >= 4 && !parse_id(fields[3], gid))
+			return cordon_error_set(err, CORDON_E_USAGE, 0,
+						"%s: the entry of id %lu has no valid group id",
+						what, lid);
+		if (gid && n < 4)
+			*gid = lid; /* no group field: gid = uid, as for an unknown uid */
 		*id = lid;
-		if (gid && n >= 4)
-			*gid = strtoul(fields[3], NULL, 10);
 		if (home && n >= 6 && fields[5][0] == '/')
 			*home = cordon_xstrdup(fields[5]);
 		return 1;

@@ -244,6 +244,33 @@ exec_passwd_special() {
 t_exec_passwd_fifo() { exec_passwd_special fifo; }
 t_exec_passwd_device() { exec_passwd_special device; }
 
+# Ids of the image's passwd are read as digits below 2^32 - 1, or the
+# entry is refused: strtoul took "abc" and "-1" and 4294967296 alike, the
+# first as uid 0 (`--user NAME` ran as root), the last as 0 once cast; a
+# group field that is no number gave gid 0, and so did a missing one.
+t_rootfs_passwd_ids() {
+	local u
+	ROOTFS=$CASE_DIR/rootfs
+	copy_rootfs "$ROOTFS" || return
+	printf '%s\n' badid:x:abc:100::/:/bin/sh bigid:x:4294967296:100::/:/bin/sh \
+		minus:x:-1:100::/:/bin/sh badgid:x:1500:abc::/:/bin/sh nogid:x:1501 \
+		>>"$ROOTFS/etc/passwd"
+	for u in badid bigid minus; do
+		crun --user "$u" -- id -u
+		expect_cordon_error USAGE "the entry of '$u' has no valid id"
+		expect_out_lacks 0 "--user $u ran as root"
+	done
+	crun --user badgid -- id -g
+	expect_cordon_error USAGE "no valid group id"
+	# A numeric uid whose entry's group is no number: gid = uid, not 0.
+	crun --user 1500 -- id -g
+	expect_rc 0
+	expect_out_eq 1500
+	crun --user nogid -- id -g
+	expect_rc 0
+	expect_out_eq 1501
+}
+
 each_mode "config.json nested 1,000,000 deep: create and run --bundle refuse it" t_config_deep
 each_mode "config.json nested exactly 64 deep runs, 65 is refused" t_config_at_limit
 each_mode "--seccomp-profile nested 1,000,000 deep, also behind a comment: CORDON_E_SPEC" t_seccomp_profile_deep
@@ -259,4 +286,5 @@ each_mode "rootfs /etc/passwd a symlink: not followed" t_rootfs_passwd_symlink
 each_mode "rootfs /etc/passwd and /etc/group of 1 GiB: refused at once" t_rootfs_passwd_huge
 each_mode "exec: the container's /etc/passwd a fifo: HOME=/ at once, never opened" t_exec_passwd_fifo
 each_mode "exec: the container's /etc/passwd a device: HOME=/ at once, never opened" t_exec_passwd_device
+each_mode "rootfs /etc/passwd ids: digits below 2^32-1 or refused, never root by default" t_rootfs_passwd_ids
 done_testing
