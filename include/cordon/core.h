@@ -260,6 +260,10 @@ int cordon_input_read(int dirfd, const char *path, size_t max, enum cordon_code 
  */
 int cordon_input_read_path(const char *path, size_t max, enum cordon_code code, const char *what,
 			   char **out, size_t *out_len, struct cordon_error *err);
+/* The same, a relative PATH walked from the directory DIR_FD (a bundle's config.json). */
+int cordon_input_read_path_at(int dir_fd, const char *path, size_t max, enum cordon_code code,
+			      const char *what, char **out, size_t *out_len,
+			      struct cordon_error *err);
 /* The same for an fd the caller opened (with O_NONBLOCK); the fd stays open. */
 int cordon_input_read_fd(int fd, size_t max, enum cordon_code code, const char *what, char **out,
 			 size_t *out_len, struct cordon_error *err);
@@ -343,6 +347,9 @@ struct cordon_path_id {
  */
 int cordon_path_open(const char *path, const char *what, enum cordon_code code,
 		     struct cordon_error *err);
+/* The same walk, a relative PATH starting at DIR_FD (a directory, or AT_FDCWD). */
+int cordon_path_open_at(int dir_fd, const char *path, const char *what, enum cordon_code code,
+			struct cordon_error *err);
 /*
  * The same walk, making each missing component a directory of MODE (as
  * `mkdir -p` does, never through another user's link): the state root.

@@ -231,8 +231,9 @@ static int exec(struct exec_args *a, struct cordon_error *err)
 	if (a->process_file) {
 		_cleanup_free_ char *what = cordon_xasprintf("--process %s", a->process_file);
 
-		if (cordon_input_read(AT_FDCWD, a->process_file, CORDON_INPUT_JSON_MAX,
-				      CORDON_E_PATH, what, &process, &len, err) < 0)
+		/* By the host-path walk (another user's link is not followed), a regular file. */
+		if (cordon_input_read_path(a->process_file, CORDON_INPUT_JSON_MAX, CORDON_E_PATH,
+					   what, &process, &len, err) < 0)
 			return -1;
 		a->opts.process_json = process;
 		a->opts.process_len = len;

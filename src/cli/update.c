@@ -181,8 +181,9 @@ static int read_resources(const char *path, struct cordon_resources *res, struct
 	} else {
 		_cleanup_free_ char *what = cordon_xasprintf("--resources %s", path);
 
-		if (cordon_input_read(AT_FDCWD, path, CORDON_INPUT_JSON_MAX, CORDON_E_PATH, what,
-				      &text, &len, err) < 0)
+		/* By the host-path walk (another user's link is not followed), a regular file. */
+		if (cordon_input_read_path(path, CORDON_INPUT_JSON_MAX, CORDON_E_PATH, what, &text,
+					   &len, err) < 0)
 			return -1;
 	}
 	if (cordon_oci_resources_parse(text ? text : "", len, res, err) < 0)

@@ -48,9 +48,11 @@ static bool target_stays_below(const char *target)
 	return true;
 }
 
-static int open_start(const char *path, struct stat *st)
+/* Where PATH starts: "/", or dir_fd (AT_FDCWD: the working directory). */
+static int open_start(int dir_fd, const char *path, struct stat *st)
 {
-	int fd = open(path[0] == '/' ? "/" : ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	int fd = path[0] == '/' ? open("/", O_PATH | O_DIRECTORY | O_CLOEXEC) :
+				  openat(dir_fd, ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
 
 	if (fd >= 0 && fstat(fd, st) < 0) {
 		int e = errno;
@@ -107,8 +109,8 @@ int cordon_path_check_names(const struct stat *dir, const struct stat *file, con
  * made as a directory (mode mkdir_mode) in the directory walked to, then
  * walked into like any other.
  */
-static int path_walk(const char *path, const char *what, enum cordon_code code, mode_t mkdir_mode,
-		     struct cordon_error *err)
+static int path_walk(int dir_fd, const char *path, const char *what, enum cordon_code code,
+		     mode_t mkdir_mode, struct cordon_error *err)
 {
 	struct open_how how = {
 		.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
@@ -123,7 +125,7 @@ static int path_walk(const char *path, const char *what, enum cordon_code code, 
 	if (!path || !*path)
 		return cordon_error_set(err, code, 0, "%s: empty path", what);
 	todo = cordon_xstrdup(path);
-	fd = open_start(path, &st);
+	fd = open_start(dir_fd, path, &st);
 	if (fd < 0)
 		return cordon_error_set(err, code, errno, "%s %s", what, path);
 	for (p = todo;;) {
@@ -216,7 +218,7 @@ static int path_walk(const char *path, const char *what, enum cordon_code code, 
 			p = todo;
 			if (target[0] == '/') {
 				cordon_closep(&fd);
-				fd = open_start("/", &st);
+				fd = open_start(AT_FDCWD, "/", &st);
 				if (fd < 0)
 					return cordon_error_set(err, code, errno, "%s %s", what,
 								path);
@@ -233,13 +235,19 @@ static int path_walk(const char *path, const char *what, enum cordon_code code, 
 int cordon_path_open(const char *path, const char *what, enum cordon_code code,
 		     struct cordon_error *err)
 {
-	return path_walk(path, what, code, 0, err);
+	return path_walk(AT_FDCWD, path, what, code, 0, err);
+}
+
+int cordon_path_open_at(int dir_fd, const char *path, const char *what, enum cordon_code code,
+			struct cordon_error *err)
+{
+	return path_walk(dir_fd, path, what, code, 0, err);
 }
 
 int cordon_path_mkdirs(const char *path, mode_t mode, const char *what, enum cordon_code code,
 		       struct cordon_error *err)
 {
-	return path_walk(path, what, code, mode, err);
+	return path_walk(AT_FDCWD, path, what, code, mode, err);
 }
 
 void cordon_path_id_of(const struct stat *st, struct cordon_path_id *id)
@@ -277,7 +285,14 @@ int cordon_path_reopen(const char *path, const struct cordon_path_id *id, const 
 int cordon_input_read_path(const char *path, size_t max, enum cordon_code code, const char *what,
 			   char **out, size_t *out_len, struct cordon_error *err)
 {
-	_cleanup_close_ int at = cordon_path_open(path, what, code, err), fd = -1;
+	return cordon_input_read_path_at(AT_FDCWD, path, max, code, what, out, out_len, err);
+}
+
+int cordon_input_read_path_at(int dir_fd, const char *path, size_t max, enum cordon_code code,
+			      const char *what, char **out, size_t *out_len,
+			      struct cordon_error *err)
+{
+	_cleanup_close_ int at = cordon_path_open_at(dir_fd, path, what, code, err), fd = -1;
 	char link[CORDON_FD_PATH_MAX];
 	struct stat st;
 

@@ -455,10 +455,15 @@ int cordon_spec_from_bundle(struct cordon_spec *spec, const char *bundle_dir,
 	dir = cordon_path_open(bundle_dir, "bundle", CORDON_E_SPEC, err);
 	if (dir < 0)
 		return -1;
-	/* Not a fifo or a device: a reader must never block on config.json. */
+	/*
+	 * Walked from the bundle's fd by the same rule (another user's
+	 * symlink at config.json is refused, not followed), looked at before
+	 * it is opened: not a fifo or a device, which a reader must never
+	 * open.
+	 */
 	what = cordon_xasprintf("bundle %s: config.json", bundle_dir);
-	if (cordon_input_read(dir, "config.json", CORDON_OCI_CONFIG_MAX, CORDON_E_SPEC, what, &text,
-			      &len, err) < 0)
+	if (cordon_input_read_path_at(dir, "config.json", CORDON_OCI_CONFIG_MAX, CORDON_E_SPEC,
+				      what, &text, &len, err) < 0)
 		return -1;
 	if (cordon_spec_from_oci(spec, bundle_dir, text, len, err) < 0)
 		return cordon_error_wrap(err, "bundle %s", bundle_dir);

@@ -271,6 +271,36 @@ t_rootfs_passwd_ids() {
 	expect_out_eq 1501
 }
 
+# exec --process, update --resources and a bundle's config.json reached
+# through a link of another user's (the test user against root, a uid
+# nobody uses against the test user): refused by the host-path walk, as
+# --seccomp-profile is (the binary before opened them by name and
+# followed the links: the process and the limits were read, the
+# container created from the linked config).
+t_inputs_walked() {
+	local sticky=$CASE_DIR/sticky theirs=$CASE_DIR/theirs
+	setup_case
+	mk_bundle b true || return
+	mkdir -m 1777 "$sticky"
+	echo '{"args": ["true"], "cwd": "/"}' >"$CASE_DIR/process.json"
+	echo '{}' >"$CASE_DIR/res.json"
+	chmod 644 "$CASE_DIR/process.json" "$CASE_DIR/res.json"
+	ln -s "$CASE_DIR/process.json" "$sticky/plink"
+	ln -s "$CASE_DIR/res.json" "$sticky/rlink"
+	mkdir -m 755 "$theirs"
+	ln -s "$BUNDLE/config.json" "$theirs/config.json"
+	chown -h "$(other_uid)" "$sticky/plink" "$sticky/rlink" "$theirs" "$theirs/config.json"
+	oc exec --process "$sticky/plink" "$CASE_ID-none"
+	expect_cordon_error PATH "'plink' is a symlink of uid $(other_uid)"
+	oc update --resources "$sticky/rlink" "$CASE_ID-none"
+	expect_cordon_error PATH "'rlink' is a symlink of uid $(other_uid)"
+	oc create --bundle "$theirs" "$CASE_ID-t"
+	expect_cordon_error PATH "'config.json' is a symlink"
+	oc state "$CASE_ID-t"
+	expect_cordon_error STATE "does not exist"
+	end_case
+}
+
 each_mode "config.json nested 1,000,000 deep: create and run --bundle refuse it" t_config_deep
 each_mode "config.json nested exactly 64 deep runs, 65 is refused" t_config_at_limit
 each_mode "--seccomp-profile nested 1,000,000 deep, also behind a comment: CORDON_E_SPEC" t_seccomp_profile_deep
@@ -287,4 +317,5 @@ each_mode "rootfs /etc/passwd and /etc/group of 1 GiB: refused at once" t_rootfs
 each_mode "exec: the container's /etc/passwd a fifo: HOME=/ at once, never opened" t_exec_passwd_fifo
 each_mode "exec: the container's /etc/passwd a device: HOME=/ at once, never opened" t_exec_passwd_device
 each_mode "rootfs /etc/passwd ids: digits below 2^32-1 or refused, never root by default" t_rootfs_passwd_ids
+each_mode "exec --process, update --resources, a bundle's config.json: another user's link refused" t_inputs_walked
 done_testing
