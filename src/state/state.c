@@ -261,10 +261,26 @@ static int state_write(int dir_fd, const char *name, const void *data, size_t le
  */
 static int state_read(int dir_fd, const char *name, size_t max, char **out, size_t *out_len)
 {
-	_cleanup_close_ int fd =
-		openat(dir_fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	_cleanup_close_ int at = openat(dir_fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC), fd = -1;
 	struct cordon_error err = { 0 };
+	char link[CORDON_FD_PATH_MAX];
+	struct stat st;
 
+	/*
+	 * Looked at through an O_PATH fd, which opens nothing: a fifo, a
+	 * device or a socket planted at the name is refused without an open
+	 * (a device's open can act by itself), and only a regular file is
+	 * opened, through that fd.
+	 */
+	if (at < 0)
+		return -errno;
+	if (fstat(at, &st) < 0)
+		return -errno;
+	if (S_ISLNK(st.st_mode))
+		return -ELOOP;
+	if (!S_ISREG(st.st_mode))
+		return -EINVAL;
+	fd = open(cordon_fd_path(at, link), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	if (cordon_input_read_fd(fd, max, CORDON_E_STATE, name, out, out_len, &err) < 0)

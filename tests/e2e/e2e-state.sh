@@ -137,8 +137,43 @@ t_root_walked() {
 	end_case
 }
 
+# A fifo or a device planted at state.json or config.json is looked at
+# through an O_PATH fd and refused, never opened (inotify's IN_OPEN, which
+# an O_PATH open does not raise): the binary before opened them (a
+# device's open can act by itself) and only then saw what they were.
+t_state_files_unopened() {
+	local id=$CASE_ID-s dir
+	setup_case
+	mk_bundle b sleep "$MARK" || return
+	oc create -b "$BUNDLE" "$id"
+	expect_rc 0 || return
+	dir=$OROOT/$id
+	mv "$dir/state.json" "$CASE_DIR/state.keep"
+	mkfifo -m 666 "$dir/state.json"
+	watch_opens "$dir/state.json" || return
+	oc state "$id"
+	expect_cordon_error STATE "reading state of $id"
+	opens_seen
+	[ "$OPENS" = 0 ] || fail "state.json, a fifo, was opened $OPENS time(s)"
+	rm -f "$dir/state.json"
+	mv "$CASE_DIR/state.keep" "$dir/state.json"
+	mv "$dir/config.json" "$CASE_DIR/config.keep"
+	mknod -m 666 "$dir/config.json" c 1 3
+	watch_opens "$dir/config.json" || return
+	oc exec "$id" true
+	expect_cordon_error STATE "no config kept"
+	opens_seen
+	[ "$OPENS" = 0 ] || fail "config.json, a device, was opened $OPENS time(s)"
+	rm -f "$dir/config.json"
+	mv "$CASE_DIR/config.keep" "$dir/config.json"
+	oc delete -f "$id"
+	expect_rc 0
+	end_case
+}
+
 each_mode "state directory: links planted beside state.json never receive its writes; delete removes them" t_planted_names
 each_mode "state directory: a link at monitor.sock to another container's: start refused, the other untouched" t_monitor_link
+each_mode "state directory: a fifo at state.json, a device at config.json: refused, never opened" t_state_files_unopened
 each_mode "--root: walked (another user's link refused, nothing made there), the caller's own followed" t_root_walked
 each_mode "state directory: a hard link at monitor.sock to another container's socket, a listener of someone else's: start refused" t_monitor_hard_link
 done_testing

@@ -403,6 +403,44 @@ wait_until() {
 
 no_procs_matching() { [ -z "$(procs_matching "$@")" ]; }
 
+# watch_opens PATH: count, from now on, the opens of PATH's inode
+# (inotify IN_OPEN, which an O_PATH open does not raise); opens_seen
+# stops the count and sets OPENS. The kernel queues an event within the
+# open itself: read after cordon returned, the count is complete.
+watch_opens() {
+	coproc OPENW {
+		"$PYTHON" -c '
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+fd = libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
+if fd < 0 or libc.inotify_add_watch(fd, sys.argv[1].encode(), 0x20) < 0:  # IN_OPEN
+    sys.exit("inotify: " + os.strerror(ctypes.get_errno()))
+print("ready", flush=True)
+sys.stdin.readline()
+n = 0
+try:
+    while True:
+        buf = os.read(fd, 65536)
+        i = 0
+        while i + 16 <= len(buf):
+            n += (int.from_bytes(buf[i + 4:i + 8], "little") & 0x20) != 0
+            i += 16 + int.from_bytes(buf[i + 12:i + 16], "little")
+except BlockingIOError:
+    pass
+print(n, flush=True)
+' "$1" 2>&1
+	}
+	local line=
+	read -r line <&"${OPENW[0]}"
+	[ "$line" = ready ] || { _fail_raw "cannot watch the opens of $1: $line"; return 1; }
+}
+opens_seen() {
+	OPENS=
+	echo stop >&"${OPENW[1]}"
+	read -r OPENS <&"${OPENW[0]}"
+	wait "$OPENW_PID" 2>/dev/null
+}
+
 # A unique number to put on a workload's command line (`sleep $MARK`).
 new_mark() { MARK=$((800000000 + (RANDOM << 15 | RANDOM) % 100000000)); }
 
