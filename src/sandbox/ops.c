@@ -194,7 +194,9 @@ static int signal_members(const struct cordon_state *state, int sig)
 	const struct cordon_state_info *info = &state->info;
 	_cleanup_free_ pid_t *pids = NULL;
 	size_t n_dirs, n;
-	_cleanup_strv_ char **dirs = cordon_state_cgroup_dirs(state, &n_dirs);
+	/* Only its count is read here (clang: unused variable). */
+	_cleanup_strv_ char **dirs __attribute__((unused)) =
+		cordon_state_cgroup_dirs(state, &n_dirs);
 	struct stat ns;
 	int r = container_pidns(info, &ns), sent = 0;
 
