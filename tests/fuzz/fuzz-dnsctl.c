@@ -20,12 +20,13 @@
  * with only zeros after them, and every field the type does not carry
  * zero. What the re-vetting must never do: admit an address that
  * cordon_addr_vet refuses with the allowlist's CIDRs, that lies in a
- * blocked range or is one of the host's addresses, a metadata address
- * the allowlist does not name exactly, or any address for a name the
+ * blocked range or is one of the host's addresses (or an IPv6 form of
+ * one, mapped, compatible, NAT64 or 6to4), a metadata address the
+ * allowlist does not name exactly, or any address for a name the
  * allowlist does not match.
  *
- * The other direction, ADMITTED as the proxy's loop reads it, is driven
- * by fuzz-dnsproxy (its raw supervisor messages).
+ * The other direction, ADMITTED as the proxy's loop reads it, and the
+ * socket channel's answers, are driven by fuzz-dnsproxy.
  */
 #include <arpa/inet.h>
 #include <stdio.h>
@@ -207,6 +208,12 @@ static void check_accepted(const struct cordon_dnsctl_msg *m)
 	case CORDON_DNSCTL_STATS:
 		CHECK(rest_zero(m, F_STATS));
 		break;
+	case CORDON_DNSCTL_SOCKET:
+		/* On its own channel: which upstream, and UDP or TCP. */
+		CHECK(m->token < CORDON_DNSPROXY_MAX_UPSTREAMS);
+		CHECK(m->qtype == SOCK_DGRAM || m->qtype == SOCK_STREAM);
+		CHECK(rest_zero(m, F_TOKEN | F_QTYPE));
+		break;
 	case CORDON_DNSCTL_FAILED:
 		/* A reason for the terminal: printable, spaces allowed. */
 		CHECK(good_name(m->name, sizeof(m->name), 0, 0x20));
@@ -244,6 +251,38 @@ static bool listed_exactly(const struct cordon_allowlist *al, const struct cordo
 	return false;
 }
 
+/*
+ * The IPv4 address a few IPv6 forms carry, restated here (mapped,
+ * compatible, NAT64's well-known prefix, 6to4): 0, or 1 with it in v4.
+ */
+static int embedded_v4(const struct cordon_addr *a, size_t form, struct cordon_addr *v4)
+{
+	static const uint8_t mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+	static const uint8_t compatible[12] = { 0 };
+	static const uint8_t nat64[12] = { 0, 0x64, 0xff, 0x9b, 0, 0, 0, 0, 0, 0, 0, 0 };
+	const uint8_t *b = a->u.bytes;
+
+	memset(v4, 0, sizeof(*v4));
+	v4->family = AF_INET;
+	if (a->family != AF_INET6)
+		return 0;
+	switch (form) {
+	case 0:
+	case 1:
+	case 2:
+		if (memcmp(b, form == 0 ? mapped : form == 1 ? compatible : nat64, 12) != 0)
+			return 0;
+		memcpy(v4->u.bytes, b + 12, 4);
+		return 1;
+	case 3:
+		if (b[0] != 0x20 || b[1] != 0x02)
+			return 0;
+		memcpy(v4->u.bytes, b + 2, 4);
+		return 1;
+	}
+	return 0;
+}
+
 /* The supervisor's ADMIT (src/sandbox/netproxy.c proxy_admit), its vetting restated. */
 static void check_admit(const struct cordon_dnsctl_msg *m, size_t which, bool with_host)
 {
@@ -279,6 +318,16 @@ static void check_admit(const struct cordon_dnsctl_msg *m, size_t which, bool wi
 			CHECK(!same_addr(a, &host[k]));
 		if (inside_any(meta, n_meta, a))
 			CHECK(listed_exactly(al, a));
+		/* Nor an IPv6 form of a blocked IPv4 address (the forward chain drops it). */
+		for (size_t form = 0; form < 4; form++) {
+			struct cordon_addr v4;
+
+			if (!embedded_v4(a, form, &v4))
+				continue;
+			CHECK(!inside_any(bl, nb, &v4));
+			for (size_t k = 0; with_host && k < N_HOST; k++)
+				CHECK(!same_addr(&v4, &host[k]));
+		}
 	}
 	CHECK(admitted == counted);
 }

@@ -6,7 +6,8 @@
 import ipaddress, os, struct, sys
 
 out = sys.argv[1]
-READY, ADMIT, ADMITTED, EVENT, STATS, FAILED = range(1, 7)
+READY, ADMIT, ADMITTED, EVENT, STATS, FAILED, SOCKET = range(1, 8)
+SOCK_STREAM, SOCK_DGRAM = 1, 2
 AF_INET, AF_INET6 = 2, 10
 
 
@@ -68,3 +69,10 @@ write('stats-with-name', msg(STATS, name=b'x', stats=(1,) * 13))
 write('admit-with-error', msg(ADMIT, 8, 60, error=-5, qtype=1, name=b'allowed.test',
                               addrs=[addr('93.184.216.7')]))
 write('failed-escape', msg(FAILED, name=b'DNS proxy: \x1b]0;owned\x07'))
+# The socket channel's request: upstream 1, TCP; and one for an upstream out of range.
+write('socket', msg(SOCKET, 1, qtype=SOCK_STREAM))
+write('socket-bad', msg(SOCKET, 9, qtype=SOCK_DGRAM))
+# IPv6 forms of the host's own address (93.184.216.34): refused like it.
+write('admit-host-forms', msg(ADMIT, 9, 60, qtype=28, name=b'allowed.test',
+                              addrs=[addr('::ffff:93.184.216.34'), addr('2002:5db8:d822::1'),
+                                     addr('64:ff9b::5db8:d822'), addr('::93.184.216.34')]), b'\x01')
