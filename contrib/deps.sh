@@ -24,11 +24,11 @@ CORDON_DEPS_REQUIRED=(
 # nftables: a second reader of rulesets in tests; dnsmasq-base (the binary, no
 # system service), bind9-dnsutils (dig): the network lab. buildah: tests/compat.
 # containerd (with ctr and the runc v2 shim), umoci (builds the image
-# offline): tests/compat/containerd.sh. qemu-system-x86, cpio, kmod (depmod):
-# tests/vm, which boots Debian's own kernel (fetched with apt-get download,
-# never installed) on pure cgroup v2.
+# offline): tests/compat/containerd.sh. qemu-system-x86, cpio, kmod (depmod),
+# e2fsprogs (mke2fs): tests/vm, which boots Debian's own kernel (fetched with
+# apt-get download, never installed) on pure cgroup v2.
 CORDON_DEPS_TEST=(passwd nftables dnsmasq-base bind9-dnsutils buildah podman containernetworking-plugins
-	containerd umoci qemu-system-x86 cpio kmod libcap2-bin)
+	containerd umoci qemu-system-x86 cpio kmod libcap2-bin e2fsprogs)
 # Only tests/bench uses these; nothing else needs them.
 CORDON_DEPS_BENCH=(bubblewrap runc crun iperf3)
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # contrib/test.sh — build cordon three times and run every test; what CI runs.
 #
-#   build/       -Dwerror=true, debugoptimized: all suites (unit, e2e, ...)
+#   build/       -Dwerror=true, debugoptimized: all suites (unit, e2e, ...),
+#                then the VM suite (tests/vm: Debian 12's kernel, pure cgroup v2)
 #   build-asan/  ASan + UBSan at -O1, no rootfs: the unit suite only
 #   build-fuzz/  clang, libFuzzer + ASan + UBSan: each fuzzer for 30 s
 #
@@ -212,14 +213,20 @@ fi
 
 # --- run the tests -------------------------------------------------------------
 
+# run_suite DIR LABEL [--log NAME] MESON-TEST-ARGS...: NAME.json is the log
+# meson writes (testlog; testlog-SETUP with --setup SETUP).
 run_suite() {
-	local dir=$1 label=$2 rc
+	local dir=$1 label=$2 rc logbase=testlog
 	shift 2
+	if [ "${1:-}" = --log ]; then
+		logbase=$2
+		shift 2
+	fi
 	heading "meson test -C $dir $*"
-	rm -f "$dir/meson-logs/testlog.json"
+	rm -f "$dir/meson-logs/$logbase.json"
 	meson test -C "$dir" --no-rebuild --print-errorlogs "$@"
 	rc=$?
-	logs+=("$label=$dir/meson-logs/testlog.json")
+	logs+=("$label=$dir/meson-logs/$logbase.json")
 	# 0: all passed, 1: some test failed (counted from the log); else meson itself failed.
 	if [ "$rc" -ne 0 ] && [ "$rc" -ne 1 ]; then
 		step_failed "meson test -C $dir exited with status $rc"
@@ -228,6 +235,11 @@ run_suite() {
 
 if [ "$build_ok" -eq 1 ]; then
 	run_suite build build --timeout-multiplier 2
+	# Debian 12's kernel on pure cgroup v2, in a VM under emulation
+	# (tests/vm): its budget and the time it took are in its output.
+	vm_started=$SECONDS
+	run_suite build vm --log testlog-vm --setup vm --suite vm
+	echo "VM suite: $((SECONDS - vm_started)) s"
 fi
 if [ "$asan_ok" -eq 1 ]; then
 	ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:print_summary=1} \

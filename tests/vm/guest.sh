@@ -123,7 +123,7 @@ renumber() {
 # and shown when it failed to finish. Just before its time is up, what
 # is running is added to that log (what it hangs on).
 run_suite() {
-	local path=$1 cases=${2:-} name t0 rc got planned limit=${VM_SUITE_TIMEOUT:-400} watch
+	local path=$1 cases=${2:-} name t0 rc got planned limit=${VM_SUITE_TIMEOUT:-600} watch
 	name=$(basename "$path" .sh)
 	t0=$SECONDS
 	(

@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
-# shellcheck disable=SC2317 # cases are called through run_case
+# shellcheck disable=SC2317,SC1091 # cases are called through run_case; lib.sh by path
 # VM suite: cgroup limits on a pure cgroup v2 host, in the shapes a systemd
 # machine gives them (tests/vm/guest.sh sets the machine up):
 #
@@ -50,7 +50,7 @@ expect_json() {
 # The caller's cgroup for this case: a scope of the user's (rootless) or a
 # root login session (rootful), with a process of its own in it (a shell
 # that sleeps, as a login shell would be there) for the case's lifetime.
-SCOPE= SCOPE_PID=
+SCOPE='' SCOPE_PID=''
 scope_up() {
 	if [ "$MODE" = rootless ]; then
 		SCOPE=$VM_DELEGATED/app.slice/vm-$CASE_ID.scope
@@ -232,6 +232,8 @@ t_populated_caller_fails_closed() {
 	expect_cordon_error CGROUP "has processes of its own" || return
 	expect_err_has "${SCOPE#"$CG"}" "expected the message to name the caller's cgroup"
 	expect_err_has "--cgroup-parent"
+	# Not the advice for a missing delegation: root gets this too.
+	expect_err_lacks "run as root"
 	no_cg_dirs_of "$ID" || fail "a refused run left cgroups: $(cg_dirs_of "$ID")"
 }
 
@@ -290,8 +292,8 @@ rootless_only "delegated v2: --pids 20 stops a fork bomb; pids_peak 20" vm_case 
 rootless_only "delegated v2: --cpus 0.5 throttles a busy loop" vm_case t_delegated_cpus
 rootless_only "delegated v2: a SIGKILLed supervisor's cgroups removed by cordon sweep" vm_case t_delegated_sigkill_sweep
 each_mode "caller's cgroup has processes: --memory fails closed, naming why and --cgroup-parent" vm_case t_populated_caller_fails_closed
-each_mode "caller's cgroup has processes: a run without limits runs" vm_case t_populated_caller_plain_run
-each_mode "caller's cgroup has processes: --limits best-effort runs, limits_enforced false" vm_case t_populated_caller_best_effort
+rootless_only "caller's cgroup has processes: a run without limits runs" vm_case t_populated_caller_plain_run
+rootless_only "caller's cgroup has processes: --limits best-effort runs, limits_enforced false" vm_case t_populated_caller_best_effort
 each_mode "caller's cgroup has processes: --cgroup-parent to an empty cgroup enforces the limit" vm_case t_populated_caller_cgroup_parent
 rootless_only "no delegation (root cgroup): --memory fails closed" t_undelegated_fails_closed
 done_testing

@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
-# shellcheck disable=SC2317 # cases are called through run_case
+# shellcheck disable=SC2317,SC1091 # cases are called through run_case; lib.sh by path
 # VM suite: what differs on Debian 12's kernel (6.1) from the kernels
 # cordon is developed on, and what cordon does about each (the VM's
 # machine: tests/vm/guest.sh; docs/architecture.md, "Kernels"):
@@ -94,6 +94,7 @@ t_tmpfs_workspace() {
 t_tmpfs_rootfs() {
 	tmpfs_up || return
 	cp -a "$CORDON_ROOTFS/." "$TMPFS/" || { fail "cannot copy the rootfs to a tmpfs"; tmpfs_down; return; }
+	# shellcheck disable=SC2034 # crun runs $ROOTFS
 	ROOTFS=$TMPFS
 	crun -- sh -c 'stat -c %u /bin/busybox; echo ran; touch /x 2>/dev/null || echo read-only'
 	expect_rc 0 && expect_out_eq "65534

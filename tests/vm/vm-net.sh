@@ -32,7 +32,7 @@ mkdir -m 1777 "$TMP/out"
 trap 'rm -rf "$TMP"; lab_down' EXIT
 
 # sandbox MODE OPTIONS... -- CMD: cordon-lab run in the lab host, as MODE's user.
-OUT= RC=
+OUT='' RC=''
 sandbox() {
 	local mode=$1
 	shift
@@ -51,9 +51,11 @@ check() { # check MODE NAME CONDITION-COMMAND...
 }
 has() { printf '%s\n' "$OUT" | grep -q -- "$1"; }
 lacks() { ! has "$1"; }
+denied_unforwarded() { has NXDOMAIN && [ "$1" = "$2" ]; }
+unattested_unreachable() { lacks server2 && has end; }
 no_links_left() {
-	local links i
-	for i in $(seq 100); do
+	local links
+	for _ in $(seq 100); do
 		links=$(ip -n "$LAB_LH" -o link | grep -c ' cdr-') || true
 		[ "$links" -eq 0 ] && return 0
 		sleep 0.1
@@ -81,8 +83,8 @@ for mode in rootful rootless; do
 	check "$mode" "an allowed name resolves and its server answers, twice (its elements replaced)" \
 		[ "$(printf '%s\n' "$OUT" | grep -c server1)" = 2 ]
 	check "$mode" "a name off the allowlist gets NXDOMAIN and never reaches upstream" \
-		eval 'has NXDOMAIN && [ "$before" = "$after" ]'
-	check "$mode" "an address nothing attested is unreachable" eval 'lacks server2 && has end'
+		denied_unforwarded "$before" "$after"
+	check "$mode" "an address nothing attested is unreachable" unattested_unreachable
 	chmod a+r "$TMP/out/r-$mode.json" 2>/dev/null
 	OUT=$(cat "$TMP/out/r-$mode.json" 2>&1)
 	check "$mode" "the result reports the policy, its backend and the address admitted" /usr/bin/python3 -c '

@@ -20,7 +20,8 @@
 #                       as for the e2e, security and net suites
 #   CORDON_VM_SUITES    what runs inside: lines "PATH [CASES]" (default:
 #                       VM_SUITES_DEFAULT below)
-#   CORDON_VM_BUDGET    seconds the VM may run before it is stopped (600)
+#   CORDON_VM_BUDGET    seconds the VM may run before it is stopped (1500; the
+#                       last line says what it took and the CPU time qemu used)
 #   CORDON_VM_CACHE     where the kernel package is kept
 #                       (/var/cache/cordon-vm as root, else ~/.cache/cordon-vm)
 #   CORDON_VM_KERNEL    a linux-image-* package name to use instead of the
@@ -41,7 +42,7 @@ SEC_PROBE=$(abspath "${SEC_PROBE:-build/tests/security/sec-probe}")
 SEC_FAKELD=${SEC_FAKELD-build/tests/security/sec-fakeld}
 [ -z "$SEC_FAKELD" ] || SEC_FAKELD=$(abspath "$SEC_FAKELD")
 CORDON_TEST_USER=${CORDON_TEST_USER:-cordon-test}
-BUDGET=${CORDON_VM_BUDGET:-600}
+BUDGET=${CORDON_VM_BUDGET:-1500}
 # What runs inside, in this order: one suite a line, "PATH [CASES]", CASES
 # an extended regular expression over the script's case names (E2E_CASES,
 # tests/e2e/lib.sh; empty: all of it). Chosen to keep the VM to a few
@@ -52,12 +53,11 @@ BUDGET=${CORDON_VM_BUDGET:-600}
 VM_SUITES_DEFAULT="\
 tests/vm/vm-kernel.sh
 tests/vm/vm-cgroup2.sh
-tests/e2e/e2e-cgroup.sh ^(--memory 32 --memory-swap 32|--pids 20|--cpus 0\.5|cgroup namespace|cgroups removed after --timeout|cgroups of a SIGKILLed supervisor removed by cordon sweep|a workload.s own child cgroups \(a/b/c)
-tests/e2e/e2e-oci-ops.sh ^(linux\.resources|pause: paused)
-tests/e2e/e2e-basic.sh ^(hello|--result-json: fields)
+tests/e2e/e2e-cgroup.sh ^(--memory 32 --memory-swap 32|--pids 20|--cpus 0\.5|cgroup namespace|cgroups of a SIGKILLed supervisor removed by cordon sweep|a workload.s own child cgroups \(a/b/c)
+tests/e2e/e2e-oci-ops.sh ^linux\.resources
+tests/e2e/e2e-basic.sh ^hello
 tests/e2e/e2e-fs.sh ^--overlay
-tests/security/sec-syscalls.sh ^(denied system calls fail with EPERM/ENOSYS \(uid 0\)|i386|x32)
-tests/security/sec-proc.sh ^(/proc/self/status|no cgroup fs)
+tests/security/sec-syscalls.sh ^(denied system calls fail with EPERM/ENOSYS \(uid 0\)|i386)
 tests/security/sec-self.sh ^cordon exec: a hostile loader
 tests/vm/vm-net.sh"
 VM_SUITES=${CORDON_VM_SUITES:-$VM_SUITES_DEFAULT}
@@ -212,14 +212,17 @@ console=$WORK/console.log
 tap=$WORK/tap
 mkfifo "$tap"
 # -nodefaults: no NIC, no VGA, no monitor. ttyS0 is the console (kept in a
-# file, shown when something fails), ttyS1 the TAP stream.
+# file, shown when something fails), ttyS1 the TAP stream. mitigations=off:
+# the page-table isolation a kernel turns on for an emulated CPU flushes
+# its TLB at every system call, which costs TCG dearly; nothing cordon
+# does depends on it.
 # The reader below waits in open() until qemu opens the fifo; if qemu never
 # does (it failed at once), the subshell's own open lets the reader go.
 (
 	nice -n 10 timeout -k 10 "$BUDGET" qemu-system-x86_64 \
 		-nodefaults -no-reboot -display none -accel tcg,thread=multi -cpu max -smp 2 -m 2048 \
 		-kernel "$KDIR/boot/vmlinuz-$KVER" -initrd "$initrd" \
-		-append "console=ttyS0 panic=-1 loglevel=4 quiet" \
+		-append "console=ttyS0 panic=-1 loglevel=4 quiet mitigations=off" \
 		-serial "file:$console" -serial "file:$tap" \
 		-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap" \
 		-virtfs "local,path=$KDIR/lib/modules/$KVER,mount_tag=kmodules,security_model=none,readonly=on" \
@@ -232,10 +235,16 @@ mkfifo "$tap"
 ) &
 QEMU_PID=$!
 
-# Forward the guest's TAP as it comes, keeping count.
-last=0 plan=
+# Forward the guest's TAP as it comes, keeping count, and the CPU time qemu
+# has used so far (what an idle machine needs, about: TCG runs its vCPUs on
+# up to two threads).
+last=0 plan='' qpid='' cpu_ticks=0
 while IFS= read -r line; do
 	line=${line%$'\r'}
+	[ -n "$qpid" ] || qpid=$(pgrep -P "$(cat "$WORK/timeout.pid" 2>/dev/null)" 2>/dev/null | head -n 1)
+	if [ -n "$qpid" ] && read -r -a st <"/proc/$qpid/stat" 2>/dev/null; then
+		cpu_ticks=$((st[13] + st[14]))
+	fi
 	case $line in
 	"ok "* | "not ok "*)
 		n=${line#not }
@@ -262,5 +271,5 @@ if [ -z "$plan" ]; then
 	tail -n 40 "$console" | sed 's/^/#   /'
 	echo "1..$((last + 1))"
 fi
-echo "# vm: took ${took} s (budget ${BUDGET} s for the VM; kernel $KVER)"
+echo "# vm: took ${took} s (budget ${BUDGET} s for the VM; kernel $KVER; qemu used $((cpu_ticks / $(getconf CLK_TCK))) s of CPU; load average now $(cut -d' ' -f1-3 /proc/loadavg))"
 exit 0
