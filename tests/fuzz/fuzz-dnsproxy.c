@@ -28,7 +28,9 @@
  *   supervisor    answer an admit (as the supervisor vets it, all
  *                 admitted, verdicts or an error of the input's, fewer
  *                 verdicts, a stale token, a message of the wrong size),
- *                 ask for statistics, hang up
+ *                 ask for statistics, hang up; upstream sockets handed
+ *                 over on their own channel as the supervisor makes
+ *                 them, some refused or answered without one (set-up)
  *   loop          one epoll_wait batch handled exactly as the serve loop
  *                 does (every event, then the tick), with an event of
  *                 the input's added (EPOLLOUT without data, a hang-up on
@@ -55,6 +57,7 @@
 #include <limits.h>
 #include <net/if.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -912,7 +915,8 @@ static void drive_spurious(void)
 {
 	struct epoll_event evs[33];
 	struct cordon_dnsproxy *p = r.p;
-	void *tags[MAX_TCP_CLIENTS + 2 * CORDON_DNSPROXY_MAX_LISTENERS + 2 * UDP_POOL + 64 + 1];
+	void *tags[MAX_TCP_CLIENTS + 2 * CORDON_DNSPROXY_MAX_LISTENERS +
+		   CORDON_DNSPROXY_MAX_UPSTREAMS * UDP_POOL + 64 + 1];
 	size_t n_tags = 0;
 	uint8_t which = byte(), mask = byte(), at = byte();
 	int n;
@@ -1552,6 +1556,108 @@ static void up_spoof(void)
 	}
 }
 
+/* --- the supervisor's socket channel ----------------------------------------------------- */
+
+/*
+ * In serve mode the proxy makes no socket: it asks the supervisor for
+ * each upstream socket and waits for the answer, so the supervisor's end
+ * of that channel is answered on a thread of its own. It makes the
+ * socket as the supervisor does (connected to the upstream asked for,
+ * TCP still connecting), unless the set-up byte says to refuse every
+ * third request (0x80) or to answer every fourth without a socket or an
+ * error (0x40). Every request must pass cordon_dnsctl_check.
+ */
+static struct {
+	pthread_t thread;
+	int fd; /* the supervisor's end; -1: not in use */
+	uint8_t policy;
+	unsigned asked;
+	const char *bad; /* a request the supervisor would refuse, and why */
+} sockets = { .fd = -1 };
+
+static void *socket_answers(void *unused)
+{
+	(void)unused;
+	for (;;) {
+		struct cordon_dnsctl_msg m, reply;
+		union {
+			char buf[CMSG_SPACE(sizeof(int))];
+			struct cmsghdr align;
+		} control;
+		struct iovec iov = { .iov_base = &reply, .iov_len = sizeof(reply) };
+		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+		ssize_t n = recv(sockets.fd, &m, sizeof(m), MSG_TRUNC);
+		const char *why = NULL;
+		unsigned k = sockets.asked++;
+		int fd = -1;
+
+		if (n <= 0)
+			return NULL; /* the proxy's end is closed: the run is over */
+		if (cordon_dnsctl_check(&m, (size_t)n, &why) < 0 ||
+		    m.type != CORDON_DNSCTL_SOCKET || m.token >= r.n_upstreams) {
+			sockets.bad = why ? why : "not a SOCKET request for a configured upstream";
+			return NULL;
+		}
+		memset(&reply, 0, sizeof(reply));
+		reply.type = CORDON_DNSCTL_SOCKET;
+		if ((sockets.policy & 0x80) && k % 3 == 2) {
+			reply.error = -EMFILE;
+		} else if (!((sockets.policy & 0x40) && k % 4 == 1)) {
+			const struct sockaddr_storage *up = &r.upstreams[m.token];
+
+			fd = socket(up->ss_family, m.qtype | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+			if (fd < 0 || (connect(fd, (const struct sockaddr *)up, sa_len(up)) < 0 &&
+				       errno != EINPROGRESS))
+				die("an upstream socket");
+		}
+		if (fd >= 0) {
+			struct cmsghdr *c;
+
+			mh.msg_control = control.buf;
+			mh.msg_controllen = sizeof(control.buf);
+			c = CMSG_FIRSTHDR(&mh);
+			c->cmsg_level = SOL_SOCKET;
+			c->cmsg_type = SCM_RIGHTS;
+			c->cmsg_len = CMSG_LEN(sizeof(int));
+			memcpy(CMSG_DATA(c), &fd, sizeof(int));
+		}
+		(void)!sendmsg(sockets.fd, &mh, MSG_NOSIGNAL);
+		if (fd >= 0)
+			close(fd);
+	}
+}
+
+/* The channel and its thread; the proxy's end in *proxy_end. */
+static void sockets_start(int *proxy_end)
+{
+	int sp[2];
+
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
+		die("socketpair");
+	sockets.fd = sp[0];
+	sockets.policy = r.cfg_flags & 0xc0;
+	sockets.asked = 0;
+	sockets.bad = NULL;
+	*proxy_end = sp[1];
+	errno = pthread_create(&sockets.thread, NULL, socket_answers, NULL);
+	if (errno)
+		die("pthread_create");
+}
+
+/* After the proxy's end is closed: the thread ends, and said nothing was wrong. */
+static void sockets_stop(void)
+{
+	if (sockets.fd < 0)
+		return;
+	pthread_join(sockets.thread, NULL);
+	plain_close(&sockets.fd);
+	if (sockets.bad) {
+		fprintf(stderr, "fuzz-dnsproxy: the proxy asked for a socket wrongly: %s\n",
+			sockets.bad);
+		CHECK(!"every socket request passes cordon_dnsctl_check");
+	}
+}
+
 /* --- a run --------------------------------------------------------------------------------- */
 
 static void start(void)
@@ -1559,7 +1665,7 @@ static void start(void)
 	static struct cordon_dnsproxy_config cfg;
 	struct cordon_error err = { 0 };
 	struct cordon_addr clients[2];
-	int udp[2], tcp[2], sp[2], small = 4096;
+	int udp[2], tcp[2], sp[2], small = 4096, sockets_end;
 	size_t n_fam = have_v6 ? 2 : 1;
 
 	r.serve_mode = !(r.cfg_flags & 1);
@@ -1603,6 +1709,11 @@ static void start(void)
 		}
 		r.p = r.serve.p;
 		r.epfd = r.serve.epfd;
+		sockets_start(&sockets_end);
+		if (dp_serve_sockets(&r.serve, sockets_end, &err) < 0) {
+			fprintf(stderr, "fuzz-dnsproxy: %s\n", err.msg);
+			abort();
+		}
 		return;
 	}
 	cfg.admit = direct_admit;
@@ -1674,6 +1785,8 @@ static void stop(void)
 		dp_serve_stop(&r.serve);
 		plain_close(&r.sup);
 		plain_close(&r.serve.ctl);
+		plain_close(&r.serve.sockets);
+		sockets_stop();
 	} else {
 		cordon_dnsproxy_free(r.p);
 		plain_close(&r.epfd);

@@ -206,3 +206,14 @@ write('spurious', REVERSE,
 # the proxy's loop ends as on any hang-up.
 write('hangup-unread', 0,
       bytes([UDP_SEND, 0, 0]), query(0x4a4a, N_DENIED), D, bytes([UDP_READ, HANGUP, 7]), D)
+# The supervisor refuses every third upstream socket (set-up 0x80), or
+# answers every fourth without one (0x40): those queries fail or retry.
+for name, cfg in (('sockets-refused', 0x80), ('sockets-without', 0x40 | TWO_UP)):
+    scene = []
+    for i in range(5):
+        scene += [bytes([UDP_SEND, 0, 0]), query(0x5000 + i)]
+    scene += [D]
+    for i in range(5):
+        scene += [bytes([UPSTREAM]), answer(kind=TC if i == 2 else ERROR, rcode=3), D, D]
+    scene += [bytes([UPSTREAM]), answer(rcode=3, kind=ERROR), D, D, bytes([UDP_READ])]
+    write(name, cfg, *scene)
