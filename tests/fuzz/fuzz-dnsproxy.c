@@ -807,14 +807,18 @@ static void answer(uint32_t token, uint8_t how, bool from_input)
 	cordon_dnsproxy_admitted(r.p, token, error, null_verdicts ? NULL : v, wire_n);
 }
 
-/* Which admit the input names: one the proxy asked for, or a token it does not wait for. */
+/* Which admit the input names: one the proxy asked for, or one it never gave out. */
 static uint32_t pick_token(void)
 {
 	uint8_t pick = byte();
 
 	if (admits.n && pick % 4)
 		return admits.v[pick % admits.n].token;
-	return pick % 4 == 1 ? (uint32_t)byte() : (uint32_t)word() << 16 | word();
+	/*
+	 * Never one the proxy may give out later in the run (it counts up
+	 * from 1): a supervisor answers only what it was asked, at worst late.
+	 */
+	return 0x80000000u | (pick % 4 == 1 ? (uint32_t)byte() : (uint32_t)word() << 16 | word());
 }
 
 /* --- the proxy, driven ------------------------------------------------------------------- */
