@@ -12,6 +12,7 @@
  *     set blocked6 { type ipv6_addr; flags interval; ... }
  *
  *     chain prerouting { type filter hook prerouting priority raw; policy accept;
+ *       ip6 daddr ff02::/16 meta l4proto icmpv6 accept
  *       iif != "lo" fib saddr . iif oif missing counter name dropped drop
  *     }
  *     chain input { type filter hook input priority 0; policy drop;
@@ -490,11 +491,29 @@ static void put_forward(struct cordon_nft *nft, const struct cordon_nft_config *
  */
 static void put_prerouting(struct cordon_nft *nft)
 {
+	static const uint8_t link_scope[2] = { 0xff, 0x02 };
 	struct nftnl_rule *r;
 	uint32_t lo = LOOPBACK_IFINDEX;
 
 	nft_put_chain(nft, CORDON_NFT_TABLE, "prerouting", "filter", NF_INET_PRE_ROUTING,
 		      PRIORITY_RAW, NF_ACCEPT);
+	/*
+	 * Link-scoped ICMPv6 (listener reports, neighbour discovery) passes
+	 * to the input chain unchecked: a link sends it while its addresses
+	 * are still tentative, from :: or from a link-local address this end
+	 * has no route back to yet, so the check would count a drop nobody
+	 * caused, on a timing race. It is never forwarded; input takes
+	 * neighbour discovery only and drops the rest uncounted, and what the
+	 * gateway would answer to a forged source is output's to refuse.
+	 */
+	r = rule_new("prerouting");
+	match_nfproto(r, AF_INET6);
+	nft_load_payload(r, NFT_PAYLOAD_NETWORK_HEADER, 24, sizeof(link_scope));
+	nft_cmp(r, NFT_CMP_EQ, link_scope, sizeof(link_scope));
+	match_l4proto(r, IPPROTO_ICMPV6);
+	nft_verdict(r, NF_ACCEPT);
+	nft_put_rule(nft, r, "ip6 daddr ff02::/16 meta l4proto icmpv6 accept");
+
 	r = rule_new("prerouting");
 	nft_load_meta(r, NFT_META_IIF);
 	nft_cmp(r, NFT_CMP_NEQ, &lo, sizeof(lo));

@@ -527,6 +527,7 @@ static void assert_rules(const char *chain, const char *const *want, size_t n)
 /* --- the ruleset -------------------------------------------------------- */
 
 static const char *const prerouting_rules[] = {
+	"nfproto ipv6 ip6 daddr[0-1] 0xff02 l4proto icmpv6 accept",
 	"iif != 1 fib saddr . iif oif present 0x0 counter name dropped drop",
 };
 
