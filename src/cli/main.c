@@ -194,7 +194,7 @@ int main(int argc, char **argv)
 	const char *cmd;
 	int i;
 
-	/* The DNS proxy's fresh image (src/sandbox/netproxy.c): nothing else of main. */
+	/* The DNS proxy's fresh image (src/sandbox/egress/proxy.c): nothing else of main. */
 	if (argc == 1 && strcmp(argv[0], "cordon-dnsproxy") == 0)
 		return cordon_dnsproxy_main();
 	cordon_self_init(argv);

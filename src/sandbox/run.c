@@ -116,7 +116,7 @@ static int watch_gateway(struct supervisor *sv, struct cordon_error *err)
 }
 
 /*
- * SYNC_NET: the gateway is ours to finish (net.c): the proxy, the uplink,
+ * SYNC_NET: the gateway is ours to finish (egress/egress.c): the proxy, the uplink,
  * the ruleset. SYNC_UPLINK goes once the proxy is READY (handle_proxy),
  * at once without one.
  */

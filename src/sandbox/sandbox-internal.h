@@ -73,14 +73,14 @@ struct child_ctx {
 	int null_fd;
 };
 
-/* The supervisor's side of allowlisted egress (net.c). */
+/* The supervisor's side of allowlisted egress (egress/, its files in egress/egress.h). */
 struct sandbox_net {
 	const struct cordon_spec *spec;
 	struct cordon_result *result;
 	struct cordon_nft *nft;           /* a netfilter socket in the gateway namespace */
 	bool uses_userns;                 /* the sandbox has a user namespace (not --userns host) */
 	uint32_t ttl_floor_s;             /* the DNS TTL floor (0: the default) */
-	/* The DNS proxy's process (netproxy.c); none with --dns none. */
+	/* The DNS proxy's process (egress/proxy.c); none with --dns none. */
 	pid_t proxy_pid;
 	int proxy_pidfd, proxy_ctl;       /* -1 when none */
 	int proxy_sockets;                /* its upstream sockets' channel, -1 when none */
@@ -129,7 +129,7 @@ void sandbox_net_report(struct sandbox_net *n, const char *name, bool allowed,
 			const struct cordon_addr *addrs, size_t n_addrs, const enum cordon_vet *why);
 
 /*
- * netproxy.c: the DNS proxy's process and our end of its channel. The
+ * egress/proxy.c: the DNS proxy's process and our end of its channel. The
  * ids it will run as (plan NULL: --userns host); start it on the DNS
  * sockets, in G; serve its messages (readable channel: 1 when its READY
  * just came, else 0, or -1 with err set when the sandbox must end); did
@@ -156,14 +156,14 @@ bool sandbox_net_uplink_died(struct sandbox_net *n, struct cordon_error *err);
 void sandbox_net_finish(struct sandbox_net *n);
 
 /*
- * gateway.c, in the init: prepare the gateway namespace just entered and
+ * egress/egress.c, in the init: prepare the gateway namespace just entered and
  * hand it to the supervisor (SYNC_NET); later, finish the uplink as
  * SYNC_UPLINK says. 0 or -1.
  */
 int sandbox_gateway_start(const struct child_ctx *ctx, struct cordon_error *err);
 int sandbox_gateway_finish(const struct child_ctx *ctx, struct cordon_error *err);
 
-/* netjson.c: inside an open map, the keys of the "network" object. */
+/* egress/json.c: inside an open map, the keys of the "network" object. */
 void sandbox_json_net_policy(yajl_gen g, const struct cordon_spec *spec);
 void sandbox_json_net_outcome(yajl_gen g, const struct cordon_net_report *rep);
 

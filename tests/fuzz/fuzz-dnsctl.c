@@ -283,7 +283,7 @@ static int embedded_v4(const struct cordon_addr *a, size_t form, struct cordon_a
 	return 0;
 }
 
-/* The supervisor's ADMIT (src/sandbox/netproxy.c proxy_admit), its vetting restated. */
+/* The supervisor's ADMIT (src/sandbox/egress/proxy.c proxy_admit), its vetting restated. */
 static void check_admit(const struct cordon_dnsctl_msg *m, size_t which, bool with_host)
 {
 	const struct cordon_allowlist *al = allowlists[which];

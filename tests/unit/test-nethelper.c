@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * cordon-nethelper and its client (src/helper/, src/net/nethelper-client.c)
+ * cordon-nethelper and its client (src/helper/, src/sandbox/egress/nethelper.c)
  * against the real kernel. Every test runs in a network namespace of its
  * own, which plays the host (unshare(CLONE_NEWNET) in the checked fixture,
  * so in the forked test process); gateways and the "internet" are further

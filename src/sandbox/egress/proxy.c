@@ -42,7 +42,7 @@
 
 #include "config.h"
 #include "cordon/security.h"
-#include "sandbox-internal.h"
+#include "egress.h"
 
 #define PROXY_TITLE "cordon-dnsproxy"
 #define PROXY_STATS_TIMEOUT_MS 250
@@ -77,19 +77,8 @@ enum {
 _Static_assert(FD_UDP == CORDON_DNSPROXY_FD_UDP && CORDON_GW_DNS_SOCKETS == CORDON_DNSPROXY_N_UDP,
 	       "the proxy's UDP listeners are where its seccomp filter expects them");
 
-static int fail(struct cordon_error *err, int errnum, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int fail(struct cordon_error *err, int errnum, const char *fmt, ...)
-{
-	char msg[sizeof(err->msg) - 32];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	return cordon_error_set(err, CORDON_E_NET_POLICY, errnum, "network: DNS proxy: %s", msg);
-}
+/* Every failure here is the DNS proxy's: "network: DNS proxy: ..." */
+#define fail(err, errnum, ...) egress_fail(err, errnum, "DNS proxy: " __VA_ARGS__)
 
 /* --- the proxy's ids ------------------------------------------------------------ */
 

@@ -6,7 +6,7 @@
 #include <arpa/inet.h>
 #include <string.h>
 
-#include "sandbox-internal.h"
+#include "egress.h"
 
 static void key(yajl_gen g, const char *k)
 {

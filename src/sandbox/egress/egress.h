@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Allowlisted egress inside the sandbox module: what its files share
+ * beyond sandbox-internal.h (which holds what the rest of the sandbox
+ * calls: struct sandbox_net and the sandbox_net_* functions).
+ *
+ *   egress.c    both halves of the handshake: the init's in G, the
+ *               supervisor's from the host; init and finish
+ *   uplink.c    pasta, started and watched
+ *   nethelper.c the client of cordon-nethelper (the rootful veth)
+ *   hostaddr.c  what the gateway blocks (the host's addresses, watched;
+ *               its gateways) and G's ruleset
+ *   proxy.c     the DNS proxy's process and the supervisor's end of its
+ *               channel
+ *   report.c    the names and addresses for --result-json
+ *   json.c      the "network" object of --print-profile and the result
+ */
+#ifndef CORDON_SANDBOX_EGRESS_H
+#define CORDON_SANDBOX_EGRESS_H
+
+#include "../sandbox-internal.h"
+
+/* CORDON_E_NET_POLICY, "network: " and the message; returns -1. */
+int egress_fail(struct cordon_error *err, int errnum, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* uplink.c */
+int egress_pasta_start(struct sandbox_net *n, int userns, int gw_ns, struct cordon_error *err);
+void egress_pasta_stop(struct sandbox_net *n);
+
+/* hostaddr.c: does the host route IPv6 (pasta's tap will then too); G's ruleset. */
+bool egress_host_routes_ipv6(void);
+int egress_commit_ruleset(struct sandbox_net *n, struct cordon_error *err);
+
+#endif
