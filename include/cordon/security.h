@@ -101,12 +101,15 @@ const struct cordon_bpf *cordon_seccomp_mode_guard(void);
  */
 const struct cordon_bpf *cordon_seccomp_dnsproxy(void);
 /*
- * Where the proxy's process keeps its UDP listeners (src/sandbox/netproxy.c):
+ * Where the proxy's process keeps its UDP listeners (src/sandbox/egress/proxy.c):
  * the only fds its filter lets sendto name an address on. Every other
  * socket it has is connected (its upstream sockets, the supervisor's).
+ * Its RLIMIT_NOFILE, a power of two: the filter lets close name fds
+ * below it only (and never a listener).
  */
 #define CORDON_DNSPROXY_FD_UDP 4
 #define CORDON_DNSPROXY_N_UDP 2
+#define CORDON_DNSPROXY_NOFILE 128
 /* Hex SHA-256 over the concatenated programs: what was loaded, exactly. */
 void cordon_seccomp_digest(const struct cordon_bpf *filters, size_t n, char out[65]);
 

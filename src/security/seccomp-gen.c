@@ -337,6 +337,43 @@ static const char *const dnsproxy_allowed[] = {
 	"rt_sigreturn",
 };
 
+/*
+ * close: its UDP listeners cannot be closed (EPERM), since a socket
+ * handed over later would take their fd number, and with it sendto with
+ * an address. close takes an int: the kernel reads the low 32 bits only,
+ * so every rule compares those alone (a 64-bit comparison let
+ * close(0x100000004) through as "above 5" and closed fd 4). The rules
+ * are disjoint, aligned blocks below CORDON_DNSPROXY_NOFILE, each a
+ * masked equality; anything at or above it, which no fd of its can be,
+ * kills it with everything else not allowed.
+ */
+static void add_dnsproxy_close_rules(scmp_filter_ctx ctx)
+{
+	_Static_assert((CORDON_DNSPROXY_NOFILE & (CORDON_DNSPROXY_NOFILE - 1)) == 0,
+		       "CORDON_DNSPROXY_NOFILE must be a power of two");
+	_Static_assert(CORDON_DNSPROXY_FD_UDP == 4 && CORDON_DNSPROXY_N_UDP == 2,
+		       "the blocks below assume the listeners are fds 4 and 5");
+	static const struct {
+		uint32_t first, size; /* a block of fds, size a power of two, aligned */
+		bool allow;
+	} blocks[] = {
+		{ 0, 4, true }, { 4, 2, false }, { 6, 2, true },
+	};
+	uint32_t first;
+
+	for (size_t i = 0; i < sizeof(blocks) / sizeof(blocks[0]); i++)
+		check("close", seccomp_rule_add(ctx, blocks[i].allow ? SCMP_ACT_ALLOW :
+								       SCMP_ACT_ERRNO(EPERM),
+						SCMP_SYS(close), 1,
+						SCMP_A0(SCMP_CMP_MASKED_EQ,
+							0xffffffffu & ~(blocks[i].size - 1),
+							blocks[i].first)));
+	for (first = 8; first < CORDON_DNSPROXY_NOFILE; first *= 2)
+		check("close", seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(close), 1,
+						SCMP_A0(SCMP_CMP_MASKED_EQ,
+							0xffffffffu & ~(first - 1), first)));
+}
+
 static scmp_filter_ctx dnsproxy(void)
 {
 	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_KILL_PROCESS);
@@ -361,19 +398,7 @@ static scmp_filter_ctx dnsproxy(void)
 		check("sendto listener",
 		      seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(sendto), 1,
 				       SCMP_A0(SCMP_CMP_EQ, (uint64_t)fd)));
-	/*
-	 * Its UDP listeners cannot be closed (EPERM): a socket handed over
-	 * later would get their fd, and with it sendto with an address.
-	 */
-	check("close", seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(close), 1,
-					SCMP_A0(SCMP_CMP_LT, CORDON_DNSPROXY_FD_UDP)));
-	check("close", seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(close), 1,
-					SCMP_A0(SCMP_CMP_GE, CORDON_DNSPROXY_FD_UDP +
-								     CORDON_DNSPROXY_N_UDP)));
-	for (int fd = CORDON_DNSPROXY_FD_UDP;
-	     fd < CORDON_DNSPROXY_FD_UDP + CORDON_DNSPROXY_N_UDP; fd++)
-		check("close listener", seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(close),
-							 1, SCMP_A0(SCMP_CMP_EQ, (uint64_t)fd)));
+	add_dnsproxy_close_rules(ctx);
 	/* malloc's memory, never executable. */
 	check("mmap", seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(mmap), 1,
 				       SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0)));

@@ -741,8 +741,27 @@ static int under_filter(int call)
 		case 12:
 			r = close(up);
 			break;
+		/*
+		 * close takes an int: bits above the low 32 must neither let a
+		 * listener be closed nor refuse another fd.
+		 */
+		case 13:
+			r = syscall(SYS_close, 0x100000000UL | CORDON_DNSPROXY_FD_UDP);
+			break;
+		case 14:
+			r = syscall(SYS_close, 0xffffffff00000000UL | (CORDON_DNSPROXY_FD_UDP + 1));
+			break;
+		case 15:
+			r = syscall(SYS_close, 0x8000000000000000UL | (unsigned long)up);
+			break;
+		case 16: /* the highest fd it can have: not open here (EBADF) */
+			r = close(CORDON_DNSPROXY_NOFILE - 1);
+			break;
+		case 17: /* above its RLIMIT_NOFILE: no fd of its; a proxy gone wrong */
+			r = close(CORDON_DNSPROXY_NOFILE);
+			break;
 		}
-		syscall(SYS_exit_group, r < 0 ? 2 : 0);
+		syscall(SYS_exit_group, r >= 0 ? 0 : errno == EPERM ? 3 : 2);
 	}
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 	if (WIFSIGNALED(status))
@@ -765,8 +784,96 @@ START_TEST(proxy_filter_allows_its_calls_only)
 	ck_assert_int_eq(under_filter(8), -SIGSYS);
 	ck_assert_int_eq(under_filter(9), -SIGSYS);
 	ck_assert_int_eq(under_filter(10), -SIGSYS);
-	ck_assert_int_eq(under_filter(11), 2);
+	ck_assert_int_eq(under_filter(11), 3);
 	ck_assert_int_eq(under_filter(12), 0);
+	ck_assert_int_eq(under_filter(13), 3);
+	ck_assert_int_eq(under_filter(14), 3);
+	ck_assert_int_eq(under_filter(15), 0);
+	ck_assert_int_eq(under_filter(16), 2);
+	ck_assert_int_eq(under_filter(17), -SIGSYS);
+}
+END_TEST
+
+/*
+ * The whole escape a 64-bit comparison on close's fd once allowed: a
+ * taken-over proxy closes its listener as close(0x100000004), asks for
+ * an upstream socket (made by the supervisor in the host's namespace,
+ * connected), gets it at fd 4, and sendto with an address, allowed on a
+ * listener's fd, sends it anywhere. The listener must stay put.
+ */
+START_TEST(proxy_filter_keeps_its_listeners)
+{
+	int sp[2], elsewhere, status;
+	struct sockaddr_in to = { .sin_family = AF_INET };
+	socklen_t len = sizeof(to);
+	char buf[16];
+	pid_t pid;
+
+	private_network();
+	elsewhere = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ck_assert_int_eq(bind(elsewhere, (struct sockaddr *)&to, sizeof(to)), 0);
+	ck_assert_int_eq(getsockname(elsewhere, (struct sockaddr *)&to, &len), 0);
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct cordon_error err = { 0 };
+		struct sockaddr_in upstream = { .sin_family = AF_INET, .sin_port = htons(53) };
+		union {
+			char buf[CMSG_SPACE(sizeof(int))];
+			struct cmsghdr align;
+		} control;
+		char one = 'x';
+		struct iovec iov = { .iov_base = &one, .iov_len = 1 };
+		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+		int up = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+		int lst = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+		int got;
+		long r;
+
+		upstream.sin_addr.s_addr = htonl(0x7f000002);
+		if (up < 0 || lst < 0 ||
+		    connect(up, (struct sockaddr *)&upstream, sizeof(upstream)) < 0)
+			_exit(99);
+		for (int fd = 0; fd < CORDON_DNSPROXY_FD_UDP; fd++)
+			if (fcntl(fd, F_GETFD) < 0 && dup2(sp[1], fd) < 0)
+				_exit(99);
+		for (int i = 0; i < CORDON_DNSPROXY_N_UDP; i++)
+			if (dup2(lst, CORDON_DNSPROXY_FD_UDP + i) < 0)
+				_exit(99);
+		close(lst);
+		/* The supervisor's answer to a SOCKET request, already queued. */
+		mh.msg_control = control.buf;
+		mh.msg_controllen = sizeof(control.buf);
+		CMSG_FIRSTHDR(&mh)->cmsg_level = SOL_SOCKET;
+		CMSG_FIRSTHDR(&mh)->cmsg_type = SCM_RIGHTS;
+		CMSG_FIRSTHDR(&mh)->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(CMSG_FIRSTHDR(&mh)), &up, sizeof(int));
+		if (sendmsg(sp[0], &mh, 0) != 1)
+			_exit(99);
+		close(up);
+		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
+		    cordon_seccomp_install(cordon_seccomp_dnsproxy(), 1, &err) < 0)
+			_exit(99);
+		if (syscall(SYS_close, 0x100000000UL | CORDON_DNSPROXY_FD_UDP) < 0)
+			syscall(SYS_exit_group, 10); /* held */
+		mh.msg_controllen = sizeof(control.buf);
+		if (recvmsg(sp[1], &mh, 0) != 1)
+			syscall(SYS_exit_group, 11);
+		memcpy(&got, CMSG_DATA(CMSG_FIRSTHDR(&mh)), sizeof(got));
+		r = sendto(got, "escaped", 7, 0, (struct sockaddr *)&to, sizeof(to));
+		syscall(SYS_exit_group, r == 7 ? 0 : 13);
+	}
+	close(sp[1]);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(!WIFSIGNALED(status), "killed by signal %d", WTERMSIG(status));
+	ck_assert_msg(recv(elsewhere, buf, sizeof(buf), MSG_DONTWAIT) < 0,
+		      "an upstream socket at a listener's fd sent to an address it is not "
+		      "connected to");
+	ck_assert_int_eq(WEXITSTATUS(status), 10);
+	close(sp[0]);
+	close(elsewhere);
 }
 END_TEST
 
@@ -783,6 +890,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, serve_ends_on_hangup_with_unread_messages);
 	tcase_add_test(tc, serve_ignores_a_message_too_long);
 	tcase_add_test(tc, proxy_filter_allows_its_calls_only);
+	tcase_add_test(tc, proxy_filter_keeps_its_listeners);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -200,7 +200,7 @@ static int proxy_rlimits(struct cordon_error *err)
 		{ RLIMIT_NPROC, 0 },
 		{ RLIMIT_MEMLOCK, 0 },
 		{ RLIMIT_MSGQUEUE, 0 },
-		{ RLIMIT_NOFILE, 128 },
+		{ RLIMIT_NOFILE, CORDON_DNSPROXY_NOFILE },
 #if !defined(__SANITIZE_ADDRESS__)
 		/* Its buffers come to a few MiB; a sanitizer's shadow memory is terabytes of
 		   address space. */
