@@ -88,12 +88,16 @@ struct sandbox_net {
 	unsigned sockets_in_window;
 	uint64_t admits_window_us;        /* and its admits */
 	unsigned admits_in_window;
-	/* Until when each address we admitted stays in the allow sets (ms, monotonic). */
+	/*
+	 * Until when the addresses we admitted stay in the allow sets (ms,
+	 * monotonic): a table by address, grown as needed up to what the
+	 * sets can hold (egress/proxy.c).
+	 */
 	struct admitted_until {
 		struct cordon_addr addr;
 		uint64_t until_ms;
 	} *admitted;
-	size_t n_admitted, cap_admitted;
+	size_t cap_admitted;
 	uid_t proxy_uid;                  /* its ids inside the sandbox's user namespace */
 	gid_t proxy_gid;
 	bool proxy_setgroups;

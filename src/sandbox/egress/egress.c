@@ -237,7 +237,7 @@ void sandbox_net_finish(struct sandbox_net *n)
 	cordon_closep(&n->addr_watch);
 	free(TAKE_PTR(n->blocked));
 	free(TAKE_PTR(n->admitted));
-	n->n_admitted = n->cap_admitted = 0;
+	n->cap_admitted = 0;
 	n->n_blocked = 0;
 	cordon_nft_close(TAKE_PTR(n->nft));
 }

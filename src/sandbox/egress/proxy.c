@@ -598,56 +598,132 @@ static uint32_t clamp_ttl(const struct sandbox_net *n, uint32_t ttl)
 }
 
 /*
+ * Until when each address we admitted stays in the allow sets: an admit
+ * never shortens what an earlier one promised a client (the kernel takes
+ * the newest timeout). A table by address, open addressing with a few
+ * probes: an entry past its end is free. When an address's probes find
+ * nothing free the table doubles, up to twice the allow sets' size;
+ * there, the entry that ends first gives way, and a later admit of that
+ * address may cut its time short, which costs only the workload that
+ * floods us. Each address costs a few probes, whatever the proxy has
+ * admitted before; the table is at most a few MiB.
+ */
+#define ADMITTED_FIRST 256
+#define ADMITTED_MAX (2 * (size_t)CORDON_NFT_SET_MAX)
+#define ADMITTED_PROBES 8
+
+static size_t admitted_hash(const struct cordon_addr *a)
+{
+	uint32_t h = 2166136261u; /* FNV-1a */
+
+	h = (h ^ (uint32_t)a->family) * 16777619u;
+	for (size_t i = 0; i < (a->family == AF_INET6 ? 16u : 4u); i++)
+		h = (h ^ a->u.bytes[i]) * 16777619u;
+	return h;
+}
+
+static bool same_address(const struct cordon_addr *a, const struct cordon_addr *b)
+{
+	return a->family == b->family &&
+	       memcmp(a->u.bytes, b->u.bytes, a->family == AF_INET6 ? 16 : 4) == 0;
+}
+
+/* Until when a stays in the sets as far as we know (ms; 0: not known or ended). */
+static uint64_t admitted_until(const struct sandbox_net *n, const struct cordon_addr *a,
+			       uint64_t now_ms)
+{
+	size_t h = admitted_hash(a);
+
+	for (size_t k = 0; k < ADMITTED_PROBES && n->cap_admitted; k++) {
+		const struct admitted_until *e = &n->admitted[(h + k) & (n->cap_admitted - 1)];
+
+		if (e->until_ms > now_ms && same_address(&e->addr, a))
+			return e->until_ms;
+	}
+	return 0;
+}
+
+/*
+ * Where a goes in table: its own entry, else the first free one among
+ * its probes, else the one that ends first (*evicts: it is still in use).
+ */
+static size_t admitted_slot(const struct admitted_until *table, size_t cap,
+			    const struct cordon_addr *a, uint64_t now_ms, bool *evicts)
+{
+	size_t h = admitted_hash(a), victim = h & (cap - 1), free_at = cap;
+
+	for (size_t k = 0; k < ADMITTED_PROBES; k++) {
+		size_t i = (h + k) & (cap - 1);
+
+		if (table[i].until_ms <= now_ms) {
+			if (free_at == cap)
+				free_at = i;
+			continue;
+		}
+		if (same_address(&table[i].addr, a)) {
+			*evicts = false;
+			return i;
+		}
+		if (table[i].until_ms < table[victim].until_ms)
+			victim = i;
+	}
+	*evicts = free_at == cap;
+	return free_at == cap ? victim : free_at;
+}
+
+/* Double the table (the first: ADMITTED_FIRST), keeping what has not ended. */
+static void admitted_grow(struct sandbox_net *n, uint64_t now_ms)
+{
+	size_t cap = n->cap_admitted ? n->cap_admitted * 2 : ADMITTED_FIRST;
+	struct admitted_until *table = cordon_xcalloc(cap, sizeof(*table));
+	bool evicts;
+
+	for (size_t i = 0; i < n->cap_admitted; i++) {
+		const struct admitted_until *e = &n->admitted[i];
+
+		if (e->until_ms > now_ms)
+			table[admitted_slot(table, cap, &e->addr, now_ms, &evicts)] = *e;
+	}
+	free(n->admitted);
+	n->admitted = table;
+	n->cap_admitted = cap;
+}
+
+static void admitted_put(struct sandbox_net *n, const struct cordon_addr *a, uint64_t until_ms,
+			 uint64_t now_ms)
+{
+	bool evicts = false;
+	size_t i;
+
+	if (!n->cap_admitted)
+		admitted_grow(n, now_ms);
+	for (;;) {
+		i = admitted_slot(n->admitted, n->cap_admitted, a, now_ms, &evicts);
+		if (!evicts || n->cap_admitted >= ADMITTED_MAX)
+			break;
+		admitted_grow(n, now_ms);
+	}
+	n->admitted[i].addr = *a;
+	n->admitted[i].until_ms = until_ms;
+}
+
+/*
  * ADMIT: whatever the proxy says, each address is vetted again here and
  * must lie outside everything the gateway blocks; what passes goes into
- * the allow sets, and the proxy hears the verdict of each.
+ * the allow sets, with the TTL asked for or what an earlier admit left,
+ * if longer: one batch for each distinct timeout, one in the usual case.
+ * The proxy hears the verdict of each.
  */
-/*
- * An admit never shortens what an earlier one promised a client (the
- * kernel takes the newest timeout): the end we admitted each address
- * until, kept here.
- */
-static struct admitted_until *admitted_find(struct sandbox_net *n, const struct cordon_addr *a)
-{
-	for (size_t i = 0; i < n->n_admitted; i++)
-		if (n->admitted[i].addr.family == a->family &&
-		    memcmp(n->admitted[i].addr.u.bytes, a->u.bytes,
-			   a->family == AF_INET6 ? 16 : 4) == 0)
-			return &n->admitted[i];
-	return NULL;
-}
-
-/* The timeout to insert a with (ms): the TTL asked for, or what an earlier admit left, if longer.
- */
-static uint64_t admit_timeout_ms(struct sandbox_net *n, const struct cordon_addr *a, uint32_t ttl_s,
-				 uint64_t now_ms)
-{
-	struct admitted_until *e = admitted_find(n, a);
-	uint64_t want = (uint64_t)ttl_s * 1000;
-
-	if (e && e->until_ms > now_ms + want)
-		return e->until_ms - now_ms;
-	if (!e) {
-		if (n->n_admitted == n->cap_admitted) {
-			n->cap_admitted = n->cap_admitted ? n->cap_admitted * 2 : 64;
-			n->admitted = cordon_xrealloc(n->admitted,
-						      n->cap_admitted * sizeof(*n->admitted));
-		}
-		e = &n->admitted[n->n_admitted++];
-		e->addr = *a;
-	}
-	e->until_ms = now_ms + want;
-	return want;
-}
-
 static void proxy_admit(struct sandbox_net *n, const struct cordon_dnsctl_msg *m)
 {
-	struct cordon_addr addrs[CORDON_DNS_ADMIT_MAX];
+	struct cordon_addr addrs[CORDON_DNS_ADMIT_MAX], batch[CORDON_DNS_ADMIT_MAX];
 	enum cordon_vet why[CORDON_DNS_ADMIT_MAX];
+	uint64_t until[CORDON_DNS_ADMIT_MAX];
+	bool done[CORDON_DNS_ADMIT_MAX] = { false };
 	struct cordon_dnsctl_msg reply;
 	struct cordon_error err = { 0 };
 	uint64_t now_ms = cordon_now_mono_us() / 1000;
-	uint32_t ttl = clamp_ttl(n, m->ttl_s);
+	uint64_t want = now_ms + (uint64_t)clamp_ttl(n, m->ttl_s) * 1000;
 
 	for (size_t i = 0; i < m->n_addrs; i++)
 		cordon_dnsctl_addr_get(&m->addrs[i], &addrs[i]);
@@ -657,14 +733,30 @@ static void proxy_admit(struct sandbox_net *n, const struct cordon_dnsctl_msg *m
 	reply.type = CORDON_DNSCTL_ADMITTED;
 	reply.token = m->token;
 	reply.n_addrs = m->n_addrs;
-	/* One insert each: their timeouts may differ (an earlier admit may hold longer). */
+	for (size_t i = 0; i < m->n_addrs; i++) {
+		uint64_t held = admitted_until(n, &addrs[i], now_ms);
+
+		until[i] = held > want ? held : want;
+		done[i] = why[i] != CORDON_VET_OK;
+	}
 	for (size_t i = 0; i < m->n_addrs && !reply.error; i++) {
-		if (why[i] != CORDON_VET_OK)
+		size_t k = 0;
+
+		if (done[i])
 			continue;
-		if (cordon_nft_allow(n->nft, &addrs[i], 1,
-				     (uint32_t)admit_timeout_ms(n, &addrs[i], ttl, now_ms),
-				     &err) < 0)
+		for (size_t j = i; j < m->n_addrs; j++)
+			if (!done[j] && until[j] == until[i]) {
+				batch[k++] = addrs[j];
+				done[j] = j != i;
+			}
+		done[i] = true;
+		if (cordon_nft_allow(n->nft, batch, k, (uint32_t)(until[i] - now_ms), &err) < 0) {
 			reply.error = err.errnum ? -err.errnum : -EIO;
+			break;
+		}
+		/* Recorded once in the sets: a refused insert promises nothing. */
+		for (size_t j = 0; j < k; j++)
+			admitted_put(n, &batch[j], until[i], now_ms);
 	}
 	for (size_t i = 0; i < m->n_addrs; i++)
 		cordon_dnsctl_addr_put(&addrs[i], why[i], &reply.addrs[i]);
