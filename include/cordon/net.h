@@ -269,6 +269,10 @@ void cordon_dns_set_tc(uint8_t *buf, size_t len, bool tc);
 
 #define CORDON_NFT_TABLE "cordon"
 #define CORDON_NFT_SET_MAX 65536
+/* The workload's flows tracked at once: --net-max-flows, its default and bounds. */
+#define CORDON_NET_FLOWS_DEFAULT 16384
+#define CORDON_NET_FLOWS_MIN 16
+#define CORDON_NET_FLOWS_MAX 1048576
 
 struct cordon_nft; /* a netfilter netlink socket plus batch state */
 
@@ -300,6 +304,8 @@ struct cordon_nft_config {
 	size_t n_blocked;
 	uint32_t set_size;             /* max elements of allow4/allow6 */
 	bool dns_closed;               /* --dns none: no port 53 */
+	/* Flows from the workload conntrack may track at once (1..CORDON_NET_FLOWS_MAX). */
+	uint32_t max_flows;
 };
 
 struct cordon_nft_counters {

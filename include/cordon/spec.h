@@ -62,6 +62,7 @@ struct cordon_net_spec {
 	bool allow_host_loopback; /* --allow-host-loopback (pasta only; audited) */
 	enum cordon_net_backend backend;
 	char *pool;         /* --net-pool: the veth uplinks' /30 pool, or NULL */
+	uint32_t max_flows; /* --net-max-flows; 0: not given (finalize: the default) */
 
 	/* Filled by finalize. */
 	bool enabled;

@@ -54,6 +54,8 @@ static const char run_usage[] =
 	"  --dns proxy|none          none: no resolver, port 53 closed\n"
 	"  --net-backend veth|pasta  uplink (default: veth as root, pasta rootless)\n"
 	"  --net-pool CIDR           veth: the pool of host /30s (default 10.231.0.0/16)\n"
+	"  --net-max-flows N         connections and UDP flows open at once\n"
+	"                            (default 16384)\n"
 	"  --allow-host-loopback     pasta: let the sandbox reach the host's\n"
 	"                            loopback services (development only)\n"
 	"  -h, --help                this text\n"
@@ -99,6 +101,7 @@ enum run_flag {
 	F_DNS,
 	F_NET_BACKEND,
 	F_NET_POOL,
+	F_NET_MAX_FLOWS,
 	F_ALLOW_HOST_LOOPBACK,
 	F_HELP,
 };
@@ -141,6 +144,7 @@ static const struct cli_flag run_flags[] = {
 	{ "dns", F_DNS, true },
 	{ "net-backend", F_NET_BACKEND, true },
 	{ "net-pool", F_NET_POOL, true },
+	{ "net-max-flows", F_NET_MAX_FLOWS, true },
 	{ "allow-host-loopback", F_ALLOW_HOST_LOOPBACK, false },
 	{ "help", F_HELP, false },
 	{ NULL, 0, false },
@@ -380,6 +384,15 @@ static int apply_flag(struct cordon_spec *spec, int id, const char *value,
 		return 0;
 	case F_NET_POOL:
 		return set_string(&spec->net.pool, value);
+	case F_NET_MAX_FLOWS:
+		if (cordon_parse_u64(value, &v) < 0 || v < CORDON_NET_FLOWS_MIN ||
+		    v > CORDON_NET_FLOWS_MAX)
+			return cordon_error_set(err, CORDON_E_USAGE, 0,
+						"--net-max-flows: expected a count from %u to %u, "
+						"got '%s'",
+						CORDON_NET_FLOWS_MIN, CORDON_NET_FLOWS_MAX, value);
+		spec->net.max_flows = (uint32_t)v;
+		return 0;
 	case F_ALLOW_HOST_LOOPBACK:
 		spec->net.allow_host_loopback = true;
 		return 0;

@@ -162,6 +162,15 @@ void nft_match_ct_invalid(struct nftnl_rule *r)
 	nft_match_bits(r, &mask, sizeof(mask));
 }
 
+void nft_match_ct_count_over(struct nftnl_rule *r, uint32_t limit)
+{
+	struct nftnl_expr *e = nft_must(nftnl_expr_alloc("connlimit"));
+
+	nftnl_expr_set_u32(e, NFTNL_EXPR_CONNLIMIT_COUNT, limit);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_CONNLIMIT_FLAGS, NFT_CONNLIMIT_F_INV);
+	nftnl_rule_add_expr(r, e);
+}
+
 void nft_match_no_route_back(struct nftnl_rule *r)
 {
 	struct nftnl_expr *e = nft_must(nftnl_expr_alloc("fib"));

@@ -167,6 +167,11 @@ void nft_match_ct_established(struct nftnl_rule *r);
 /* ct state invalid: a packet conntrack could not place (an ICMP error about nothing it tracks). */
 void nft_match_ct_invalid(struct nftnl_rule *r);
 /*
+ * ct count over limit: the connections this expression has seen that
+ * conntrack still tracks, this one included, are more than limit.
+ */
+void nft_match_ct_count_over(struct nftnl_rule *r, uint32_t limit);
+/*
  * fib saddr . iif oif missing: no route back to the packet's source
  * through the interface it came in on (strict reverse-path filtering).
  */

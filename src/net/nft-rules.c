@@ -26,6 +26,7 @@
  *       iifname W ip daddr @blocked4 counter name dropped drop    (and ip6)
  *       iifname W ip6 daddr ::ffff:0:0/96 ip6 daddr[96:32] @blocked4
  *         counter name dropped drop        (and each embedded form, see below)
+ *       iifname W ct state new ct count over MAX_FLOWS counter name dropped drop
  *       iifname W ip daddr @static4 accept                        (and ip6)
  *       iifname W ip daddr @allow4 accept                         (and ip6)
  *       counter name dropped drop
@@ -75,6 +76,7 @@
  * - The nat chain exists only with masquerade: a nat hook costs the
  *   nf_nat module and per-packet work for nothing otherwise.
  */
+#include <linux/netfilter/nf_conntrack_common.h>
 #include <net/if.h>
 #include <netinet/icmp6.h>
 #include <string.h>
@@ -194,6 +196,10 @@ int nft_config_check(const struct cordon_nft_config *cfg, struct cordon_error *e
 		return cordon_error_set(err, CORDON_E_NET_POLICY, EINVAL,
 					"nft: set size %u is not in 1..%u", cfg->set_size,
 					CORDON_NFT_SET_MAX);
+	if (cfg->max_flows < CORDON_NET_FLOWS_MIN || cfg->max_flows > CORDON_NET_FLOWS_MAX)
+		return cordon_error_set(err, CORDON_E_NET_POLICY, EINVAL,
+					"nft: max_flows %u is not in %u..%u", cfg->max_flows,
+					CORDON_NET_FLOWS_MIN, CORDON_NET_FLOWS_MAX);
 	if (check_cidrs(cfg->static_allow, cfg->n_static, "static_allow", err) < 0 ||
 	    check_cidrs(cfg->blocked, cfg->n_blocked, "blocked", err) < 0)
 		return -1;
@@ -461,6 +467,31 @@ static void put_embedded_rule(struct cordon_nft *nft, const struct cordon_nft_co
 	nft_put_rule(nft, r, what);
 }
 
+/*
+ * iifname W ct state new ct count over N drop (counted): a flow the
+ * workload opens is tracked in G and, through the veth uplink's
+ * masquerade, in the host's namespace, whose table is one for everything
+ * there. Without a cap a workload fills it with one datagram per port
+ * pair (262,144 entries in ten seconds), and the host and every other
+ * sandbox lose new connections the kernel cannot evict. Placed after the
+ * blocked drops: only flows that would pass are counted.
+ */
+static void put_flow_limit(struct cordon_nft *nft, const struct cordon_nft_config *cfg)
+{
+	uint32_t state = NF_CT_STATE_BIT(IP_CT_NEW);
+	struct nftnl_rule *r = rule_new("forward");
+	char what[96];
+
+	match_ifname(r, NFT_META_IIFNAME, cfg->workload_if);
+	nft_load_ct(r, NFT_CT_STATE);
+	nft_match_bits(r, &state, sizeof(state));
+	nft_match_ct_count_over(r, cfg->max_flows);
+	nft_count(r, NFT_COUNTER_DROPPED);
+	nft_verdict(r, NF_DROP);
+	snprintf(what, sizeof(what), "ct state new ct count over %u drop", cfg->max_flows);
+	nft_put_rule(nft, r, what);
+}
+
 static void put_forward(struct cordon_nft *nft, const struct cordon_nft_config *cfg)
 {
 	struct nftnl_rule *r;
@@ -471,6 +502,7 @@ static void put_forward(struct cordon_nft *nft, const struct cordon_nft_config *
 	put_set_rule(nft, cfg, SET_BLOCKED6, NF_DROP);
 	for (size_t i = 0; i < ARRAY_SIZE(embedded_forms); i++)
 		put_embedded_rule(nft, cfg, &embedded_forms[i]);
+	put_flow_limit(nft, cfg);
 	put_set_rule(nft, cfg, SET_STATIC4, NF_ACCEPT);
 	put_set_rule(nft, cfg, SET_STATIC6, NF_ACCEPT);
 	put_set_rule(nft, cfg, SET_ALLOW4, NF_ACCEPT);

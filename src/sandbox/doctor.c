@@ -378,6 +378,7 @@ static int try_network(void *arg)
 		.uplink_if = CORDON_GW_UPLINK_IF,
 		.masquerade = true,
 		.set_size = CORDON_NFT_SET_MAX,
+		.max_flows = CORDON_NET_FLOWS_DEFAULT,
 	};
 	struct cordon_cidr *blocked = NULL;
 	struct cordon_nft *nft;

@@ -234,6 +234,7 @@ int cordon_spec_finalize_net(struct cordon_spec *spec, struct cordon_error *err)
 				   : net->allow_host_loopback ? "--allow-host-loopback"
 				   : net->backend != CORDON_NET_BACKEND_AUTO ? "--net-backend"
 				   : net->pool ? "--net-pool"
+				   : net->max_flows ? "--net-max-flows"
 				   : net->allow_any ? "--net-allow-any"
 						    : NULL;
 
@@ -263,6 +264,8 @@ int cordon_spec_finalize_net(struct cordon_spec *spec, struct cordon_error *err)
 						"10.231.0.0/16",
 						net->pool);
 	}
+	if (!net->max_flows)
+		net->max_flows = CORDON_NET_FLOWS_DEFAULT;
 	if (net->n_upstream_text > CORDON_DNS_UPSTREAM_MAX)
 		return cordon_error_set(err, CORDON_E_USAGE, 0, "--dns-upstream: at most %d",
 					CORDON_DNS_UPSTREAM_MAX);

@@ -248,6 +248,7 @@ static _Noreturn void supervisor(int ctl, int sockets)
 	struct cordon_nft_config nc = {
 		.workload_if = "bench0",
 		.set_size = 65536,
+		.max_flows = CORDON_NET_FLOWS_DEFAULT,
 	};
 
 	if (!nft || cordon_allowlist_add(al, "*.bench.test,*.cold.test", false, &err) < 0) {

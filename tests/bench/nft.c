@@ -236,6 +236,7 @@ int main(int argc, char **argv)
 	cfg.blocked = blocked;
 	cfg.n_blocked = n4 + n6;
 	cfg.set_size = CORDON_NFT_SET_MAX;
+	cfg.max_flows = CORDON_NET_FLOWS_DEFAULT;
 
 	nft = cordon_nft_open(&err);
 	if (!nft)

@@ -93,6 +93,33 @@ t_quiet() {
 	expect_json '.dropped_packets == 0' "expected nothing dropped for a workload that broke no rule"
 }
 
+# The flows a workload has open at once are capped (--net-max-flows):
+# each new port pair is a conntrack entry in G and, through the veth
+# uplink's masquerade, in the host's namespace, whose one table serves
+# everything there. 300 UDP flows (no capability needed) pass under the
+# default cap; under a cap of 64 the rest are dropped and counted, and
+# the sandbox's host (the lab host) gains no more entries than the cap.
+lh_conntrack() { ip netns exec "$LAB_LH" cat /proc/sys/net/netfilter/nf_conntrack_count; }
+t_flow_cap() {
+	local c0 c1 server=${LAB_IP4[server1]}
+	net_probe_missing && return
+	ROOTFS=$NET_PROBE_ROOTFS
+	crun_net --net-allow "$server" -- "sec-probe udp-flows:$server:20000:300"
+	expect_rc 0
+	expect_line '^udp-flows:.*=300$'
+	expect_json '.dropped_packets == 0 and .max_flows == 16384' "expected 300 flows to pass under the default cap"
+	c0=$(lh_conntrack)
+	crun_net --net-allow "$server" --net-max-flows 64 -- "sec-probe udp-flows:$server:21000:300"
+	c1=$(lh_conntrack)
+	expect_rc 0
+	expect_json '.max_flows == 64 and .dropped_packets >= 230 and .dropped_packets <= 300' \
+		"expected the flows past a cap of 64 dropped"
+	diag "cap 64: dropped $(jnet .dropped_packets) of 300; the lab host's conntrack entries $c0 -> $c1"
+	if [ "$MODE" = rootful ] && [ $((c1 - c0)) -gt 80 ]; then
+		fail "the lab host gained $((c1 - c0)) conntrack entries from a sandbox capped at 64 flows"
+	fi
+}
+
 # Queries to the proxy from forged sources: a denied server, the metadata
 # address, the lab host, over IPv4; the same as IPv4-mapped sources and a
 # denied server's IPv6 address to the proxy's IPv6 address; a name the
@@ -268,6 +295,7 @@ t_vetting_embedded() {
 python_norm6() { "$PYTHON" -c 'import ipaddress, sys; print(ipaddress.IPv6Address(sys.argv[1]))' "$1"; }
 
 each_mode "net: a workload that breaks no rule: nothing dropped" net_case t_quiet
+each_mode "net: the workload's open flows are capped (--net-max-flows): the host's conntrack table is not the workload's" net_case t_flow_cap
 each_mode "net: forged sources to the proxy (UDP, TCP, IPv4, IPv6, mapped): nothing answered, nothing forwarded" net_case t_spoofed_dns
 each_mode "net: TTL 1 from forged sources: no ICMP error leaves the gateway" net_case t_ttl_one
 each_mode "net: IPv6 SYNs to every embedded form of the host's address, ::/0 listed: none leaves" net_case t_mapped_host

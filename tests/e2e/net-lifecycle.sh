@@ -50,6 +50,10 @@ t_invalid() {
 	refused USAGE '198.18.1.53:0' --net-allow allowed.test --dns-upstream 198.18.1.53:0
 	refused USAGE 'nope' --net-allow allowed.test --dns nope "${up[@]}"
 	refused USAGE 'foo' --net-allow allowed.test --net-backend foo "${up[@]}"
+	refused USAGE '--net-max-flows' --net-max-flows 64
+	refused USAGE "'15'" --net-allow allowed.test --net-max-flows 15 "${up[@]}"
+	refused USAGE "'1048577'" --net-allow allowed.test --net-max-flows 1048577 "${up[@]}"
+	refused USAGE "'many'" --net-allow allowed.test --net-max-flows many "${up[@]}"
 	if [ "$MODE" = rootful ]; then
 		refused USAGE '10.232.0.1/16' --net-allow allowed.test --net-pool 10.232.0.1/16 "${up[@]}"
 		refused USAGE --userns --net-allow allowed.test --userns host "${up[@]}"

@@ -429,6 +429,31 @@ static void do_tcp(int port)
 }
 
 /*
+ * udp-flows:ADDR:PORT:N: one datagram to each of ports PORT..PORT+N-1 of
+ * the IPv4 address ADDR, from one socket: N flows for conntrack, no
+ * capability needed. Prints how many the kernel took.
+ */
+static void do_udp_flows(const char *addr, long port, long n)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	long sent = 0;
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0 || !addr || inet_pton(AF_INET, addr, &sa.sin_addr) != 1 || port < 1 || n < 1 ||
+	    port + n > 65536) {
+		fprintf(stderr, "sec-probe: udp-flows:ADDR:PORT:N\n");
+		exit(2);
+	}
+	for (long i = 0; i < n; i++) {
+		sa.sin_port = htons((uint16_t)(port + i));
+		if (sendto(fd, "flow", 4, 0, (struct sockaddr *)&sa, sizeof(sa)) == 4)
+			sent++;
+	}
+	close(fd);
+	printf("%s=%ld\n", cur, sent);
+}
+
+/*
  * The classic chroot escape: keep an fd of the current root, chroot into
  * a subdirectory, fchdir back out and climb. Prints whether PATH (a path
  * that exists only on the host) is visible from where the climb ends.
@@ -1336,6 +1361,8 @@ static void run(char *spec)
 		do_bind((int)num(a1, 80));
 	else if (IS("tcp"))
 		do_tcp((int)num(a1, 1));
+	else if (IS("udp-flows"))
+		do_udp_flows(a1, num(a2, 0), num(arg[2], 0));
 	else if (IS("chmod"))
 		report(syscall(SYS_chmod, a1 ? a1 : "", (unsigned long)num(a2, 0)));
 	else if (IS("fchmod"))

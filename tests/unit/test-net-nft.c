@@ -113,6 +113,7 @@ static void config_init(struct test_config *t)
 	t->cfg.blocked = t->blocked;
 	t->cfg.n_blocked = ARRAY_SIZE(blocked_text);
 	t->cfg.set_size = 1024;
+	t->cfg.max_flows = 4096;
 }
 
 static void create_or_fail(const struct cordon_nft_config *cfg)
@@ -471,6 +472,12 @@ static int render_expr(struct nftnl_expr *e, void *data)
 		int v = (int)nftnl_expr_get_u32(e, NFTNL_EXPR_IMM_VERDICT);
 
 		emit(r, "%s", v == NF_ACCEPT ? "accept" : v == NF_DROP ? "drop" : "verdict?");
+	} else if (!strcmp(name, "connlimit")) {
+		emit(r, "ct count%s %u",
+		     nftnl_expr_get_u32(e, NFTNL_EXPR_CONNLIMIT_FLAGS) & NFT_CONNLIMIT_F_INV ?
+			     " over" :
+			     "",
+		     nftnl_expr_get_u32(e, NFTNL_EXPR_CONNLIMIT_COUNT));
 	} else if (!strcmp(name, "masq")) {
 		emit(r, "masquerade");
 	} else {
@@ -480,7 +487,7 @@ static int render_expr(struct nftnl_expr *e, void *data)
 }
 
 struct rules {
-	char v[16][512];
+	char v[24][512];
 	size_t n;
 };
 
@@ -558,6 +565,7 @@ static const char *const forward_rules[] = {
 	EMBEDDED_RULE("[0-1] 0x2002", "[2-5]"),			       /* 6to4 */
 	EMBEDDED_RULE("[0-3] 0x20010000", "[4-7]"),		       /* Teredo server */
 	EMBEDDED_RULE("[0-3] 0x20010000", "[12-15] ^ 0xffffffff"),     /* Teredo client */
+	"iifname gw0 ct state & 0x8 != 0x0 ct count over 4096 counter name dropped drop",
 	"iifname gw0 nfproto ipv4 ip daddr @static4 accept",
 	"iifname gw0 nfproto ipv6 ip6 daddr @static6 accept",
 	"iifname gw0 nfproto ipv4 ip daddr @allow4 accept",
@@ -1070,6 +1078,13 @@ START_TEST(create_rejects_bad_config)
 	ck_assert_int_lt(cordon_nft_create(nft, &t.cfg, &err), 0);
 	ck_assert_int_eq(err.errnum, EINVAL);
 	t.cfg.set_size = CORDON_NFT_SET_MAX + 1;
+	ck_assert_int_lt(cordon_nft_create(nft, &t.cfg, &err), 0);
+
+	config_init(&t);
+	t.cfg.max_flows = 0;
+	ck_assert_int_lt(cordon_nft_create(nft, &t.cfg, &err), 0);
+	ck_assert_msg(strstr(err.msg, "max_flows"), "%s", err.msg);
+	t.cfg.max_flows = CORDON_NET_FLOWS_MAX + 1;
 	ck_assert_int_lt(cordon_nft_create(nft, &t.cfg, &err), 0);
 
 	config_init(&t);

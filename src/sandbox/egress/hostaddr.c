@@ -341,6 +341,7 @@ int egress_commit_ruleset(struct sandbox_net *n, struct cordon_error *err)
 		.blocked = n->blocked,
 		.n_blocked = n->n_blocked,
 		.set_size = CORDON_NFT_SET_MAX,
+		.max_flows = net->max_flows,
 		.dns_closed = net->dns_none,
 	};
 	if (cordon_nft_create(n->nft, &cfg, err) < 0)

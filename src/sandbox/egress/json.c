@@ -94,6 +94,8 @@ void sandbox_json_net_policy(yajl_gen g, const struct cordon_spec *spec)
 	yajl_gen_array_close(g);
 	key(g, "allow_host_loopback");
 	yajl_gen_bool(g, net->allow_host_loopback);
+	key(g, "max_flows");
+	yajl_gen_integer(g, net->max_flows);
 }
 
 static void addr_list(yajl_gen g, const char *k, const struct cordon_net_addr_list *l, bool why)
