@@ -32,18 +32,11 @@
 /* The init's command line, all the workload sees of it in /proc/1/cmdline. */
 #define INIT_TITLE "cordon-init"
 
-/* What the workload sends its init when it cannot reach execve. */
-struct exec_report {
-	int32_t host_pid; /* the first report: the workload's pid in the host's /proc */
-	int32_t exit_code;
-	int32_t errnum;
-	uint32_t code;
-	char text[256];
-};
-
 static _Noreturn void setup_failed(const struct child_ctx *ctx, const struct cordon_error *err)
 {
-	struct sync_msg msg = { .type = SYNC_SETUP_FAILED, .code = err->code, .errnum = err->errnum };
+	struct sync_msg msg = { .type = SYNC_SETUP_FAILED,
+				.code = err->code,
+				.errnum = err->errnum };
 
 	snprintf(msg.text, sizeof(msg.text), "%s", err->msg);
 	sync_send(ctx->sync_fd, &msg, NULL, 0);
@@ -78,215 +71,31 @@ static bool supervisor_gone(int sync_fd)
 }
 
 /*
- * The workload's user namespace is the last one in this sandbox: its own
- * limit is 0, so nothing below it can be created (ENOSPC). Seccomp refuses
- * CLONE_NEWUSER as well; this holds even under --seccomp unconfined, a
- * permissive profile or --userns host. The value is per user namespace
- * and must be written from inside ours, through the host's /proc while it
- * is still the visible one (the sandbox's /proc/sys is read-only): init
- * does not pivot into the new root before we report it written. Our id
- * maps need not exist yet: the sysctl asks for CAP_SYS_RESOURCE in our
- * namespace, which its creator holds from the start.
- */
-static int limit_user_namespaces(struct cordon_error *err)
-{
-	int r = cordon_write_file_at(AT_FDCWD, "/proc/sys/user/max_user_namespaces", "0", 1);
-
-	if (r < 0)
-		return cordon_error_set(err, CORDON_E_SECURITY, -r,
-					"limiting user namespaces (user.max_user_namespaces)");
-	return 0;
-}
-
-static int loopback_up(struct cordon_error *err)
-{
-	struct ifreq ifr = { .ifr_name = "lo" };
-	_cleanup_close_ int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-
-	if (s < 0 || ioctl(s, SIOCGIFFLAGS, &ifr) < 0)
-		return cordon_error_set(err, CORDON_E_NAMESPACE, errno, "reading lo flags");
-	ifr.ifr_flags |= IFF_UP;
-	if (ioctl(s, SIOCSIFFLAGS, &ifr) < 0)
-		return cordon_error_set(err, CORDON_E_NAMESPACE, errno, "bringing lo up");
-	return 0;
-}
-
-static _Noreturn void workload_fail(int report_fd, int exit_code, enum cordon_code code,
-				    int errnum, const char *fmt, ...) __attribute__((format(printf, 5, 6)));
-
-static _Noreturn void workload_fail(int report_fd, int exit_code, enum cordon_code code,
-				    int errnum, const char *fmt, ...)
-{
-	struct exec_report rep = { .exit_code = exit_code, .errnum = errnum, .code = code };
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(rep.text, sizeof(rep.text), fmt, ap);
-	va_end(ap);
-	cordon_write_all(report_fd, &rep, sizeof(rep));
-	_exit(exit_code);
-}
-
-/*
- * The workload. Everything that needs neither its id maps nor the new root
- * runs first, while init builds the filesystem on the other side of the
- * pipe; then it waits for init's release, drops to its ids, enters its cwd
- * and execs.
+ * The workload: the one confinement sequence (confine.c). Everything that
+ * needs neither its id maps nor the new root runs first, while init builds
+ * the filesystem on the other side of the pipe; then it waits for init's
+ * release, drops to its ids, enters its cwd and execs.
  */
 static _Noreturn void workload_main(const struct child_ctx *ctx, int ready_fd, int report_fd)
 {
-	const struct cordon_spec *spec = ctx->spec;
-	struct sigaction dfl = { .sa_handler = SIG_DFL };
-	struct exec_report done = { .code = CORDON_OK };
-	struct cordon_error err = { 0 };
-	struct sync_msg release;
-	struct sandbox_sysctls net_sysctls;
-	int tty = -1;
-	size_t n_fds = 1;
-	sigset_t none;
-	int errnum, code;
+	struct confine c = {
+		.kind = CONFINE_WORKLOAD,
+		.spec = ctx->spec,
+		.report_fd = report_fd,
+		.deny_setgroups = ctx->plan->deny_setgroups,
+		.userns = ctx->userns,
+		.console_fd = ctx->console_fd,
+		.preserve_fds = ctx->spec->preserve_fds,
+		.ready_fd = ready_fd,
+		.exec_fd = ctx->idle_fd,
+		.tty = -1,
+	};
 
-	/*
-	 * A process group of our own inside the init's session, so that
-	 * kill(0) reaches only what we start and the terminal's signals the
-	 * supervisor relays reach all of it (not orphaned: our parent, the
-	 * init, is of the same session, so a stop works). With a terminal,
-	 * a session of our own: the pty becomes its controlling terminal.
-	 */
-	if ((ctx->console_fd >= 0 ? setsid() : setpgid(0, 0)) < 0)
-		workload_fail(report_fd, CORDON_EXIT_FAILURE, CORDON_E_INTERNAL, errno,
-			      "a process group of the workload's own");
-
-	/*
-	 * The init's fds (host paths it opened to build the root, the sync
-	 * socket) are not the workload's: gone before any path is walked.
-	 */
-	{
-		int keep[] = { ready_fd, report_fd };
-		int r = cordon_close_fds_except(3 + spec->preserve_fds, keep, ARRAY_SIZE(keep));
-
-		if (r < 0)
-			workload_fail(report_fd, CORDON_EXIT_FAILURE, CORDON_E_INTERNAL, -r,
-				      "closing the init's fds");
-	}
-
-	/*
-	 * Our own network namespace, owned by our user namespace so that
-	 * granted network capabilities apply to it; what confines the network
-	 * (a bounding set without NET_ADMIN, and the gateway namespace behind
-	 * eth0) does not depend on who owns it. Created here rather than
-	 * in the clone, so that this process, not init, pays for it while init
-	 * builds the filesystem; and first, so that it is done before init
-	 * detaches the old root (measured: that umount took 0.4-0.5 ms instead
-	 * of 0.15-0.2 when the two overlapped) and exists when we report:
-	 * whatever comes to plumb it (a gateway link) can rely on the report.
-	 */
-	if (!cordon_spec_ns_not_new(spec, CORDON_OCI_NS_NETWORK) && unshare(CLONE_NEWNET) < 0)
-		workload_fail(report_fd, CORDON_EXIT_FAILURE, CORDON_E_NAMESPACE, errno,
-			      "creating the workload's network namespace");
-	if (limit_user_namespaces(&err) < 0)
-		workload_fail(report_fd, CORDON_EXIT_FAILURE, err.code, err.errnum, "%s", err.msg);
-	/*
-	 * Without a sandbox namespace (--userns host) init's is the host's,
-	 * whose limits are not ours to change: ours bound each of our uids
-	 * instead (docs/security.md). Else init limits the sandbox's.
-	 */
-	if (!ctx->userns && cordon_user_limits_write(&spec->user_limits, &err) < 0)
-		workload_fail(report_fd, CORDON_EXIT_FAILURE, err.code, err.errnum, "%s", err.msg);
-	/*
-	 * Our network namespace's sysctls (a joined one is the supervisor's to
-	 * set): opened while the host's /proc is ours, written once our maps exist.
-	 */
-	if (sandbox_sysctls_open(spec,
-				 cordon_spec_ns_not_new(spec, CORDON_OCI_NS_NETWORK)
-					 ? 0
-					 : SYSCTL_NS(CORDON_OCI_NS_NETWORK),
-				 &net_sysctls, &err) < 0)
-		workload_fail(report_fd, CORDON_EXIT_FAILURE, err.code, err.errnum, "%s", err.msg);
-	/*
-	 * Our pid as the host knows it (for the OCI state), read while the
-	 * host's /proc is still the visible one: its /proc/self names us by it.
-	 */
-	{
-		char buf[24];
-		ssize_t n = readlink("/proc/self", buf, sizeof(buf) - 1);
-
-		buf[n > 0 ? n : 0] = '\0';
-		done.host_pid = (int32_t)strtol(buf, NULL, 10);
-	}
-	/* Tell init the host's /proc is no longer needed: it may pivot. */
-	if (cordon_write_all(report_fd, &done, sizeof(done)) < 0)
-		_exit(CORDON_EXIT_FAILURE);
-
-	/* Only lo, and it starts down. A joined namespace is set up by whoever made it. */
-	if (!cordon_spec_ns_not_new(spec, CORDON_OCI_NS_NETWORK) && loopback_up(&err) < 0)
-		workload_fail(report_fd, CORDON_EXIT_FAILURE, err.code, err.errnum, "%s", err.msg);
-
-	/*
-	 * The order is the security argument:
-	 *  1. rlimits, bounding and ambient sets while we still hold every
-	 *     capability of our own namespace (dropping needs CAP_SETPCAP);
-	 *  2. groups, gid, uid (groups first: after setresuid the right to
-	 *     change them is gone), once init has written our id maps;
-	 *  3. the exact capability sets and no_new_privs;
-	 *  4. cwd (inside the new root, so after init's release);
-	 *  5. seccomp, the last thing before execve, so that setup itself is
-	 *     never filtered and nothing runs unfiltered after it.
-	 * Signal dispositions and fds are reset before the release: nothing
-	 * after it needs them.
-	 */
-	if (cordon_security_before_ids(&spec->security, &err) < 0)
-		workload_fail(report_fd, CORDON_EXIT_FAILURE, err.code, err.errnum, "%s", err.msg);
-
-	/* A fresh process: default dispositions, nothing blocked. */
-	for (int sig = 1; sig < NSIG; sig++)
-		sigaction(sig, &dfl, NULL);
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-
-	/*
-	 * No fd but 0-2 and the caller's --preserve-fds survives execve
-	 * (ready_fd and report_fd are O_CLOEXEC already, and above those).
-	 */
-	if (close_range(3 + spec->preserve_fds, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
-		workload_fail(report_fd, CORDON_EXIT_FAILURE, CORDON_E_INTERNAL, errno,
-			      "close_range");
-
-	/*
-	 * Wait until init has built the root, pivoted us into it and written
-	 * our id maps. With process.terminal, the release carries the slave
-	 * of the container's pty.
-	 */
-	if (sync_recv(ready_fd, &release, &tty, &n_fds) <= 0 || release.type != SYNC_START)
-		_exit(CORDON_EXIT_FAILURE);
-	close(ready_fd);
-	if (n_fds == 1 && sandbox_pty_attach(tty, &err) < 0)
-		workload_fail(report_fd, CORDON_EXIT_FAILURE, err.code, err.errnum, "%s", err.msg);
-	/*
-	 * With an allowlist, eth0 (made by init after our report) leads to the
-	 * gateway. We own this namespace and still hold CAP_NET_ADMIN in it:
-	 * the bounding set limits only what an exec could gain.
-	 */
-	if (spec->net.enabled && cordon_gateway_workload_link(&err) < 0)
-		workload_fail(report_fd, CORDON_EXIT_FAILURE, err.code, err.errnum, "%s", err.msg);
-
-	if (sandbox_sysctls_write(&net_sysctls, SYSCTL_NS(CORDON_OCI_NS_NETWORK), &err) < 0 ||
-	    sandbox_set_ids(spec, ctx->plan->deny_setgroups, &err) < 0)
-		workload_fail(report_fd, CORDON_EXIT_FAILURE, err.code, err.errnum, "%s", err.msg);
-	if (cordon_security_after_ids(&spec->security, spec->uid == 0, &err) < 0)
-		workload_fail(report_fd, CORDON_EXIT_FAILURE, err.code, err.errnum, "%s", err.msg);
-	/* The cwd is entered only now, inside the new root and as the workload's user. */
-	if (sandbox_enter_cwd(spec->cwd, &err) < 0)
-		workload_fail(report_fd, CORDON_EXIT_FAILURE, err.code, err.errnum, "%s", err.msg);
-
-	if (cordon_security_seccomp(&spec->security, spec->uid == 0, &err) < 0)
-		workload_fail(report_fd, CORDON_EXIT_FAILURE, err.code, err.errnum, "%s", err.msg);
-	code = sandbox_exec_search(spec->argv, spec->env, &errnum);
-	workload_fail(report_fd, code, CORDON_E_EXEC, errnum, "%s", spec->argv[0]);
+	sandbox_confine_exec(&c);
 }
 
 static _Noreturn void report_workload_failure(const struct child_ctx *ctx, pid_t workload,
-					      struct exec_report *rep);
+					      struct confine_report *rep);
 
 /*
  * Started before the filesystem is built (it needs the host's /proc once,
@@ -358,7 +167,7 @@ static int workload_write_maps(const struct child_ctx *ctx, pid_t workload,
 static pid_t wait_workload_ready(const struct child_ctx *ctx, pid_t workload, int report_fd)
 {
 	struct cordon_error err = { 0 };
-	struct exec_report rep;
+	struct confine_report rep;
 	ssize_t r = read(report_fd, &rep, sizeof(rep));
 
 	if (r == (ssize_t)sizeof(rep) && rep.code != CORDON_OK)
@@ -368,7 +177,7 @@ static pid_t wait_workload_ready(const struct child_ctx *ctx, pid_t workload, in
 				 "the workload vanished");
 		setup_failed(ctx, &err);
 	}
-	return rep.host_pid;
+	return rep.pid;
 }
 
 /*
@@ -395,7 +204,7 @@ static int join_workload_network(pid_t workload, struct cordon_error *err)
 
 /* The workload could not reach execve: pass its reason on and end. */
 static _Noreturn void report_workload_failure(const struct child_ctx *ctx, pid_t workload,
-					      struct exec_report *rep)
+					      struct confine_report *rep)
 {
 	struct sync_msg fail = {
 		.type = rep->code == CORDON_E_EXEC ? SYNC_EXEC_FAILED : SYNC_SETUP_FAILED,
@@ -442,7 +251,8 @@ static void relay_supervisor_signal(const struct child_ctx *ctx, pid_t workload,
  */
 static _Noreturn void init_loop(const struct child_ctx *ctx, pid_t workload, sigset_t *set)
 {
-	struct pollfd p[2] = { { .fd = signalfd(-1, set, SFD_CLOEXEC | SFD_NONBLOCK), .events = POLLIN },
+	struct pollfd p[2] = { { .fd = signalfd(-1, set, SFD_CLOEXEC | SFD_NONBLOCK),
+				 .events = POLLIN },
 			       { .fd = ctx->sync_fd, .events = POLLIN } };
 
 	if (p[0].fd < 0)
@@ -507,7 +317,7 @@ static bool wait_for_start(const struct child_ctx *ctx, pid_t workload, pid_t wo
 		}
 		if (p[1].revents) {
 			/* A failed setup step of the workload's own, or its death while created. */
-			struct exec_report rep;
+			struct confine_report rep;
 
 			if (read(report_fd, &rep, sizeof(rep)) == (ssize_t)sizeof(rep))
 				report_workload_failure(ctx, workload, &rep);
@@ -575,7 +385,7 @@ _Noreturn void sandbox_child(const struct child_ctx *ctx)
 	struct cordon_fs_options fs_opts = { .in_userns = ctx->userns };
 	struct cordon_fs_host host;
 	struct cordon_error err = { 0 };
-	struct exec_report rep;
+	struct confine_report rep;
 	struct sync_msg msg;
 	int fds[2] = { -1, -1 };
 	size_t n_fds = 2;
@@ -600,19 +410,21 @@ _Noreturn void sandbox_child(const struct child_ctx *ctx)
 	 * it validated) goes now, before anything of the sandbox exists.
 	 */
 	{
-		int keep[] = { ctx->sync_fd,   ctx->console_fd, ctx->stdin_fd,
-			       ctx->stdout_fd, ctx->stderr_fd,	ctx->null_fd };
+		int keep[] = { ctx->sync_fd,   ctx->console_fd, ctx->stdin_fd, ctx->stdout_fd,
+			       ctx->stderr_fd, ctx->null_fd,	ctx->idle_fd };
 
 		r = cordon_close_fds_except(3 + ctx->spec->preserve_fds, keep, ARRAY_SIZE(keep));
 		if (r < 0) {
-			cordon_error_set(&err, CORDON_E_INTERNAL, (int)-r, "closing the supervisor's fds");
+			cordon_error_set(&err, CORDON_E_INTERNAL, (int)-r,
+					 "closing the supervisor's fds");
 			setup_failed(ctx, &err);
 		}
 	}
 	/* /proc/1/cmdline would show the supervisor's: --env values, host paths. */
 	r = cordon_proc_title_hide(INIT_TITLE);
 	if (r < 0) {
-		cordon_error_set(&err, CORDON_E_SECURITY, (int)-r, "hiding the supervisor's command line");
+		cordon_error_set(&err, CORDON_E_SECURITY, (int)-r,
+				 "hiding the supervisor's command line");
 		setup_failed(ctx, &err);
 	}
 
@@ -736,10 +548,10 @@ _Noreturn void sandbox_child(const struct child_ctx *ctx)
 	fs_opts.ipc_joined = cordon_spec_ns_not_new(ctx->spec, CORDON_OCI_NS_IPC);
 	fs_opts.tty_gid_mapped = !ctx->userns || cordon_idmap_to_outside(&ctx->plan->gid, 5) >= 0;
 	if (net)
-		fs_opts.resolv_conf = ctx->spec->net.dns_none
-					      ? "# cordon: --dns none, no resolver\n"
-					      : "nameserver " CORDON_GW_ADDR4 "\nnameserver " CORDON_GW_ADDR6
-					        "\n";
+		fs_opts.resolv_conf = ctx->spec->net.dns_none ?
+					      "# cordon: --dns none, no resolver\n" :
+					      "nameserver " CORDON_GW_ADDR4
+					      "\nnameserver " CORDON_GW_ADDR6 "\n";
 	root = cordon_fs_build(ctx->spec, &host, &fs_opts, &err);
 	if (root < 0)
 		setup_failed(ctx, &err);
@@ -790,7 +602,8 @@ _Noreturn void sandbox_child(const struct child_ctx *ctx)
 		/* Its /proc files go with it: a workload that failed first says why. */
 		struct pollfd p = { .fd = report_fd, .events = POLLIN };
 
-		if (poll(&p, 1, 0) > 0 && read(report_fd, &rep, sizeof(rep)) == (ssize_t)sizeof(rep))
+		if (poll(&p, 1, 0) > 0 &&
+		    read(report_fd, &rep, sizeof(rep)) == (ssize_t)sizeof(rep))
 			report_workload_failure(ctx, workload, &rep);
 		kill(workload, SIGKILL);
 		setup_failed(ctx, &err);

@@ -60,15 +60,6 @@
 #define JOIN_NS \
 	(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWCGROUP | CLONE_NEWNET)
 
-/* Over the report pipe: first the process's pid (from the joiner), or why not. */
-struct exec_report {
-	int32_t pid;
-	int32_t exit_code;
-	int32_t errnum;
-	uint32_t code; /* CORDON_OK, or why it failed */
-	char text[512];
-};
-
 struct exec_ctx {
 	const struct cordon_spec *spec;
 	const struct cordon_exec_opts *opts;
@@ -79,25 +70,9 @@ struct exec_ctx {
 	int report_fd;	     /* the write end, in the children */
 };
 
-static _Noreturn void exec_fail(int report_fd, int exit_code, enum cordon_code code, int errnum,
-				const char *fmt, ...) __attribute__((format(printf, 5, 6)));
-
-static _Noreturn void exec_fail(int report_fd, int exit_code, enum cordon_code code, int errnum,
-				const char *fmt, ...)
-{
-	struct exec_report rep = { .exit_code = exit_code, .errnum = errnum, .code = code };
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(rep.text, sizeof(rep.text), fmt, ap);
-	va_end(ap);
-	cordon_write_all(report_fd, &rep, sizeof(rep));
-	_exit(exit_code);
-}
-
 static _Noreturn void exec_fail_err(int report_fd, const struct cordon_error *err)
 {
-	exec_fail(report_fd, CORDON_EXIT_FAILURE, err->code, err->errnum, "%s", err->msg);
+	confine_fail(report_fd, CORDON_EXIT_FAILURE, err->code, err->errnum, "%s", err->msg);
 }
 
 /*
@@ -153,71 +128,22 @@ static int join_cgroups(char **dirs, const char *sub, struct cordon_error *err)
 	return 0;
 }
 
-/*
- * The process itself, in every namespace of the container: confinement in
- * the workload's order (child.c, workload_main), then execve.
- */
+/* The process itself, in every namespace of the container: the one confinement sequence. */
 static _Noreturn void exec_process(const struct exec_ctx *x)
 {
-	const struct cordon_spec *spec = x->spec;
-	const struct cordon_exec_opts *opts = x->opts;
-	struct sigaction dfl = { .sa_handler = SIG_DFL };
-	struct cordon_error err = { 0 };
-	sigset_t none;
-	int errnum, code;
+	struct confine c = {
+		.kind = CONFINE_EXEC,
+		.spec = x->spec,
+		.report_fd = x->report_fd,
+		.deny_setgroups = x->deny_setgroups,
+		.console_fd = x->opts->console_fd,
+		.preserve_fds = x->opts->preserve_fds,
+		.ready_fd = -1,
+		.exec_fd = -1,
+		.tty = -1,
+	};
 
-	/*
-	 * Not in cordon exec's process group nor its session: kill(0) would
-	 * reach the caller's shell, /dev/tty its terminal. A fresh pid, never
-	 * a group leader: it cannot fail.
-	 */
-	setsid();
-	if (cordon_security_before_ids(&spec->security, &err) < 0)
-		exec_fail_err(x->report_fd, &err);
-	for (int sig = 1; sig < NSIG; sig++)
-		sigaction(sig, &dfl, NULL);
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-
-	if (sandbox_set_ids(spec, x->deny_setgroups, &err) < 0)
-		exec_fail_err(x->report_fd, &err);
-	/* The id change left us non-dumpable as well; execve makes us dumpable again. */
-	if (prctl(PR_SET_DUMPABLE, 0) < 0)
-		exec_fail(x->report_fd, CORDON_EXIT_FAILURE, CORDON_E_SECURITY, errno,
-			  "PR_SET_DUMPABLE");
-
-	/* Opened as the process's user, so that the pts is its own. */
-	if (opts->console_fd >= 0) {
-		int master, slave;
-
-		if (sandbox_pty_open(spec, &master, &slave, &err) < 0 ||
-		    sandbox_pty_send(opts->console_fd, master, &err) < 0)
-			exec_fail_err(x->report_fd, &err);
-		close(master);
-		close(opts->console_fd);
-		if (sandbox_pty_attach(slave, &err) < 0)
-			exec_fail_err(x->report_fd, &err);
-	}
-
-	if (cordon_security_after_ids(&spec->security, spec->uid == 0, &err) < 0)
-		exec_fail_err(x->report_fd, &err);
-	/* Resolved in the container's root, as its user: never a host path. */
-	if (sandbox_enter_cwd(spec->cwd, &err) < 0)
-		exec_fail_err(x->report_fd, &err);
-
-	/* Only 0-2 and what --preserve-fds passes survive execve. */
-	for (unsigned fd = 3; fd < 3 + opts->preserve_fds; fd++)
-		if (fcntl((int)fd, F_SETFD, 0) < 0)
-			exec_fail(x->report_fd, CORDON_EXIT_FAILURE, CORDON_E_INTERNAL, errno,
-				  "--preserve-fds: fd %u", fd);
-	if (close_range(3 + opts->preserve_fds, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
-		exec_fail(x->report_fd, CORDON_EXIT_FAILURE, CORDON_E_INTERNAL, errno,
-			  "close_range");
-
-	if (cordon_security_seccomp(&spec->security, spec->uid == 0, &err) < 0)
-		exec_fail_err(x->report_fd, &err);
-	code = sandbox_exec_search(spec->argv, spec->env, &errnum);
-	exec_fail(x->report_fd, code, CORDON_E_EXEC, errnum, "%s", spec->argv[0]);
+	sandbox_confine_exec(&c);
 }
 
 int sandbox_join_container(const struct cordon_spec *spec, int pidfd, int outer_userns,
@@ -269,7 +195,7 @@ static _Noreturn void exec_join(struct exec_ctx *x)
 	int keep[] = { x->report_fd, x->pidfd, x->outer_userns, x->opts->console_fd };
 	struct clone_args args = { .flags = CLONE_PARENT };
 	struct cordon_error err = { 0 };
-	struct exec_report rep = { .code = CORDON_OK };
+	struct confine_report rep = { .code = CORDON_OK };
 	pid_t pid;
 	int r;
 
@@ -279,18 +205,18 @@ static _Noreturn void exec_join(struct exec_ctx *x)
 	 * and we end with cordon exec.
 	 */
 	if (prctl(PR_SET_DUMPABLE, 0) < 0 || prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
-		exec_fail(x->report_fd, CORDON_EXIT_FAILURE, CORDON_E_SECURITY, errno,
-			  "the joiner's PR_SET_DUMPABLE, PR_SET_PDEATHSIG");
+		confine_fail(x->report_fd, CORDON_EXIT_FAILURE, CORDON_E_SECURITY, errno,
+			     "the joiner's PR_SET_DUMPABLE, PR_SET_PDEATHSIG");
 	/* The caller's fds (but --preserve-fds) and ours never enter the container. */
 	r = cordon_close_fds_except(3 + (int)x->opts->preserve_fds, keep, ARRAY_SIZE(keep));
 	if (r < 0)
-		exec_fail(x->report_fd, CORDON_EXIT_FAILURE, CORDON_E_INTERNAL, -r,
-			  "closing cordon exec's fds");
+		confine_fail(x->report_fd, CORDON_EXIT_FAILURE, CORDON_E_INTERNAL, -r,
+			     "closing cordon exec's fds");
 	/* What the container sees of us and the process in /proc/PID/cmdline. */
 	r = cordon_proc_title_hide(EXEC_TITLE);
 	if (r < 0)
-		exec_fail(x->report_fd, CORDON_EXIT_FAILURE, CORDON_E_SECURITY, -r,
-			  "hiding cordon exec's command line");
+		confine_fail(x->report_fd, CORDON_EXIT_FAILURE, CORDON_E_SECURITY, -r,
+			     "hiding cordon exec's command line");
 
 	if (join_cgroups(x->cgroups, x->opts->cgroup, &err) < 0)
 		exec_fail_err(x->report_fd, &err);
@@ -299,15 +225,15 @@ static _Noreturn void exec_join(struct exec_ctx *x)
 	if (x->outer_userns >= 0)
 		close(x->outer_userns);
 	if (setns(x->pidfd, CLONE_NEWUSER) < 0)
-		exec_fail(x->report_fd, CORDON_EXIT_FAILURE, CORDON_E_NAMESPACE, errno,
-			  "joining the workload's user namespace");
+		confine_fail(x->report_fd, CORDON_EXIT_FAILURE, CORDON_E_NAMESPACE, errno,
+			     "joining the workload's user namespace");
 	close(x->pidfd);
 
 	/* A pid namespace applies to children: the process is one, but cordon exec's. */
 	pid = cordon_clone3(&args, sizeof(args));
 	if (pid < 0)
-		exec_fail(x->report_fd, CORDON_EXIT_FAILURE, CORDON_E_NAMESPACE, errno,
-			  "starting the process in the container");
+		confine_fail(x->report_fd, CORDON_EXIT_FAILURE, CORDON_E_NAMESPACE, errno,
+			     "starting the process in the container");
 	if (pid == 0)
 		exec_process(x);
 	rep.pid = pid;
@@ -441,9 +367,9 @@ int cordon_container_exec_seal(const struct cordon_exec_opts *opts, struct cordo
 		return 0;
 	}
 	st = cordon_state_status(&state.info);
-	pidfd = st == CORDON_STATUS_CREATED || st == CORDON_STATUS_RUNNING
-			? cordon_pidfd_verified(state.info.pid, state.info.pid_start)
-			: -1;
+	pidfd = st == CORDON_STATUS_CREATED || st == CORDON_STATUS_RUNNING ?
+			cordon_pidfd_verified(state.info.pid, state.info.pid_start) :
+			-1;
 	/* The process will be a cordon process inside until its execve: see self.c. */
 	if (pidfd >= 0) {
 		r = cordon_self_seal_for(state.info.pid, pidfd, err);
@@ -454,7 +380,7 @@ int cordon_container_exec_seal(const struct cordon_exec_opts *opts, struct cordo
 }
 
 /* One report from the joiner or the process, or EOF (0); a signal ends the wait (-EINTR). */
-static ssize_t report_read(int fd, struct exec_report *rep)
+static ssize_t report_read(int fd, struct confine_report *rep)
 {
 	struct pollfd p = { .fd = fd, .events = POLLIN };
 	int r = cordon_wait_poll(&p, 1, -1);
@@ -524,7 +450,7 @@ static int process_execed(pid_t pid, struct cordon_error *err)
 static pid_t exec_spawn(struct exec_ctx *x, int *status, struct cordon_error *err)
 {
 	_cleanup_close_ int rd = -1, joiner_fd = -1;
-	struct exec_report rep;
+	struct confine_report rep;
 	int p[2];
 	pid_t joiner, pid;
 	ssize_t r;
@@ -620,7 +546,8 @@ int cordon_container_exec_wait(pid_t pid)
 			sandbox_relay_terminal_signal(pid, sig, true);
 		} else {
 			kill(pid, sig);
-			/* A process that stopped itself would hold the request to end it forever. */
+			/* A process that stopped itself would hold the request to end it forever.
+			 */
 			if (sig == SIGTERM || sig == SIGINT || sig == SIGHUP)
 				kill(pid, SIGCONT);
 		}

@@ -907,6 +907,7 @@ static int run(struct supervisor *sv, struct cordon_error *err)
 		   root. */
 		.rootful = cordon_host_root() || cordon_userns_root(),
 		.fostered = sv->opts->foster_init,
+		.idle_fd = -1,
 	};
 	/* Only a terminal uses it: a caller that left it 0 never sends its stdin away. */
 	bool terminal = spec->oci && spec->oci->terminal && sv->opts->console_fd >= 0;

@@ -71,6 +71,8 @@ struct child_ctx {
 	 * moment it is in the container's cgroups.
 	 */
 	int null_fd;
+	/* A session: the sealed idle program its workload executes (session.c), else -1. */
+	int idle_fd;
 };
 
 /* The supervisor's side of allowlisted egress (egress/, its files in egress/egress.h). */
@@ -445,5 +447,55 @@ void sandbox_stop_self(void);
 /* Signals the supervisor forwards and the init process relays. */
 extern const int sandbox_forwarded_signals[];
 extern const size_t sandbox_n_forwarded_signals;
+
+/*
+ * What a process of the sandbox (the workload, an exec'd process) and the
+ * one that started it tell each other over its report pipe: the workload's
+ * first report (pid: its host pid, code CORDON_OK), the joiner's (pid: the
+ * exec'd process's), or why it could not reach execve. EOF on the
+ * close-on-exec pipe: execve succeeded (or the process died first).
+ */
+struct confine_report {
+	int32_t pid;
+	int32_t exit_code;
+	int32_t errnum;
+	uint32_t code; /* CORDON_OK, or why it failed */
+	char text[512];
+};
+
+/* The command line of a session's idle workload (session.c). */
+#define CORDON_SESSION_TITLE "cordon-session"
+
+/* confine.c: the one confinement sequence of a process of the sandbox. */
+enum confine_kind {
+	CONFINE_WORKLOAD, /* run and create's workload, the init's clone */
+	CONFINE_EXEC,	  /* cordon exec's process, the joiner's clone */
+};
+
+struct confine {
+	enum confine_kind kind;
+	const struct cordon_spec *spec;
+	int report_fd;	       /* struct confine_report, close-on-exec */
+	bool deny_setgroups;   /* setgroups(2) is denied in its user namespace */
+	bool userns;	       /* workload: the sandbox has a user namespace of its own */
+	int console_fd;	       /* a terminal: the workload's is made by the init (and comes
+				* with the release), an exec'd process makes its own and sends
+				* the master here; -1 */
+	unsigned preserve_fds; /* fds 3..3+N-1 pass into the program */
+	int ready_fd;	       /* workload: the init's release (SYNC_START), -1 */
+	int exec_fd;	       /* workload of a session: the idle program to execveat, -1 */
+	/* Filled on the way. */
+	int tty; /* the pty slave to attach, -1 */
+	struct sandbox_sysctls net_sysctls;
+};
+
+/*
+ * Every step of confine.c in order, then execve: never returns. A failure
+ * goes over report_fd and ends the process (confine_fail).
+ */
+_Noreturn void sandbox_confine_exec(struct confine *c);
+/* Report why the process cannot go on (a struct confine_report) and _exit(exit_code). */
+_Noreturn void confine_fail(int report_fd, int exit_code, enum cordon_code code, int errnum,
+			    const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 
 #endif
