@@ -97,6 +97,33 @@ void cordon_log_detach_stderr(void);
 /* The --log file's fd (a detached monitor keeps it), or -1. */
 int cordon_log_fd(void);
 
+/*
+ * A file cordon appends to, opened by the rules of --log (core/error.c):
+ * its directory by the host-path walk, the file only when regular, a
+ * missing one made 0600. CORDON_E_USAGE naming what on failure.
+ */
+int cordon_append_open(const char *path, const char *what, struct cordon_error *err);
+
+/*
+ * The start-up trace (CORDON_TRACE=FILE, docs/benchmarks.md): each
+ * process of a sandbox appends "PHASE PROCESS NS" lines, NS its
+ * CLOCK_MONOTONIC time in nanoseconds, as each step ends. Off, a trace
+ * point is one test of cordon_trace_fd. The fd is close-on-exec and goes
+ * with the fds a process closes wholesale unless kept
+ * (cordon_close_fds_except turns the trace off where it closes it).
+ */
+extern int cordon_trace_fd;
+/* Opens $CORDON_TRACE if set (once, in main); -1 with err if it cannot be. */
+int cordon_trace_open(struct cordon_error *err);
+/* The name this process writes in its lines (supervisor, init, workload, ...). */
+void cordon_trace_process(const char *name);
+void cordon_trace_write(const char *phase);
+static inline void cordon_trace(const char *phase)
+{
+	if (__builtin_expect(cordon_trace_fd >= 0, 0))
+		cordon_trace_write(phase);
+}
+
 /* --- cleanup helpers ------------------------------------------------ */
 
 static inline void cordon_freep(void *p)

@@ -202,6 +202,10 @@ int main(int argc, char **argv)
 
 	if (i < 0)
 		return cli_fail(&err);
+	/* CORDON_TRACE: after the log, so that a bad one is logged (docs/benchmarks.md). */
+	if (cordon_trace_open(&err) < 0)
+		return cli_fail(&err);
+	cordon_trace("main");
 	cmd = i < argc ? argv[i] : NULL;
 	if (version || (cmd && strcmp(cmd, "version") == 0)) {
 		/* runc's and crun's shape: launchers read "spec:" (docker info does). */

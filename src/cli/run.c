@@ -495,8 +495,9 @@ int cli_run(int argc, char **argv)
 	if (wants_bundle(argc, argv))
 		return cli_run_bundle(argc, argv);
 	cordon_spec_init(&spec);
-	if (cli_run_parse(argc, argv, &spec, &help, &err) < 0 ||
-	    (!help && cordon_spec_finalize(&spec, &err) < 0)) {
+	code = cli_run_parse(argc, argv, &spec, &help, &err);
+	cordon_trace("parse");
+	if (code < 0 || (!help && cordon_spec_finalize(&spec, &err) < 0)) {
 		cordon_error_print(&err);
 		if (spec.result_json) {
 			result.failed = true;
@@ -524,6 +525,7 @@ int cli_run(int argc, char **argv)
 		cordon_spec_free(&spec);
 		return CORDON_EXIT_FAILURE;
 	}
+	cordon_trace("finalize");
 	if (spec.security.seccomp == CORDON_SECCOMP_UNCONFINED)
 		cordon_warn("--seccomp unconfined: the workload runs without a syscall filter");
 	if (spec.net.enabled && spec.net.allow_host_loopback)
@@ -542,7 +544,9 @@ int cli_run(int argc, char **argv)
 		cordon_error_print(&err);
 		code = CORDON_EXIT_FAILURE;
 	}
+	cordon_trace("result");
 	cordon_result_free(&result);
 	cordon_spec_free(&spec);
+	cordon_trace("exit");
 	return code;
 }

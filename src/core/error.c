@@ -86,29 +86,30 @@ static const char *file_kind(mode_t mode)
 }
 
 /*
- * --log FILE, opened by whoever runs cordon (host root when rootful),
- * often in a launcher's directory, and held by a monitor for the
- * container's life. Its directory by the host-path walk (another user's
- * link is not followed); the file itself looked at first through an
- * O_PATH fd that follows no symlink and opens nothing, and opened only
- * when it is a regular file, through that fd (a fifo is never opened, so
- * never waited on; a device's open never acts), O_NONBLOCK against a
- * lease; a second name in a directory another user can add names to is
- * refused as by the walk. A missing file is made new (O_EXCL|O_NOFOLLOW).
- * O_APPEND: the monitor and later commands add to the same file.
+ * A file cordon appends to (--log FILE, CORDON_TRACE=FILE), opened by
+ * whoever runs cordon (host root when rootful), often in a launcher's
+ * directory, and held by a monitor for the container's life. Its
+ * directory by the host-path walk (another user's link is not followed);
+ * the file itself looked at first through an O_PATH fd that follows no
+ * symlink and opens nothing, and opened only when it is a regular file,
+ * through that fd (a fifo is never opened, so never waited on; a
+ * device's open never acts), O_NONBLOCK against a lease; a second name
+ * in a directory another user can add names to is refused as by the
+ * walk. A missing file is made new (O_EXCL|O_NOFOLLOW). O_APPEND: the
+ * monitor and later commands add to the same file.
  */
 #define LOG_OPEN_FLAGS (O_WRONLY | O_APPEND | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)
 
-static int log_open(const char *path, struct cordon_error *err)
+int cordon_append_open(const char *path, const char *what, struct cordon_error *err)
 {
 	_cleanup_free_ char *name = NULL;
-	_cleanup_close_ int dir = cordon_output_dir_open(path, "--log", CORDON_E_USAGE, &name, err);
+	_cleanup_close_ int dir = cordon_output_dir_open(path, what, CORDON_E_USAGE, &name, err);
 	struct stat dir_st;
 
 	if (dir < 0)
 		return -1;
 	if (fstat(dir, &dir_st) < 0)
-		return cordon_error_set(err, CORDON_E_USAGE, errno, "--log %s", path);
+		return cordon_error_set(err, CORDON_E_USAGE, errno, "%s %s", what, path);
 	for (int tries = 0; tries < 8; tries++) {
 		_cleanup_close_ int at = openat(dir, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 		char proc[CORDON_FD_PATH_MAX];
@@ -117,30 +118,30 @@ static int log_open(const char *path, struct cordon_error *err)
 
 		if (at >= 0) {
 			if (fstat(at, &st) < 0)
-				return cordon_error_set(err, CORDON_E_USAGE, errno, "--log %s",
+				return cordon_error_set(err, CORDON_E_USAGE, errno, "%s %s", what,
 							path);
 			if (!S_ISREG(st.st_mode))
 				return cordon_error_set(err, CORDON_E_USAGE, 0,
-							"--log %s: not a regular file (%s)", path,
-							file_kind(st.st_mode));
-			if (cordon_path_check_names(&dir_st, &st, "--log", path, name, err) < 0)
+							"%s %s: not a regular file (%s)", what,
+							path, file_kind(st.st_mode));
+			if (cordon_path_check_names(&dir_st, &st, what, path, name, err) < 0)
 				return -1;
 			fd = open(cordon_fd_path(at, proc), LOG_OPEN_FLAGS);
 			if (fd < 0)
-				return cordon_error_set(err, CORDON_E_USAGE, errno, "--log %s",
+				return cordon_error_set(err, CORDON_E_USAGE, errno, "%s %s", what,
 							path);
 			return fd;
 		}
 		if (errno != ENOENT)
-			return cordon_error_set(err, CORDON_E_USAGE, errno, "--log %s", path);
+			return cordon_error_set(err, CORDON_E_USAGE, errno, "%s %s", what, path);
 		fd = openat(dir, name, LOG_OPEN_FLAGS | O_CREAT | O_EXCL | O_NOFOLLOW, 0600);
 		if (fd >= 0)
 			return fd;
 		/* Made meanwhile: looked at again. */
 		if (errno != EEXIST)
-			return cordon_error_set(err, CORDON_E_USAGE, errno, "--log %s", path);
+			return cordon_error_set(err, CORDON_E_USAGE, errno, "%s %s", what, path);
 	}
-	return cordon_error_set(err, CORDON_E_USAGE, EEXIST, "--log %s", path);
+	return cordon_error_set(err, CORDON_E_USAGE, EEXIST, "%s %s", what, path);
 }
 
 int cordon_log_configure(const char *path, enum cordon_log_format format, bool debug,
@@ -150,7 +151,7 @@ int cordon_log_configure(const char *path, enum cordon_log_format format, bool d
 	log_cfg.debug = debug;
 	if (!path)
 		return 0;
-	log_cfg.fd = log_open(path, err);
+	log_cfg.fd = cordon_append_open(path, "--log", err);
 	return log_cfg.fd < 0 ? -1 : 0;
 }
 

@@ -30,11 +30,19 @@ int cordon_close_fds_except(int first, const int *keep, size_t n)
 	unsigned int lo = (unsigned int)first;
 	size_t m = 0;
 
+	bool trace_kept = cordon_trace_fd < first;
+
 	if (n > ARRAY_SIZE(sorted))
 		return -EINVAL;
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		if (keep[i] >= first)
 			sorted[m++] = keep[i];
+		if (keep[i] == cordon_trace_fd)
+			trace_kept = true;
+	}
+	/* Closed below unless kept: never written to again (its number may be reused). */
+	if (!trace_kept)
+		cordon_trace_fd = -1;
 	qsort(sorted, m, sizeof(sorted[0]), cmp_int);
 	for (size_t i = 0; i < m; i++) {
 		unsigned int fd = (unsigned int)sorted[i];

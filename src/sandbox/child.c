@@ -124,6 +124,8 @@ static pid_t workload_spawn(const struct child_ctx *ctx, int *report_fd, int *re
 		return cordon_error_set(err, CORDON_E_NAMESPACE, errno,
 					"creating the workload's user namespace");
 	if (pid == 0) {
+		cordon_trace_process("workload");
+		cordon_trace("workload-start");
 		close(ready[1]);
 		close(report[0]);
 		close(ctx->sync_fd);
@@ -299,6 +301,7 @@ static bool wait_for_start(const struct child_ctx *ctx, pid_t workload, pid_t wo
 
 	if (sync_send(ctx->sync_fd, &msg, NULL, 0) < 0)
 		_exit(CORDON_EXIT_FAILURE);
+	cordon_trace("created-sent");
 	for (;;) {
 		if (poll(p, 2, -1) < 0) {
 			if (errno == EINTR)
@@ -410,8 +413,8 @@ _Noreturn void sandbox_child(const struct child_ctx *ctx)
 	 * it validated) goes now, before anything of the sandbox exists.
 	 */
 	{
-		int keep[] = { ctx->sync_fd,   ctx->console_fd, ctx->stdin_fd, ctx->stdout_fd,
-			       ctx->stderr_fd, ctx->null_fd,	ctx->idle_fd };
+		int keep[] = { ctx->sync_fd, ctx->console_fd, ctx->stdin_fd, ctx->stdout_fd,
+			       ctx->stderr_fd, ctx->null_fd, ctx->idle_fd, cordon_trace_fd };
 
 		r = cordon_close_fds_except(3 + ctx->spec->preserve_fds, keep, ARRAY_SIZE(keep));
 		if (r < 0) {
@@ -435,8 +438,10 @@ _Noreturn void sandbox_child(const struct child_ctx *ctx)
 		r = sync_recv(ctx->sync_fd, &msg, fds, &n_fds);
 		if (r <= 0 || (msg.type != SYNC_GO && msg.type != SYNC_MOUNT_TREE))
 			_exit(CORDON_EXIT_FAILURE); /* the supervisor is gone or failed */
-		if (msg.type == SYNC_GO)
+		if (msg.type == SYNC_GO) {
+			cordon_trace("go-recv");
 			break;
+		}
 		/* mounts[status], or (rootful) the node of devices[status - n_mounts]. */
 		if (n_fds != 1 || !ctx->spec->oci || msg.status < 0 ||
 		    (size_t)msg.status >= ctx->spec->oci->n_mounts + ctx->spec->oci->n_devices)
@@ -517,6 +522,7 @@ _Noreturn void sandbox_child(const struct child_ctx *ctx)
 		if (sandbox_gateway_start(ctx, &err) < 0)
 			setup_failed(ctx, &err);
 	}
+	cordon_trace("namespaces");
 	/*
 	 * The workload's user namespace keeps our soft RLIMIT_SIGPENDING and
 	 * RLIMIT_MSGQUEUE as the bound of all it holds together at our level,
@@ -527,6 +533,7 @@ _Noreturn void sandbox_child(const struct child_ctx *ctx)
 	workload = workload_spawn(ctx, &report_fd, &release_fd, &err);
 	if (workload < 0)
 		setup_failed(ctx, &err);
+	cordon_trace("workload-clone");
 	if (let_go_of_stdio(ctx, ctx->null_fd, &err) < 0)
 		init_failed(ctx, workload, &err);
 	/* The IPC sysctls of the sandbox's own namespace, while the host's /proc is ours. */
@@ -555,9 +562,11 @@ _Noreturn void sandbox_child(const struct child_ctx *ctx)
 	root = cordon_fs_build(ctx->spec, &host, &fs_opts, &err);
 	if (root < 0)
 		setup_failed(ctx, &err);
+	cordon_trace("mounts");
 	cordon_fs_host_close(&host);
 	/* The pivot takes the host's /proc away: the workload must be done with it. */
 	workload_host_pid = wait_workload_ready(ctx, workload, report_fd);
+	cordon_trace("report-recv");
 	/*
 	 * The sandbox's namespace limits, which bound everything below it
 	 * together (cordon_user_limits_write). Only now: cordon's own
@@ -575,9 +584,11 @@ _Noreturn void sandbox_child(const struct child_ctx *ctx)
 		kill(workload, SIGKILL);
 		setup_failed(ctx, &err);
 	}
+	cordon_trace(net ? "gateway-link" : "user-limits");
 	if (cordon_fs_enter(root, &err) < 0)
 		setup_failed(ctx, &err);
 	close(root);
+	cordon_trace("pivot");
 	/* A joined UTS namespace (a pod's) has its owner's name. */
 	if (!cordon_spec_ns_not_new(ctx->spec, CORDON_OCI_NS_UTS) &&
 	    sethostname(ctx->spec->hostname, strlen(ctx->spec->hostname)) < 0) {
@@ -608,10 +619,13 @@ _Noreturn void sandbox_child(const struct child_ctx *ctx)
 		kill(workload, SIGKILL);
 		setup_failed(ctx, &err);
 	}
+	cordon_trace("workload-idmap");
 	if (net && sandbox_gateway_finish(ctx, &err) < 0) {
 		kill(workload, SIGKILL);
 		setup_failed(ctx, &err);
 	}
+	if (net)
+		cordon_trace("gateway-finish");
 	/*
 	 * Before "created", when launchers start to look at our namespaces.
 	 * With an allowlist the network is cordon's own: we stay in the
@@ -644,19 +658,23 @@ _Noreturn void sandbox_child(const struct child_ctx *ctx)
 		kill(workload, SIGKILL);
 		report_workload_failure(ctx, workload, &rep);
 	}
+	cordon_trace("exec-probe");
 	/* Nothing but what the rest needs, before the workload may run (the release). */
 	{
-		int keep[] = { ctx->sync_fd, report_fd, release_fd, tty_slave };
+		int keep[] = { ctx->sync_fd, report_fd, release_fd, tty_slave, cordon_trace_fd };
 
 		if (init_confine(keep, ARRAY_SIZE(keep), &err) < 0)
 			init_failed(ctx, workload, &err);
 	}
+	cordon_trace("init-confine");
 	/* Created: the supervisor records it and says when (at once, or at `cordon start`). */
 	if (wait_for_start(ctx, workload, workload_host_pid, report_fd)) {
 		struct sync_msg go = { .type = SYNC_START };
 
+		cordon_trace("start-recv");
 		/* A workload that already failed reports why below; the send just fails. */
 		sync_send(release_fd, &go, &tty_slave, tty_slave >= 0 ? 1 : 0);
+		cordon_trace("release");
 		close(release_fd);
 		if (tty_slave >= 0)
 			close(tty_slave);
@@ -674,6 +692,7 @@ _Noreturn void sandbox_child(const struct child_ctx *ctx)
 		 */
 		r = cordon_proc_execed(workload);
 		if (r == 1) {
+			cordon_trace("execed");
 			msg = (struct sync_msg){ .type = SYNC_RUNNING };
 			sync_send(ctx->sync_fd, &msg, NULL, 0);
 		} else if (r < 0) {

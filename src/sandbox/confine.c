@@ -102,7 +102,7 @@ static int step_session(struct confine *c, struct cordon_error *err)
  */
 static int step_inherited(struct confine *c, struct cordon_error *err)
 {
-	int keep[] = { c->ready_fd, c->report_fd, c->exec_fd };
+	int keep[] = { c->ready_fd, c->report_fd, c->exec_fd, cordon_trace_fd };
 	int r;
 
 	if (!is_workload(c))
@@ -198,6 +198,7 @@ static int step_namespaces(struct confine *c, struct cordon_error *err)
 	buf[n > 0 ? n : 0] = '\0';
 	done.pid = (int32_t)strtol(buf, NULL, 10);
 	/* Tell init the host's /proc is no longer needed: it may pivot. */
+	cordon_trace("report");
 	if (cordon_write_all(c->report_fd, &done, sizeof(done)) < 0)
 		_exit(CORDON_EXIT_FAILURE);
 	/* Only lo, and it starts down. A joined namespace is set up by whoever made it. */
@@ -331,20 +332,21 @@ static int step_seccomp(struct confine *c, struct cordon_error *err)
 static const struct confine_step {
 	const char *name;
 	int (*run)(struct confine *c, struct cordon_error *err);
+	const char *trace; /* its phase in CORDON_TRACE */
 } steps[] = {
-	{ "session", step_session },
-	{ "inherited fds", step_inherited },
-	{ "namespaces", step_namespaces },
-	{ "rlimits", step_rlimits },
-	{ "signals", step_signals },
-	{ "fds", step_fds },
-	{ "release", step_release },
-	{ "network", step_network },
-	{ "ids", step_ids },
-	{ "terminal", step_terminal },
-	{ "capabilities", step_capabilities },
-	{ "cwd", step_cwd },
-	{ "seccomp", step_seccomp },
+	{ "session", step_session, "session" },
+	{ "inherited fds", step_inherited, "inherited-fds" },
+	{ "namespaces", step_namespaces, "netns-lo" },
+	{ "rlimits", step_rlimits, "rlimits" },
+	{ "signals", step_signals, "signals" },
+	{ "fds", step_fds, "fds" },
+	{ "release", step_release, "release-recv" },
+	{ "network", step_network, "network" },
+	{ "ids", step_ids, "ids" },
+	{ "terminal", step_terminal, "terminal" },
+	{ "capabilities", step_capabilities, "capabilities" },
+	{ "cwd", step_cwd, "cwd" },
+	{ "seccomp", step_seccomp, "seccomp" },
 };
 
 _Noreturn void sandbox_confine_exec(struct confine *c)
@@ -354,10 +356,12 @@ _Noreturn void sandbox_confine_exec(struct confine *c)
 	struct cordon_error err = { 0 };
 	int errnum, code;
 
-	for (size_t i = 0; i < ARRAY_SIZE(steps); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(steps); i++) {
 		if (steps[i].run(c, &err) < 0)
 			confine_fail(c->report_fd, CORDON_EXIT_FAILURE, err.code, err.errnum, "%s",
 				     err.msg);
+		cordon_trace(steps[i].trace);
+	}
 	/*
 	 * A session's workload holds the sandbox's namespaces for cordon
 	 * exec: the idle program (session.c), a sealed copy of cordon's own,
@@ -369,6 +373,7 @@ _Noreturn void sandbox_confine_exec(struct confine *c)
 		confine_fail(c->report_fd, CORDON_EXIT_CANNOT_EXEC, CORDON_E_EXEC, errno,
 			     "the session's idle program");
 	}
+	cordon_trace("execve");
 	code = sandbox_exec_search(c->spec->argv, c->spec->env, &errnum);
 	confine_fail(c->report_fd, code, CORDON_E_EXEC, errnum, "%s", c->spec->argv[0]);
 }

@@ -47,6 +47,7 @@ static void send_start(struct supervisor *sv)
 
 	sv->start_sent = true;
 	sync_send(sv->sync_fd, &go, NULL, 0);
+	cordon_trace("start-sent");
 }
 
 /* The stdout and stderr of a caller that is answered (or gone): not ours to hold. */

@@ -124,6 +124,7 @@ static void on_gateway(struct supervisor *sv, const struct sync_msg *msg, int *f
 {
 	struct cordon_error err = { 0 };
 
+	cordon_trace("gateway-recv");
 	if (sandbox_net_gateway(&sv->net, sv->plan, fds, &err) < 0 ||
 	    /* The proxy works for the sandbox: its limits hold it too. */
 	    (sv->net.proxy_pid > 0 &&
@@ -139,6 +140,7 @@ static void on_created(struct supervisor *sv, const struct sync_msg *msg, int *f
 
 	if (sv->created)
 		return;
+	cordon_trace("created-recv");
 	/* -t: the pty is ready before the workload is released (its size, raw mode). */
 	if (sv->relay.console >= 0 && !pty_start(sv)) {
 		res->failed = true;
@@ -156,11 +158,13 @@ static void on_created(struct supervisor *sv, const struct sync_msg *msg, int *f
 
 static void on_running(struct supervisor *sv, const struct sync_msg *msg, int *fds)
 {
+	cordon_trace("running-recv");
 	lifecycle_running(sv);
 }
 
 static void on_exited(struct supervisor *sv, const struct sync_msg *msg, int *fds)
 {
+	cordon_trace("exited-recv");
 	sv->have_exit = true;
 	sv->workload_status = msg->status;
 }
@@ -473,6 +477,7 @@ static void handle_child_exit(struct supervisor *sv)
 {
 	if (!reap_init(sv, false))
 		return;
+	cordon_trace("reap");
 	sv->child_done = true;
 	epoll_ctl(sv->epfd, EPOLL_CTL_DEL, sv->pidfd, NULL);
 	if (sv->timerfd >= 0)
@@ -534,9 +539,11 @@ static void handle_proxy(struct supervisor *sv, enum proxy_event what)
 		int r = sandbox_net_proxy_io(&sv->net, &err);
 
 		/* READY: the gateway is complete, the init may finish its side. */
-		if (r > 0 && !sv->net.released &&
-		    sandbox_net_release(&sv->net, sv->sync_fd, &err) < 0)
-			r = -1;
+		if (r > 0 && !sv->net.released) {
+			cordon_trace("proxy-ready");
+			if (sandbox_net_release(&sv->net, sv->sync_fd, &err) < 0)
+				r = -1;
+		}
 		if (r >= 0)
 			return;
 	} else if (what == PROXY_ASKED_SOCKET) {
@@ -813,9 +820,12 @@ static int release_child(const struct cordon_spec *spec, const struct cordon_idp
 	if (userns) {
 		if (cordon_userns_write(child, plan, err) < 0)
 			return -1;
+		cordon_trace("idmap");
 		if (cordon_host_root() &&
 		    prepare_host_mounts(spec, plan, child, sync_fd, &host, err) < 0)
 			return -1;
+		if (cordon_host_root())
+			cordon_trace("host-mounts");
 	}
 	if (host.rootfs_tree >= 0) {
 		fds[n++] = host.rootfs_tree;
@@ -826,6 +836,7 @@ static int release_child(const struct cordon_spec *spec, const struct cordon_idp
 		go.status |= 2;
 	}
 	r = sync_send(sync_fd, &go, fds, n);
+	cordon_trace("go");
 	cordon_fs_host_close(&host);
 	if (r < 0)
 		return cordon_error_set(err, CORDON_E_INTERNAL, -r, "starting the sandbox");
@@ -923,10 +934,12 @@ static int run(struct supervisor *sv, struct cordon_error *err)
 	memset(&plan, 0, sizeof(plan));
 	if (userns && sandbox_id_plan(spec, &plan, err) < 0)
 		return -1;
+	cordon_trace("idplan");
 	/* The proxy's ids come from it, at SYNC_NET, while this frame lasts (the loop). */
 	sv->plan = userns ? &plan : NULL;
 	if (create_cgroups(sv, err) < 0)
 		return -1;
+	cordon_trace("cgroup-create");
 	/*
 	 * An OCI container's root may make cgroups of its own below its
 	 * cgroup (systemd in a container, a workload that manages its
@@ -1009,9 +1022,12 @@ static int run(struct supervisor *sv, struct cordon_error *err)
 		return cordon_error_set(err, CORDON_E_NAMESPACE, e, "creating namespaces");
 	}
 	if (pid == 0) {
+		cordon_trace_process("init");
+		cordon_trace("init-start");
 		close(sp[0]);
 		sandbox_child(&ctx);
 	}
+	cordon_trace("clone");
 	sv->child = pid;
 	cordon_closep(&child_sync);
 	/* The init sends the terminal; nothing of it stays with the supervisor. */
@@ -1044,6 +1060,7 @@ static int run(struct supervisor *sv, struct cordon_error *err)
 	}
 	cordon_closep(&wr[0]);
 	cordon_closep(&wr[1]);
+	cordon_trace("cgroup-attach");
 
 	if (release_child(spec, &plan, userns, pid, sv->sync_fd, err) < 0) {
 		end_init(sv);
@@ -1067,6 +1084,7 @@ static int run(struct supervisor *sv, struct cordon_error *err)
 	relay_attach(&sv->relay, sv->epfd);
 	if (supervise(sv, err) < 0)
 		return -1;
+	cordon_trace("supervise");
 	compute_exit(sv);
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	return 0;
@@ -1112,6 +1130,7 @@ int cordon_sandbox_run_opts(const struct cordon_spec *spec, const struct cordon_
 	sv.state = &state;
 	sv.cgroup.v2_fd = -1;
 	r = cordon_state_create(&state, opts->state_root, spec, opts->kept, &result->error);
+	cordon_trace("state");
 	if (r == 0) {
 		r = run(&sv, &result->error);
 		if (r < 0)
@@ -1120,8 +1139,11 @@ int cordon_sandbox_run_opts(const struct cordon_spec *spec, const struct cordon_
 		relay_close(&sv.relay);
 		/* Every process is gone (the pid namespace died with its init). */
 		sandbox_net_finish(&sv.net);
+		if (spec->net.enabled)
+			cordon_trace("net-finish");
 		cordon_cgroup_stats(&sv.cgroup, &result->cgroup);
 		cordon_cgroup_destroy(&sv.cgroup);
+		cordon_trace("cgroup-destroy");
 	}
 	if (r < 0) {
 		result->failed = true;
@@ -1129,6 +1151,7 @@ int cordon_sandbox_run_opts(const struct cordon_spec *spec, const struct cordon_
 	}
 	/* The state (stopped, or gone) and whoever waits for the outcome. */
 	lifecycle_finish(&sv);
+	cordon_trace("state-remove");
 	cordon_closep(&sv.notify_fd);
 	cordon_closep(&sv.pidfd);
 	cordon_closep(&sv.sigfd);

@@ -383,6 +383,7 @@ int cordon_state_create(struct cordon_state *state, const char *root,
 		return -1;
 	/* Bounded: a start-up never pays for more than a few stale entries. */
 	cordon_state_sweep(state->root_fd, SWEEP_BUDGET);
+	cordon_trace("sweep");
 	snprintf(state->id, sizeof(state->id), "%s", spec->id);
 	if (mkdirat(state->root_fd, spec->id, 0700) < 0) {
 		int e = errno;

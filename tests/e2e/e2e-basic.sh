@@ -237,6 +237,45 @@ t_result_json_on_error() {
 		'type(r["error"].get("message")) is str and "no-such-rootfs" in r["error"]["message"]'
 }
 
+# CORDON_TRACE=FILE: every process of the sandbox appends "PHASE PROCESS NS"
+# lines (docs/benchmarks.md); the file is opened by --log's rules, and
+# nothing of it reaches the workload (its fds are the same as without).
+t_trace() {
+	local dir=$CASE_DIR/trace plain traced p want
+	mk_dir "$dir"
+	crun --no-workspace -- ls /proc/self/fd
+	expect_rc 0
+	plain=$OUT
+	XENV=(CORDON_TRACE="$dir/t")
+	crun --no-workspace -- ls /proc/self/fd
+	expect_rc 0
+	traced=$OUT
+	[ "$traced" = "$plain" ] || fail "the workload's fds differ with a trace: '$traced' against '$plain'"
+	[ "$(stat -c %u:%a "$dir/t")" = "$(mode_uid):600" ] || fail "the new trace is not the caller's, 0600"
+	grep -vqE '^[a-z-]+ (supervisor|init|workload) [0-9]+$' "$dir/t" &&
+		fail "a line is not 'PHASE PROCESS NS': $(grep -vE '^[a-z-]+ (supervisor|init|workload) [0-9]+$' "$dir/t" | head -1)"
+	for want in "main supervisor" "clone supervisor" "init-start init" "mounts init" \
+		"workload-start workload" "seccomp workload" "execve workload" "execed init" \
+		"exited-recv supervisor" "reap supervisor" "exit supervisor"; do
+		[ "$(grep -c "^$want " "$dir/t")" = 1 ] || fail "expected one '$want' line"
+	done
+	# Each process's clock only goes forward.
+	for p in supervisor init workload; do
+		awk -v p="$p" '$2 == p { if ($3 < last) exit 1; last = $3 }' "$dir/t" ||
+			fail "the $p lines go back in time"
+	done
+	# Appended, not replaced.
+	crun --no-workspace -- true
+	expect_rc 0
+	[ "$(grep -c '^main supervisor ' "$dir/t")" = 2 ] || fail "the second run did not append"
+	# Opened as --log is: a fifo is refused at once, never opened.
+	if [ "$MODE" = rootful ]; then mkfifo -m 666 "$dir/fifo"; else as_user mkfifo "$dir/fifo"; fi
+	XENV=(CORDON_TRACE="$dir/fifo")
+	crun --no-workspace -- true
+	expect_cordon_error USAGE "CORDON_TRACE $dir/fifo: not a regular file (a fifo)"
+	XENV=()
+}
+
 each_mode "cordon --version" t_version
 each_mode "hello: echo prints hello" t_hello
 each_mode "id: uid=0 gid=0 inside by default" t_id_default_root
@@ -251,4 +290,5 @@ each_mode "stdin reaches the workload" t_stdin_passthrough
 rootful_only "--userns host runs as root" t_userns_host
 each_mode "--result-json: fields and types (exit, signal, timeout, truncation)" t_result_json
 each_mode "--result-json on a cordon error carries the error code" t_result_json_on_error
+each_mode "CORDON_TRACE: every process's phases appended, opened as --log is, nothing in the workload" t_trace
 done_testing

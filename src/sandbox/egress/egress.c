@@ -79,6 +79,7 @@ int sandbox_gateway_start(const struct child_ctx *ctx, struct cordon_error *err)
 
 	if (cordon_gateway_prepare(err) < 0 || cordon_gateway_dns_sockets(udp, tcp, err) < 0)
 		return -1;
+	cordon_trace("gateway-prepare");
 	gw_ns = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
 	/* Ours to give: a rootless supervisor cannot open it (we share its mm's user namespace). */
 	userns = open("/proc/self/ns/user", O_RDONLY | O_CLOEXEC);
@@ -104,6 +105,7 @@ int sandbox_gateway_start(const struct child_ctx *ctx, struct cordon_error *err)
 		fds[SYNC_NET_FD_TCP + i] = tcp[i];
 	}
 	r = sync_send(ctx->sync_fd, &msg, fds, SYNC_NET_FDS);
+	cordon_trace("gateway-sent");
 	cordon_nft_close(nft);
 	for (size_t i = 0; i < CORDON_GW_DNS_SOCKETS; i++) {
 		close(udp[i]);
@@ -125,6 +127,7 @@ int sandbox_gateway_finish(const struct child_ctx *ctx, struct cordon_error *err
 	if (r <= 0 || msg.type != SYNC_UPLINK)
 		return cordon_error_set(err, CORDON_E_NET_POLICY, 0,
 					"the supervisor gave no uplink");
+	cordon_trace("uplink-recv");
 	memcpy(&up, msg.text, sizeof(up));
 	if (up.veth)
 		return cordon_nethelper_configure_gateway(&up.helper, err);
@@ -181,6 +184,7 @@ int sandbox_net_gateway(struct sandbox_net *n, const struct cordon_idplan *plan,
 		sandbox_net_proxy_ids(n, plan);
 		if (sandbox_net_proxy_start(n, dns, userns, gw_ns, err) < 0)
 			return -1;
+		cordon_trace("proxy-start");
 	}
 	n->release = (struct sync_uplink){ 0 };
 	if (net->backend == CORDON_NET_BACKEND_VETH) {
@@ -190,12 +194,17 @@ int sandbox_net_gateway(struct sandbox_net *n, const struct cordon_idplan *plan,
 			return cordon_error_wrap(err, "network: uplink");
 		n->release.veth = true;
 		n->release.helper = n->uplink;
+		cordon_trace("nethelper");
 	} else {
 		if (egress_pasta_start(n, userns, gw_ns, err) < 0)
 			return -1;
 		n->release.ipv6 = egress_host_routes_ipv6();
+		cordon_trace("pasta-start");
 	}
-	return egress_commit_ruleset(n, err);
+	if (egress_commit_ruleset(n, err) < 0)
+		return -1;
+	cordon_trace("nft-commit");
+	return 0;
 }
 
 int sandbox_net_release(struct sandbox_net *n, int sync_fd, struct cordon_error *err)
@@ -207,6 +216,7 @@ int sandbox_net_release(struct sandbox_net *n, int sync_fd, struct cordon_error 
 	r = sync_send(sync_fd, &up, NULL, 0);
 	if (r < 0)
 		return egress_fail(err, -r, "releasing the gateway");
+	cordon_trace("uplink-sent");
 	n->released = true;
 	return 0;
 }
