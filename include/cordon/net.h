@@ -338,6 +338,32 @@ int cordon_nft_allow(struct cordon_nft *nft, const struct cordon_addr *addrs, si
  */
 int cordon_nft_block(struct cordon_nft *nft, const struct cordon_addr *addrs, size_t n,
 		     struct cordon_error *err);
+/*
+ * A live update of the policy: static4/6, blocked4/6 and allow4/6
+ * emptied and filled anew in one transaction, so that no packet meets a
+ * mix of the two policies. allow[i] stays for allow_ms[i] more (what the
+ * DNS answer that admitted it still promises; unique addresses).
+ */
+struct cordon_nft_policy {
+	const struct cordon_cidr *statics; /* CIDR and literal entries */
+	size_t n_static;
+	const struct cordon_cidr *blocked;
+	size_t n_blocked;
+	const struct cordon_addr *allow;
+	const uint32_t *allow_ms;
+	size_t n_allow;
+};
+int cordon_nft_replace_policy(struct cordon_nft *nft, const struct cordon_nft_policy *p,
+			      struct cordon_error *err);
+/*
+ * The flows conntrack tracks in the socket's namespace that keep (by
+ * their original source and destination) refuses are deleted: their
+ * next packet is a new flow, which the ruleset judges. *cut counts them.
+ */
+int cordon_nft_ct_cut(struct cordon_nft *nft,
+		      bool (*keep)(const struct cordon_addr *src, const struct cordon_addr *dst,
+				   void *opaque),
+		      void *opaque, size_t *cut, struct cordon_error *err);
 int cordon_nft_read_counters(struct cordon_nft *nft, struct cordon_nft_counters *out,
 			     struct cordon_error *err);
 /*

@@ -213,6 +213,11 @@ size_t nft_range_to_cidrs(const struct nft_range *r, int family, struct cordon_c
 /* Append NEWSETELEM messages filling an interval set with ranges. */
 void nft_build_intervals(struct cordon_nft *nft, const char *set, int family,
 			 const struct nft_range *ranges, size_t n);
+/* Empty set within the batch (DELSETELEM with no element list). */
+void nft_build_flush(struct cordon_nft *nft, const char *set);
+/* Addresses of one family into its allow set, each with its own timeout (ms, at least 1). */
+void nft_build_allow_timed(struct cordon_nft *nft, int family, const struct cordon_addr *addrs,
+			   const uint32_t *timeout_ms, size_t n);
 /*
  * Append messages for addresses of one family to its allow set: type is
  * NFT_MSG_NEWSETELEM, NFT_MSG_DELSETELEM or NFT_MSG_DESTROYSETELEM;

@@ -279,6 +279,30 @@ void nft_build_allow_elems(struct cordon_nft *nft, uint16_t type, int family,
 	writer_done(&w);
 }
 
+/* DELSETELEM naming no element: the whole set, emptied within the batch. */
+void nft_build_flush(struct cordon_nft *nft, const char *set)
+{
+	_cleanup_nft_set_ struct nftnl_set *s = elems_holder(set);
+	struct nlmsghdr *nlh = nft_batch_msg(nft, NFT_MSG_DELSETELEM, 0, "flush set %s", set);
+
+	nftnl_set_elems_nlmsg_build_payload(nlh, s);
+	nft_batch_next(nft, nlh);
+}
+
+void nft_build_allow_timed(struct cordon_nft *nft, int family, const struct cordon_addr *addrs,
+			   const uint32_t *timeout_ms, size_t n)
+{
+	const char *set = family == AF_INET ? "allow4" : "allow6";
+	struct elem_writer w = { nft, NFT_MSG_NEWSETELEM, set, family, elems_holder(set) };
+	size_t len = family_len(family);
+
+	for (size_t i = 0; i < n; i++)
+		if (addrs[i].family == family)
+			writer_add(&w, bytes_to_u128(addrs[i].u.bytes, len), 0,
+				   timeout_ms[i] ? timeout_ms[i] : 1);
+	writer_done(&w);
+}
+
 /* --- reading back ----------------------------------------------------- */
 
 struct elems_acc {

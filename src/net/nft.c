@@ -190,6 +190,45 @@ int cordon_nft_block(struct cordon_nft *nft, const struct cordon_addr *addrs, si
 	return nft_batch_commit(nft, "block", err);
 }
 
+/* --- a new policy ---------------------------------------------------- */
+
+static void build_intervals(struct cordon_nft *nft, const char *set, int family,
+			    const struct cordon_cidr *cidrs, size_t n)
+{
+	_cleanup_free_ struct nft_range *ranges = cordon_xcalloc(n ? n : 1, sizeof(*ranges));
+
+	nft_build_flush(nft, set);
+	nft_build_intervals(nft, set, family, ranges,
+			    nft_ranges_from_cidrs(cidrs, n, family, ranges));
+}
+
+int cordon_nft_replace_policy(struct cordon_nft *nft, const struct cordon_nft_policy *p,
+			      struct cordon_error *err)
+{
+	static const int families[] = { AF_INET, AF_INET6 };
+
+	for (size_t i = 0; i < p->n_allow; i++)
+		if (p->allow[i].family != AF_INET && p->allow[i].family != AF_INET6)
+			return cordon_error_set(err, CORDON_E_NET_POLICY, EINVAL,
+						"nft: policy: address %zu has family %d", i,
+						p->allow[i].family);
+	if (p->n_allow > CORDON_NFT_SET_MAX)
+		return cordon_error_set(err, CORDON_E_NET_POLICY, E2BIG,
+					"nft: policy: %zu addresses to keep", p->n_allow);
+	nft_batch_begin(nft);
+	for (size_t f = 0; f < ARRAY_SIZE(families); f++) {
+		int family = families[f];
+
+		build_intervals(nft, family == AF_INET ? "static4" : "static6", family, p->statics,
+				p->n_static);
+		build_intervals(nft, family == AF_INET ? "blocked4" : "blocked6", family,
+				p->blocked, p->n_blocked);
+		nft_build_flush(nft, family == AF_INET ? "allow4" : "allow6");
+		nft_build_allow_timed(nft, family, p->allow, p->allow_ms, p->n_allow);
+	}
+	return nft_batch_commit(nft, "policy", err);
+}
+
 /* --- reading ---------------------------------------------------------- */
 
 static int elem_key_cmp(const void *a, const void *b)

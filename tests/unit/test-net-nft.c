@@ -2018,6 +2018,152 @@ START_TEST(traffic_follows_the_policy)
 }
 END_TEST
 
+/* --- a live policy update ------------------------------------------------- */
+
+static void replace_or_fail(const struct cordon_nft_policy *pol)
+{
+	struct cordon_error err = { 0 };
+	char msg[1024];
+
+	if (cordon_nft_replace_policy(nft, pol, &err) < 0) {
+		cordon_error_message(&err, msg, sizeof(msg));
+		ck_abort_msg("cordon_nft_replace_policy: %s", msg);
+	}
+}
+
+/*
+ * static, blocked and allow sets, both families, replaced in one
+ * transaction: what was there is gone, the kept addresses keep their own
+ * timeouts, and a refused batch (an unknown family) changes nothing.
+ */
+START_TEST(policy_replaces_every_set)
+{
+	static const char *const first[] = { "192.0.2.1", "192.0.2.2", "2001:db8::1" };
+	struct test_config t;
+	struct cordon_cidr statics[] = { cidr("203.0.113.0/24"), cidr("2001:db8:1::/48") };
+	struct cordon_cidr blocked[] = { cidr("10.0.0.0/8"), cidr("fe80::/10") };
+	struct cordon_addr keep[] = { addr("192.0.2.2"), addr("2001:db8::1") };
+	uint32_t keep_ms[] = { 60000, 300 };
+	struct cordon_nft_policy pol = {
+		.statics = statics,
+		.n_static = ARRAY_SIZE(statics),
+		.blocked = blocked,
+		.n_blocked = ARRAY_SIZE(blocked),
+		.allow = keep,
+		.allow_ms = keep_ms,
+		.n_allow = ARRAY_SIZE(keep),
+	};
+	struct cordon_addr bad = { .family = AF_UNIX };
+	struct cordon_error err = { 0 };
+	uint64_t start;
+
+	config_init(&t);
+	create_or_fail(&t.cfg);
+	allow_or_fail(first, ARRAY_SIZE(first), 60000);
+	assert_set("allow4", "192.0.2.1 192.0.2.2");
+
+	replace_or_fail(&pol);
+	assert_ranges("static4", "203.0.113.0/24");
+	assert_ranges("static6", "2001:db8:1::/48");
+	assert_ranges("blocked4", "10.0.0.0/8");
+	assert_ranges("blocked6", "fe80::/10");
+	assert_set("allow4", "192.0.2.2");
+	assert_set("allow6", "2001:db8::1");
+
+	/* Each address its own timeout: the short one ends, the long one stays. */
+	start = now_ms();
+	for (;;) {
+		struct cordon_addr out[4];
+		size_t n;
+
+		ck_assert(cordon_nft_list_set(nft, "allow6", out, 4, &n, &err) == 0);
+		if (n == 0)
+			break;
+		ck_assert_msg(now_ms() - start < 5000, "allow6's 300 ms element never ended");
+		sleep_ms(50);
+	}
+	assert_set("allow4", "192.0.2.2");
+
+	/* Nothing of a refused batch applies. */
+	pol.allow = &bad;
+	pol.n_allow = 1;
+	pol.n_static = 0;
+	ck_assert_int_lt(cordon_nft_replace_policy(nft, &pol, &err), 0);
+	assert_ranges("static4", "203.0.113.0/24");
+	assert_set("allow4", "192.0.2.2");
+
+	/* An empty policy empties the sets. */
+	memset(&pol, 0, sizeof(pol));
+	replace_or_fail(&pol);
+	assert_ranges("static4", "");
+	assert_ranges("blocked4", "");
+	assert_set("allow4", "");
+}
+END_TEST
+
+struct cut_seen {
+	const char *refuse; /* a destination to cut, or NULL */
+	unsigned seen;      /* flows from the workload's address */
+};
+
+static bool cut_keep(const struct cordon_addr *src, const struct cordon_addr *dst, void *opaque)
+{
+	struct cut_seen *c = opaque;
+	struct cordon_addr w = addr("10.200.0.2");
+	char text[INET6_ADDRSTRLEN];
+
+	if (src->family != AF_INET || memcmp(src->u.bytes, w.u.bytes, 4) != 0)
+		return true;
+	c->seen++;
+	inet_ntop(dst->family, dst->u.bytes, text, sizeof(text));
+	return !c->refuse || strcmp(text, c->refuse) != 0;
+}
+
+static unsigned flows_from_workload(void)
+{
+	struct cut_seen c = { 0 };
+	struct cordon_error err = { 0 };
+	size_t cut;
+
+	ck_assert_msg(cordon_nft_ct_cut(nft, cut_keep, &c, &cut, &err) == 0, "%s", err.msg);
+	ck_assert_uint_eq(cut, 0);
+	return c.seen;
+}
+
+/* The workload's flows in conntrack, as keep sees them; those it refuses are deleted. */
+START_TEST(policy_cuts_flows)
+{
+	static const char *const allowed[] = { "198.51.100.7", "198.51.100.9" };
+	struct test_config t;
+	struct cut_seen c = { .refuse = "198.51.100.9" };
+	struct cordon_error err = { 0 };
+	struct lab lab;
+	size_t cut;
+
+	if (!have_ip()) {
+		printf("# ip (iproute2) not installed: flow test not run\n");
+		fflush(stdout);
+		return;
+	}
+	lab_up(&lab);
+	config_init(&t);
+	t.cfg.n_blocked = 0;
+	t.cfg.n_static = 0;
+	create_or_fail(&t.cfg);
+	allow_or_fail(allowed, 2, 60000);
+	agent_send(&lab.workload, "198.51.100.7", 9, 1);
+	agent_send(&lab.workload, "198.51.100.9", 9, 1);
+	assert_arrived(&lab, 2);
+	ck_assert_uint_eq(flows_from_workload(), 2);
+
+	ck_assert_msg(cordon_nft_ct_cut(nft, cut_keep, &c, &cut, &err) == 0, "%s", err.msg);
+	ck_assert_uint_eq(c.seen, 2);
+	ck_assert_uint_eq(cut, 1);
+	ck_assert_uint_eq(flows_from_workload(), 1);
+	lab_down(&lab);
+}
+END_TEST
+
 /* --- runner ---------------------------------------------------------------- */
 
 static Suite *nft_suite(void)
@@ -2054,6 +2200,7 @@ static Suite *nft_suite(void)
 	tcase_add_test(tc, destroy_setelem_semantics);
 	tcase_add_test(tc, allow_fills_the_largest_set);
 	tcase_add_test(tc, block_adds_single_addresses);
+	tcase_add_test(tc, policy_replaces_every_set);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("ranges");
@@ -2064,6 +2211,7 @@ static Suite *nft_suite(void)
 	tcase_set_timeout(tc, 30);
 	tcase_add_checked_fixture(tc, netns_setup, netns_teardown);
 	tcase_add_test(tc, traffic_follows_the_policy);
+	tcase_add_test(tc, policy_cuts_flows);
 	suite_add_tcase(s, tc);
 	return s;
 }
