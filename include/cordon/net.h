@@ -536,6 +536,13 @@ void cordon_dnsproxy_stats(const struct cordon_dnsproxy *p, struct cordon_dnspro
  */
 void cordon_dnsproxy_admitted(struct cordon_dnsproxy *p, uint32_t token, int error,
 			      const enum cordon_vet *verdicts, size_t n);
+/*
+ * A new allowlist (a live update; al must outlive its use): names are
+ * judged by it from the next query on, and the proxy forgets what it
+ * knew of the allow sets, whose addresses the supervisor has re-vetted,
+ * so that every answer's addresses are asked for again.
+ */
+void cordon_dnsproxy_set_allowlist(struct cordon_dnsproxy *p, const struct cordon_allowlist *al);
 
 /* ---------------------------------------------------------------------- */
 /* The DNS proxy's channel to the supervisor                               */
@@ -559,6 +566,10 @@ void cordon_dnsproxy_admitted(struct cordon_dnsproxy *p, uint32_t token, int err
  *                                 `qtype` (SOCK_DGRAM or SOCK_STREAM);
  *                                 the answer, on the same channel of its
  *                                 own, carries it (SCM_RIGHTS) or `error`
+ *   POLICY    supervisor → proxy  a live update: the new allowlist, one
+ *                                 entry a line, in a sealed memfd
+ *                                 (SCM_RIGHTS) of `token` bytes; proxy →
+ *                                 supervisor: applied (`error` 0) or not
  *
  * SOCKET has a channel of its own: the proxy waits for its answer (a
  * socket is asked for rarely: its pool's, a TCP retry), while ADMITs are
@@ -579,7 +590,11 @@ enum cordon_dnsctl_type {
 	CORDON_DNSCTL_STATS,
 	CORDON_DNSCTL_FAILED,
 	CORDON_DNSCTL_SOCKET,
+	CORDON_DNSCTL_POLICY,
 };
+
+/* The largest allowlist text a POLICY carries. */
+#define CORDON_DNSCTL_POLICY_MAX (16u << 20)
 
 struct cordon_dnsctl_addr {
 	uint8_t family; /* AF_INET or AF_INET6 */
@@ -589,9 +604,9 @@ struct cordon_dnsctl_addr {
 
 struct cordon_dnsctl_msg {
 	uint32_t type;
-	uint32_t token; /* ADMIT, ADMITTED */
+	uint32_t token; /* ADMIT, ADMITTED; SOCKET: the upstream; POLICY: the text's length */
 	uint32_t ttl_s; /* ADMIT */
-	int32_t error;  /* ADMITTED: 0 or -errno */
+	int32_t error;  /* ADMITTED, SOCKET, POLICY's answer: 0 or -errno */
 	uint16_t qtype; /* ADMIT, EVENT */
 	uint8_t allowed; /* EVENT: the name is on the allowlist */
 	uint8_t rcode;	 /* EVENT: what the client got */

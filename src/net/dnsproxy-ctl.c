@@ -72,6 +72,7 @@ enum carried {
 	CARRIES_REFUSED = 1 << 6, /* n_refused, refused */
 	CARRIES_NAME = 1 << 7,
 	CARRIES_STATS = 1 << 8,
+	CARRIES_ERROR = 1 << 9,
 };
 
 static bool carries_only(const struct cordon_dnsctl_msg *m, unsigned carried)
@@ -102,6 +103,8 @@ static bool carries_only(const struct cordon_dnsctl_msg *m, unsigned carried)
 		memset(rest.name, 0, sizeof(rest.name));
 	if (carried & CARRIES_STATS)
 		memset(&rest.stats, 0, sizeof(rest.stats));
+	if (carried & CARRIES_ERROR)
+		rest.error = 0;
 	return zero(&rest, sizeof(rest));
 }
 
@@ -180,6 +183,13 @@ int cordon_dnsctl_check(const void *buf, size_t len, const char **why)
 		    (m->qtype != SOCK_DGRAM && m->qtype != SOCK_STREAM) ||
 		    !carries_only(m, CARRIES_TOKEN | CARRIES_QTYPE)) {
 			*why = "SOCKET with a bad field";
+			return -1;
+		}
+		return 0;
+	case CORDON_DNSCTL_POLICY:
+		/* Its answer: the update's length back, and 0 or a negative errno. */
+		if (m->error > 0 || m->error < -4095 || !carries_only(m, CARRIES_TOKEN | CARRIES_ERROR)) {
+			*why = "POLICY with a bad field";
 			return -1;
 		}
 		return 0;
@@ -410,13 +420,81 @@ static void serve_event(void *opaque, const struct cordon_dns_event *ev)
  * What the supervisor says. It is trusted, but a verdict is still read
  * only within its bounds. 0 to go on, 1 when it hung up, -1 on an error.
  */
+/*
+ * POLICY: the new allowlist, from the sealed memfd the supervisor sent
+ * (len bytes, one entry a line, each already validated there). The proxy
+ * may not read a file: the memfd is mapped. 0, or -errno (the policy
+ * stays as it was; the supervisor ends the sandbox).
+ */
+static int serve_policy(struct dp_serve *s, int fd, uint32_t len)
+{
+	struct cordon_allowlist *al;
+	struct cordon_error err = { 0 };
+	char *text, *save = NULL;
+	void *map = NULL;
+
+	if (fd < 0 || len > CORDON_DNSCTL_POLICY_MAX)
+		return -EINVAL;
+	if (len) {
+		map = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+		if (map == MAP_FAILED)
+			return -errno;
+	}
+	text = cordon_xmalloc((size_t)len + 1);
+	if (len)
+		memcpy(text, map, len);
+	text[len] = '\0';
+	if (map)
+		munmap(map, len);
+	al = cordon_allowlist_new();
+	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if (cordon_allowlist_add(al, line, true, &err) < 0) {
+			cordon_allowlist_free(al);
+			free(text);
+			return -EINVAL;
+		}
+	}
+	free(text);
+	cordon_dnsproxy_set_allowlist(s->p, al);
+	cordon_allowlist_free(s->allowlist);
+	s->allowlist = al;
+	return 0;
+}
+
+/* One message and at most one fd with it (-1 when none came; any more are closed). */
+static ssize_t ctl_recv(int ctl, struct cordon_dnsctl_msg *m, int *fd)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} control;
+	struct iovec iov = { .iov_base = m, .iov_len = sizeof(*m) };
+	struct msghdr mh = {
+		.msg_iov = &iov,
+		.msg_iovlen = 1,
+		.msg_control = control.buf,
+		.msg_controllen = sizeof(control.buf),
+	};
+	/* MSG_TRUNC: the whole length, so that a longer message is not taken as one. */
+	ssize_t r = recvmsg(ctl, &mh, MSG_DONTWAIT | MSG_TRUNC | MSG_CMSG_CLOEXEC);
+
+	*fd = -1;
+	if (r < 0)
+		return r;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
+		    c->cmsg_len == CMSG_LEN(sizeof(int)))
+			memcpy(fd, CMSG_DATA(c), sizeof(int));
+	return r;
+}
+
 static int serve_ctl(struct dp_serve *s)
 {
 	for (;;) {
 		struct cordon_dnsctl_msg m;
 		enum cordon_vet v[CORDON_DNS_ADMIT_MAX];
-		/* MSG_TRUNC: the whole length, so that a longer message is not taken as one. */
-		ssize_t r = recv(s->ctl, &m, sizeof(m), MSG_DONTWAIT | MSG_TRUNC);
+		int fd;
+		ssize_t r = ctl_recv(s->ctl, &m, &fd);
 
 		if (r < 0 && (errno == EAGAIN || errno == EINTR))
 			return 0;
@@ -425,9 +503,20 @@ static int serve_ctl(struct dp_serve *s)
 			return 1;
 		if (r < 0)
 			return -1;
-		if (r != (ssize_t)sizeof(m))
+		if (r != (ssize_t)sizeof(m)) {
+			if (fd >= 0)
+				close(fd);
 			continue;
-		if (m.type == CORDON_DNSCTL_ADMITTED) {
+		}
+		if (m.type == CORDON_DNSCTL_POLICY) {
+			uint32_t len = m.token;
+
+			memset(&m, 0, sizeof(m));
+			m.type = CORDON_DNSCTL_POLICY;
+			m.token = len;
+			m.error = serve_policy(s, fd, len);
+			ctl_send(s->ctl, &m);
+		} else if (m.type == CORDON_DNSCTL_ADMITTED) {
 			size_t n =
 				m.n_addrs < CORDON_DNS_ADMIT_MAX ? m.n_addrs : CORDON_DNS_ADMIT_MAX;
 
@@ -442,6 +531,8 @@ static int serve_ctl(struct dp_serve *s)
 			cordon_dnsproxy_stats(s->p, &m.stats);
 			ctl_send(s->ctl, &m);
 		}
+		if (fd >= 0)
+			close(fd);
 	}
 }
 
@@ -502,6 +593,8 @@ void dp_serve_stop(struct dp_serve *s)
 {
 	cordon_dnsproxy_free(s->p);
 	s->p = NULL;
+	cordon_allowlist_free(s->allowlist);
+	s->allowlist = NULL;
 	cordon_closep(&s->epfd);
 	cordon_closep(&s->sockets_ep);
 }

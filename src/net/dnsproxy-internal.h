@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -143,6 +144,7 @@ struct cordon_dnsproxy {
 	uint32_t admit_next; /* the last admit token given out */
 	struct admitted {
 		struct cordon_addr addr;
+		uint32_t name;	   /* the hash of the name it was admitted for */
 		uint64_t until_ms; /* 0: a free slot */
 	} admitted[ADMITTED_SLOTS];
 	struct tcp_client *clients[MAX_TCP_CLIENTS];
@@ -186,6 +188,7 @@ void dp_txn_fail(struct cordon_dnsproxy *p, struct txn *t, const char *note);
  */
 struct dp_serve {
 	struct cordon_dnsproxy *p;
+	struct cordon_allowlist *allowlist; /* the last POLICY's, ours to free */
 	int ctl;
 	int epfd;	/* the proxy's fds and ctl */
 	int sockets;	/* the channel upstream sockets come by, or -1 */

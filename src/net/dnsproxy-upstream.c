@@ -320,9 +320,19 @@ static int examine(struct cordon_dnsproxy *p, const struct txn *t, const uint8_t
 
 /* --- what the allow sets hold ----------------------------------------------- */
 
-static size_t admitted_hash(const struct cordon_addr *a)
+/* FNV-1a of a question's name: what the cache pairs each address with. */
+static uint32_t name_hash(const char *name)
 {
-	uint32_t h = 2166136261u; /* FNV-1a */
+	uint32_t h = 2166136261u;
+
+	for (const unsigned char *c = (const unsigned char *)name; *c; c++)
+		h = (h ^ *c) * 16777619u;
+	return h;
+}
+
+static size_t admitted_hash(const struct cordon_addr *a, uint32_t name)
+{
+	uint32_t h = name; /* FNV-1a, on from the name's */
 
 	h = (h ^ (uint32_t)a->family) * 16777619u;
 	for (size_t i = 0; i < (a->family == AF_INET6 ? 16u : 4u); i++)
@@ -336,29 +346,36 @@ static bool same_address(const struct cordon_addr *a, const struct cordon_addr *
 	       memcmp(a->u.bytes, b->u.bytes, a->family == AF_INET6 ? 16 : 4) == 0;
 }
 
-/* How long a stays in the allow sets from now, as far as we know (ms; 0: not known). */
+/*
+ * How long a stays in the allow sets from now, as far as we know (ms; 0:
+ * not known), for this name: the supervisor records which names each
+ * address was admitted for, and a live update keeps an address only
+ * while one of them is still allowed, so a name is never answered on the
+ * strength of another's admit.
+ */
 static uint64_t admitted_left(const struct cordon_dnsproxy *p, const struct cordon_addr *a,
-			      uint64_t now)
+			      uint32_t name, uint64_t now)
 {
-	size_t h = admitted_hash(a);
+	size_t h = admitted_hash(a, name);
 
 	for (size_t k = 0; k < ADMITTED_PROBES; k++) {
 		const struct admitted *e = &p->admitted[(h + k) % ADMITTED_SLOTS];
 
-		if (e->until_ms > now && same_address(&e->addr, a))
+		if (e->until_ms > now && e->name == name && same_address(&e->addr, a))
 			return e->until_ms - now;
 	}
 	return 0;
 }
 
-static void admitted_put(struct cordon_dnsproxy *p, const struct cordon_addr *a, uint64_t until)
+static void admitted_put(struct cordon_dnsproxy *p, const struct cordon_addr *a, uint32_t name,
+			 uint64_t until)
 {
-	size_t h = admitted_hash(a), victim = h;
+	size_t h = admitted_hash(a, name), victim = h;
 
 	for (size_t k = 0; k < ADMITTED_PROBES; k++) {
 		struct admitted *e = &p->admitted[(h + k) % ADMITTED_SLOTS];
 
-		if (e->until_ms && same_address(&e->addr, a)) {
+		if (e->until_ms && e->name == name && same_address(&e->addr, a)) {
 			victim = (h + k) % ADMITTED_SLOTS;
 			break;
 		}
@@ -366,6 +383,7 @@ static void admitted_put(struct cordon_dnsproxy *p, const struct cordon_addr *a,
 			victim = (h + k) % ADMITTED_SLOTS;
 	}
 	p->admitted[victim].addr = *a;
+	p->admitted[victim].name = name;
 	p->admitted[victim].until_ms = until;
 }
 
@@ -456,7 +474,7 @@ static void dp_txn_complete(struct cordon_dnsproxy *p, struct txn *t, uint8_t *b
 	}
 	ttl = clamp_ttl(p, v.min_ttl);
 	for (size_t i = 0; i < v.n_added; i++) {
-		uint64_t l = admitted_left(p, &v.added[i], now);
+		uint64_t l = admitted_left(p, &v.added[i], name_hash(t->q.name), now);
 
 		if (l < left)
 			left = l;
@@ -515,7 +533,7 @@ void dp_txn_admitted(struct cordon_dnsproxy *p, struct txn *t, int error,
 		enum cordon_vet why = verdicts && i < n ? verdicts[i] : CORDON_VET_BLOCKED;
 
 		if (why == CORDON_VET_OK) {
-			admitted_put(p, &v.added[i],
+			admitted_put(p, &v.added[i], name_hash(t->q.name),
 				     t->admit_at_ms + (uint64_t)t->admit_ttl_s * 1000);
 			v.added[kept] = v.added[i];
 			v.added_rr[kept++] = v.added_rr[i];

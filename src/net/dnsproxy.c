@@ -632,6 +632,14 @@ void cordon_dnsproxy_stats(const struct cordon_dnsproxy *p, struct cordon_dnspro
 	*out = p->stats;
 }
 
+void cordon_dnsproxy_set_allowlist(struct cordon_dnsproxy *p, const struct cordon_allowlist *al)
+{
+	p->cfg.allowlist = al;
+	p->n_cidrs = cordon_allowlist_cidrs(al, &p->cidrs);
+	/* What the sets held was the old policy's: every address is asked for again. */
+	memset(p->admitted, 0, sizeof(p->admitted));
+}
+
 void cordon_dnsproxy_admitted(struct cordon_dnsproxy *p, uint32_t token, int error,
 			      const enum cordon_vet *verdicts, size_t n)
 {

@@ -214,6 +214,11 @@ static void check_accepted(const struct cordon_dnsctl_msg *m)
 		CHECK(m->qtype == SOCK_DGRAM || m->qtype == SOCK_STREAM);
 		CHECK(rest_zero(m, F_TOKEN | F_QTYPE));
 		break;
+	case CORDON_DNSCTL_POLICY:
+		/* The answer to a live update: its length back, and 0 or an errno. */
+		CHECK(m->error <= 0 && m->error >= -4095);
+		CHECK(rest_zero(m, F_TOKEN | F_ERROR));
+		break;
 	case CORDON_DNSCTL_FAILED:
 		/* A reason for the terminal: printable, spaces allowed. */
 		CHECK(good_name(m->name, sizeof(m->name), 0, 0x20));

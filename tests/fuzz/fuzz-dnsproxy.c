@@ -785,7 +785,7 @@ static void answer(uint32_t token, uint8_t how, bool from_input)
 				len = sizeof(m);
 				m.type = byte();
 				if (m.type == CORDON_DNSCTL_ADMITTED ||
-				    m.type == CORDON_DNSCTL_STATS)
+				    m.type == CORDON_DNSCTL_STATS || m.type == CORDON_DNSCTL_POLICY)
 					m.type = 0;
 			}
 		}

@@ -76,6 +76,12 @@ START_TEST(check_accepts_well_formed)
 	m.type = CORDON_DNSCTL_STATS;
 	m.stats.queries = 12;
 	ck_assert(passes(&m));
+	memset(&m, 0, sizeof(m));
+	m.type = CORDON_DNSCTL_POLICY;
+	m.token = 4096;
+	ck_assert(passes(&m));
+	m.error = -EINVAL;
+	ck_assert(passes(&m));
 }
 END_TEST
 
@@ -97,6 +103,21 @@ START_TEST(check_refuses_every_violation)
 	ck_assert(!passes(&m));
 	m.type = 99;
 	ck_assert(!passes(&m));
+
+	/* POLICY's answer: the length and an errno, nothing else. */
+	memset(&m, 0, sizeof(m));
+	m.type = CORDON_DNSCTL_POLICY;
+	m.error = 1;
+	ck_assert(!passes(&m));
+	m.error = -5000;
+	ck_assert(!passes(&m));
+	m.error = 0;
+	snprintf(m.name, sizeof(m.name), "x");
+	ck_assert(!passes(&m));
+	memset(m.name, 0, sizeof(m.name));
+	m.n_addrs = 1;
+	ck_assert(!passes(&m));
+	admit_msg(&m, "allowed.test", one, 1);
 
 	admit_msg(&m, "allowed.test", one, 1);
 	m.n_addrs = CORDON_DNS_ADMIT_MAX + 1;
@@ -546,6 +567,170 @@ START_TEST(serve_speaks_the_protocol)
 }
 END_TEST
 
+/* POLICY with text in a sealed memfd (NULL: no fd at all); the proxy's answer's error. */
+static int32_t send_policy(int ctl, int stub, const char *text)
+{
+	struct cordon_dnsctl_msg m;
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} control;
+	struct iovec iov = { .iov_base = &m, .iov_len = sizeof(m) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+	size_t len = text ? strlen(text) : 0;
+	int fd = -1;
+
+	memset(&m, 0, sizeof(m));
+	m.type = CORDON_DNSCTL_POLICY;
+	m.token = (uint32_t)len;
+	if (text) {
+		struct cmsghdr *c;
+
+		fd = memfd_create("policy", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+		ck_assert_int_ge(fd, 0);
+		ck_assert_int_eq(write(fd, text, len), (ssize_t)len);
+		ck_assert_int_eq(fcntl(fd, F_ADD_SEALS, F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW |
+						     F_SEAL_WRITE),
+				 0);
+		mh.msg_control = control.buf;
+		mh.msg_controllen = sizeof(control.buf);
+		c = CMSG_FIRSTHDR(&mh);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	}
+	ck_assert_int_eq(sendmsg(ctl, &mh, 0), (ssize_t)sizeof(m));
+	if (fd >= 0)
+		close(fd);
+	next_msg(ctl, stub, &m);
+	ck_assert_uint_eq(m.type, CORDON_DNSCTL_POLICY);
+	ck_assert_uint_eq(m.token, len);
+	return m.error;
+}
+
+/* Ask for name; the proxy's next message (an ADMIT, answered OK, or the EVENT of a denial). */
+static void ask(int ctl, int stub, int client, const char *name, struct cordon_dnsctl_msg *m)
+{
+	uint8_t buf[600];
+	size_t len = query(buf, name);
+
+	ck_assert_int_eq(send(client, buf, len, 0), (ssize_t)len);
+	next_msg(ctl, stub, m);
+	if (m->type == CORDON_DNSCTL_ADMIT) {
+		struct cordon_dnsctl_msg ok = *m;
+
+		ok.type = CORDON_DNSCTL_ADMITTED;
+		ck_assert_int_eq(send(ctl, &ok, sizeof(ok), 0), (ssize_t)sizeof(ok));
+	}
+	ck_assert_int_gt(client_reply(client, stub, buf, sizeof(buf)), 0);
+	if (m->type == CORDON_DNSCTL_ADMIT) {
+		struct cordon_dnsctl_msg ev;
+
+		next_msg(ctl, stub, &ev);
+		ck_assert_uint_eq(ev.type, CORDON_DNSCTL_EVENT);
+	}
+}
+
+/*
+ * A live update: POLICY's allowlist judges the next query, what the proxy
+ * knew of the allow sets is forgotten (an address it had admitted is
+ * asked for again), a policy that does not parse, or comes without its
+ * memfd, is refused and changes nothing.
+ */
+START_TEST(serve_takes_a_new_policy)
+{
+	struct cordon_error err = { 0 };
+	struct cordon_allowlist *al = cordon_allowlist_new();
+	struct sockaddr_storage up = { 0 };
+	struct sockaddr_in *u = (struct sockaddr_in *)&up, px = { .sin_family = AF_INET };
+	struct cordon_dnsproxy_config cfg = { 0 };
+	struct cordon_dnsctl_msg m;
+	struct cordon_addr source;
+	int sp[2], ss[2], stub, client, status;
+	pid_t pid;
+
+	private_network();
+	ck_assert_int_eq(cordon_allowlist_add(al, "allowed.test", false, &err), 0);
+	u->sin_family = AF_INET;
+	u->sin_port = htons(5300);
+	inet_pton(AF_INET, "127.0.0.1", &u->sin_addr);
+	cfg.allowlist = al;
+	cfg.upstreams = &up;
+	cfg.n_upstreams = 1;
+	source = addr("127.0.0.1");
+	cfg.clients = &source;
+	cfg.n_clients = 1;
+	stub = udp("127.0.0.1", 5300);
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp), 0);
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ss), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		int fd = udp("127.0.0.2", 5353);
+
+		close(sp[0]);
+		close(ss[0]);
+		_exit(cordon_dnsproxy_serve(&cfg, &fd, 1, NULL, 0, sp[1], ss[1], &err) == 0 ? 0 :
+											      3);
+	}
+	close(sp[1]);
+	close(ss[1]);
+	sockets_fd = ss[0];
+	next_msg(sp[0], stub, &m);
+	ck_assert_uint_eq(m.type, CORDON_DNSCTL_READY);
+	client = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	px.sin_port = htons(5353);
+	inet_pton(AF_INET, "127.0.0.2", &px.sin_addr);
+	ck_assert_int_eq(connect(client, (struct sockaddr *)&px, sizeof(px)), 0);
+
+	ask(sp[0], stub, client, "allowed.test", &m);
+	ck_assert_uint_eq(m.type, CORDON_DNSCTL_ADMIT);
+	/* In the sets for long enough: answered without asking. */
+	ask(sp[0], stub, client, "allowed.test", &m);
+	ck_assert_uint_eq(m.type, CORDON_DNSCTL_EVENT);
+	ck_assert(m.allowed);
+
+	ck_assert_int_eq(send_policy(sp[0], stub, "allowed.test\nother.test\n"), 0);
+	/* Asked for again: the supervisor re-vetted the sets under the new policy. */
+	ask(sp[0], stub, client, "allowed.test", &m);
+	ck_assert_uint_eq(m.type, CORDON_DNSCTL_ADMIT);
+	/* Another name for the same address is asked for too: the supervisor keeps both. */
+	ask(sp[0], stub, client, "other.test", &m);
+	ck_assert_uint_eq(m.type, CORDON_DNSCTL_ADMIT);
+	ck_assert_str_eq(m.name, "other.test");
+
+	ck_assert_int_eq(send_policy(sp[0], stub, "other.test\n"), 0);
+	ask(sp[0], stub, client, "allowed.test", &m);
+	ck_assert_uint_eq(m.type, CORDON_DNSCTL_EVENT);
+	ck_assert(!m.allowed);
+
+	/* Refused, and nothing changes: allowed.test stays denied, other.test allowed. */
+	ck_assert_int_eq(send_policy(sp[0], stub, "allowed.test\nnot an entry!\n"), -EINVAL);
+	ck_assert_int_eq(send_policy(sp[0], stub, NULL), -EINVAL);
+	ask(sp[0], stub, client, "allowed.test", &m);
+	ck_assert_uint_eq(m.type, CORDON_DNSCTL_EVENT);
+	ck_assert(!m.allowed);
+	ask(sp[0], stub, client, "other.test", &m);
+	ck_assert_uint_eq(m.type, CORDON_DNSCTL_ADMIT);
+
+	/* An empty allowlist: every name denied. */
+	ck_assert_int_eq(send_policy(sp[0], stub, ""), 0);
+	ask(sp[0], stub, client, "other.test", &m);
+	ck_assert_uint_eq(m.type, CORDON_DNSCTL_EVENT);
+	ck_assert(!m.allowed);
+
+	close(sp[0]);
+	close(ss[0]);
+	sockets_fd = -1;
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	close(client);
+	close(stub);
+	cordon_allowlist_free(al);
+}
+END_TEST
+
 /*
  * A message from the supervisor longer than a message is not one: the
  * proxy ignores it whole (it read the first bytes of it as a verdict;
@@ -887,6 +1072,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, check_refuses_every_violation);
 	tcase_add_test(tc, vet_admit_refuses_what_the_gateway_blocks);
 	tcase_add_test(tc, serve_speaks_the_protocol);
+	tcase_add_test(tc, serve_takes_a_new_policy);
 	tcase_add_test(tc, serve_ends_on_hangup_with_unread_messages);
 	tcase_add_test(tc, serve_ignores_a_message_too_long);
 	tcase_add_test(tc, proxy_filter_allows_its_calls_only);
