@@ -177,6 +177,15 @@ struct cordon_exec_opts {
 	bool detach;               /* return once execve succeeded */
 	unsigned preserve_fds;     /* fds 3..3+N-1 pass into the process */
 	const char *cgroup;        /* --cgroup: a cgroup below the container's, or NULL */
+	/*
+	 * cordon_container_exec_supervised: the command's own timeout and
+	 * output, as cordon run's (docs/architecture.md, "exec's process tree").
+	 */
+	uint64_t timeout_ms;       /* --timeout, 0: none */
+	uint64_t kill_after_ms;    /* --kill-after: SIGTERM to SIGKILL of the whole tree */
+	bool output_capped;        /* --output-max */
+	uint64_t output_max;
+	bool count_output;         /* stdout and stderr through cordon's pipes, counted */
 };
 
 /*
@@ -198,6 +207,16 @@ int cordon_container_exec(const struct cordon_exec_opts *opts, pid_t *pid, int *
 			  struct cordon_error *err);
 /* Relay INT, TERM, HUP, QUIT, USR1, USR2 to it until it ends; its status (128+N for signal N). */
 int cordon_container_exec_wait(pid_t pid);
+/*
+ * A command with cordon run's outcome: started below a reaper of its own
+ * in the container, its whole process tree ended at --timeout (SIGTERM,
+ * then SIGKILL after --kill-after), its output counted and capped. Fills
+ * *result (cordon run's fields; the cgroup's are the sandbox's, not
+ * measured); returns the exit status: the command's, 128+N, 124, or
+ * 125/126/127 with result->failed.
+ */
+int cordon_container_exec_supervised(const struct cordon_exec_opts *opts,
+				     struct cordon_result *result);
 
 /* Warn (cordon_warn) about each field of the bundle's config that is not applied. */
 void cordon_container_warn_unapplied(const struct cordon_spec *spec);
@@ -217,6 +236,14 @@ int cordon_sandbox_print_profile(const struct cordon_spec *spec, struct cordon_e
  */
 int cordon_result_write(const struct cordon_spec *spec, const struct cordon_result *result,
 			struct cordon_error *err);
+/* Where a result goes: its directory (opened when the flag was read), the name in it. */
+struct cordon_result_target {
+	int dir_fd;
+	const char *name;
+	const char *path; /* as given, for messages */
+};
+int cordon_result_write_to(const struct cordon_result_target *to, const char *id,
+			   const struct cordon_result *result, struct cordon_error *err);
 
 /* --- cordon doctor ------------------------------------------------------ */
 

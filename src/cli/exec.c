@@ -13,14 +13,21 @@
 #include "cordon/sandbox.h"
 
 static const char exec_usage[] =
-	"Usage: cordon exec [OPTIONS] ID CMD [ARGS...]\n"
+	"Usage: cordon exec [OPTIONS] ID [--] CMD [ARGS...]\n"
 	"       cordon exec [OPTIONS] --process FILE ID\n"
 	"\n"
-	"Run a process in container ID (created or running): it joins the\n"
-	"container's namespaces and cgroups with the container's capabilities,\n"
+	"Run a process in sandbox ID (created or running): it joins the\n"
+	"sandbox's namespaces and cgroups with the sandbox's capabilities,\n"
 	"rlimits, no_new_privs and seccomp filter. Without --detach, waits and\n"
-	"exits with its status (128+N for signal N).\n"
+	"exits with its status (128+N for signal N). Commands may run\n"
+	"concurrently.\n"
 	"\n"
+	"  --timeout S              SIGTERM to the command and every process it\n"
+	"                           started after S seconds, exit 124\n"
+	"  --kill-after S           SIGKILL of all of them S seconds after SIGTERM\n"
+	"                           (default 5)\n"
+	"  --output-max BYTES       cap the command's stdout+stderr\n"
+	"  --result-json FILE       write the outcome as JSON (cordon run's fields)\n"
 	"  -p, --process FILE       an OCI process JSON (args, env, cwd, user, ...)\n"
 	"  -t, --tty                a terminal: the pty's master goes to --console-socket\n"
 	"  --console-socket SOCKET  the unix socket that receives the master (SCM_RIGHTS)\n"
@@ -49,6 +56,10 @@ enum exec_flag {
 	X_PRESERVE_FDS,
 	X_NO_NEW_PRIVS,
 	X_CGROUP,
+	X_TIMEOUT,
+	X_KILL_AFTER,
+	X_OUTPUT_MAX,
+	X_RESULT_JSON,
 	X_HELP,
 };
 
@@ -66,6 +77,10 @@ static const struct cli_flag exec_flags[] = {
 	/* no_new_privs for this process, whatever its config says. */
 	{ "no-new-privs", X_NO_NEW_PRIVS, false, 0 },
 	{ "cgroup", X_CGROUP, true, 0 },
+	{ "timeout", X_TIMEOUT, true, 0 },
+	{ "kill-after", X_KILL_AFTER, true, 0 },
+	{ "output-max", X_OUTPUT_MAX, true, 0 },
+	{ "result-json", X_RESULT_JSON, true, 0 },
 	{ "help", X_HELP, false, 0 },
 	{ NULL, 0, false, 0 },
 };
@@ -78,6 +93,10 @@ struct exec_args {
 	char **env;
 	size_t n_env;
 	bool help;
+	/* --timeout, --kill-after, --output-max, --result-json: cordon_container_exec_supervised */
+	bool supervised;
+	struct cordon_result_target result;
+	char *result_name;
 };
 
 static int parse_user(const char *value, struct cordon_exec_opts *opts, struct cordon_error *err)
@@ -168,6 +187,37 @@ static int apply_flag(struct exec_args *a, int id, const char *value, struct cor
 						value);
 		a->opts.cgroup = value;
 		break;
+	case X_TIMEOUT:
+		a->supervised = true;
+		if (cordon_parse_seconds_ms(value, &a->opts.timeout_ms) < 0 || !a->opts.timeout_ms)
+			return cordon_error_set(err, CORDON_E_USAGE, 0,
+						"--timeout: expected seconds above 0 (e.g. 10 or "
+						"1.5), got '%s'",
+						value);
+		break;
+	case X_KILL_AFTER:
+		a->supervised = true;
+		if (cordon_parse_seconds_ms(value, &a->opts.kill_after_ms) < 0)
+			return cordon_error_set(err, CORDON_E_USAGE, 0,
+						"--kill-after: expected seconds (e.g. 10 or 1.5), "
+						"got '%s'",
+						value);
+		break;
+	case X_OUTPUT_MAX:
+		a->supervised = true;
+		if (cordon_parse_u64(value, &a->opts.output_max) < 0)
+			return cordon_error_set(err, CORDON_E_USAGE, 0,
+						"--output-max: expected bytes, got '%s'", value);
+		a->opts.output_capped = true;
+		a->opts.count_output = true;
+		break;
+	case X_RESULT_JSON:
+		a->supervised = true;
+		a->opts.count_output = true;
+		if (a->result.dir_fd >= 0)
+			return cordon_error_set(err, CORDON_E_USAGE, 0, "--result-json: given twice");
+		a->result.path = value;
+		return cli_result_target_open(value, &a->result.dir_fd, &a->result_name, err);
 	case X_HELP:
 		a->help = true;
 		break;
@@ -208,6 +258,32 @@ static int parse_exec_args(int argc, char **argv, struct exec_args *a, struct co
 	return 0;
 }
 
+/*
+ * One command with cordon run's outcome. The errors are printed here (the
+ * result is written either way): returns the exit status, >= 0.
+ */
+static int exec_supervised(struct exec_args *a, struct cordon_error *err)
+{
+	struct cordon_result res;
+	int code;
+
+	if (a->opts.detach || a->pid_file || a->opts.tty)
+		return cordon_error_set(err, CORDON_E_USAGE, 0,
+					"--timeout, --kill-after, --output-max and --result-json "
+					"wait for the command: not with --detach, --pid-file or "
+					"--tty");
+	code = cordon_container_exec_supervised(&a->opts, &res);
+	if (res.failed)
+		cordon_error_print(&res.error);
+	a->result.name = a->result_name;
+	if (a->result.dir_fd >= 0 && cordon_result_write_to(&a->result, a->opts.id, &res, err) < 0) {
+		cordon_error_print(err);
+		code = CORDON_EXIT_FAILURE;
+	}
+	cordon_result_free(&res);
+	return code;
+}
+
 static int exec(struct exec_args *a, struct cordon_error *err)
 {
 	_cleanup_(cordon_pid_file_close) struct cordon_pid_file pid_file = { .dir_fd = -1 };
@@ -243,6 +319,8 @@ static int exec(struct exec_args *a, struct cordon_error *err)
 		if (a->opts.console_fd < 0)
 			return -1;
 	}
+	if (a->supervised)
+		return exec_supervised(a, err);
 	r = cordon_container_exec(&a->opts, &pid, &status, err);
 	cordon_closep(&a->opts.console_fd);
 	if (r < 0)
@@ -260,7 +338,8 @@ static int exec(struct exec_args *a, struct cordon_error *err)
 int cli_exec(int argc, char **argv)
 {
 	struct cordon_error err = { 0 };
-	struct exec_args a = { 0 };
+	struct exec_args a = { .opts.kill_after_ms = CORDON_KILL_AFTER_DEFAULT_MS,
+			       .result.dir_fd = -1 };
 	int code = 0, r;
 
 	if (parse_exec_args(argc, argv, &a, &err) < 0) {
@@ -269,6 +348,18 @@ int cli_exec(int argc, char **argv)
 		fputs(exec_usage, stdout);
 	} else {
 		r = exec(&a, &err);
+		if (r == -1 && a.result.dir_fd >= 0) {
+			/* Refused before the command started: the result says why. */
+			struct cordon_result res = { .failed = true,
+						     .exit_code = CORDON_EXIT_FAILURE,
+						     .error = err };
+			struct cordon_error werr = { 0 };
+
+			a.result.name = a.result_name;
+			if (cordon_result_write_to(&a.result, a.opts.id ? a.opts.id : "", &res,
+						   &werr) < 0)
+				cordon_error_print(&werr);
+		}
 		if (r == -1)
 			code = cli_fail(&err);
 		else if (r < 0) {
@@ -280,5 +371,7 @@ int cli_exec(int argc, char **argv)
 		}
 	}
 	cordon_strv_free(a.env);
+	cordon_closep(&a.result.dir_fd);
+	free(a.result_name);
 	return code;
 }

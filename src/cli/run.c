@@ -175,8 +175,10 @@ static int parse_seconds(const char *flag, const char *value, uint64_t *ms,
  * workload renames or replaces by a symlink meanwhile changes nothing
  * (src/sandbox/result.c). A name that already is a symlink or anything but
  * a regular file is refused: it may have been planted by an earlier run.
+ * `cordon exec --result-json` opens its target the same way.
  */
-static int result_target_open(struct cordon_spec *spec, const char *path, struct cordon_error *err)
+int cli_result_target_open(const char *path, int *dir_fd_out, char **name_out,
+			   struct cordon_error *err)
 {
 	_cleanup_free_ char *name = NULL;
 	_cleanup_close_ int dir_fd =
@@ -196,8 +198,20 @@ static int result_target_open(struct cordon_spec *spec, const char *path, struct
 	} else if (errno != ENOENT) {
 		return cordon_error_set(err, CORDON_E_PATH, errno, "--result-json %s", path);
 	}
+	*dir_fd_out = TAKE_FD(dir_fd);
+	*name_out = TAKE_PTR(name);
+	return 0;
+}
+
+static int result_target_open(struct cordon_spec *spec, const char *path, struct cordon_error *err)
+{
+	_cleanup_free_ char *name = NULL;
+	int dir_fd;
+
+	if (cli_result_target_open(path, &dir_fd, &name, err) < 0)
+		return -1;
 	cordon_closep(&spec->result_dir_fd);
-	spec->result_dir_fd = TAKE_FD(dir_fd);
+	spec->result_dir_fd = dir_fd;
 	set_string(&spec->result_name, name);
 	return set_string(&spec->result_json, path);
 }

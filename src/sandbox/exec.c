@@ -49,6 +49,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -68,6 +69,8 @@ struct exec_ctx {
 	bool deny_setgroups; /* setgroups(2) is denied in U2 */
 	char **cgroups;	     /* the container's cgroup directories */
 	int report_fd;	     /* the write end, in the children */
+	/* Supervised (exec-tree.c): the process is the child of a reaper of its own. */
+	struct exec_tree *tree;
 };
 
 static _Noreturn void exec_fail_err(int report_fd, const struct cordon_error *err)
@@ -189,10 +192,108 @@ int sandbox_outer_userns(int inner, int *outer, struct cordon_error *err)
 	return 0;
 }
 
+/*
+ * The reaper of a supervised exec (docs/architecture.md, "exec's process
+ * tree"): the process's parent in the container's pid namespace, and a
+ * child subreaper, so every process the command starts stays below it
+ * whatever it does (a double fork, setsid, a daemon's detach): an orphan
+ * goes to the nearest subreaper among its ancestors, and no process
+ * leaves the tree any other way. cordon exec finds and ends the tree from
+ * the host, through the host's /proc (exec-tree.c). The reaper stays in
+ * U1 with the ids it came with and drops every capability: rootful it
+ * is host uid 0, which U2 does not map, so nothing in the container may
+ * signal it. It sends the process's pidfd (SYNC_CREATED) and its wait
+ * status (SYNC_EXITED), reaps what is handed to it, and exits when cordon
+ * exec closes its end of the socket (or dies).
+ */
+static _Noreturn void exec_reaper(struct exec_ctx *x)
+{
+	struct clone_args args = { .flags = CLONE_PIDFD, .exit_signal = SIGCHLD };
+	struct exec_tree *t = x->tree;
+	struct sync_msg msg = { .type = SYNC_CREATED };
+	struct cordon_error err = { 0 };
+	int cmd_pidfd = -1, sigfd;
+	sigset_t chld;
+	pid_t cmd;
+
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
+		confine_fail(x->report_fd, CORDON_EXIT_FAILURE, CORDON_E_INTERNAL, errno,
+			     "making the process's reaper");
+	/* Blocked since cordon exec forked: none is lost. */
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	sigfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (sigfd < 0)
+		confine_fail(x->report_fd, CORDON_EXIT_FAILURE, CORDON_E_INTERNAL, errno,
+			     "the reaper's signalfd");
+	args.pidfd = (uint64_t)(uintptr_t)&cmd_pidfd;
+	cmd = cordon_clone3(&args, sizeof(args));
+	if (cmd < 0)
+		confine_fail(x->report_fd, CORDON_EXIT_FAILURE, CORDON_E_NAMESPACE, errno,
+			     "starting the process in the container");
+	if (cmd == 0) {
+		close(sigfd);
+		close(t->reaper_sock);
+		close(t->null_fd);
+		if (setns(x->pidfd, CLONE_NEWUSER) < 0)
+			confine_fail(x->report_fd, CORDON_EXIT_FAILURE, CORDON_E_NAMESPACE, errno,
+				     "joining the workload's user namespace");
+		close(x->pidfd);
+		exec_process(x);
+	}
+	/* Nothing of the process's stays here: its pipes, terminal and fds end with it. */
+	close(x->report_fd);
+	close(x->pidfd);
+	if (x->opts->console_fd >= 0)
+		close(x->opts->console_fd);
+	if (x->opts->preserve_fds)
+		close_range(3, 2 + x->opts->preserve_fds, 0);
+	for (int fd = 0; fd < 3; fd++)
+		dup2(t->null_fd, fd);
+	close(t->null_fd);
+	/* It only waits from here. */
+	if (cordon_caps_keep_only(0, &err) < 0)
+		_exit(CORDON_EXIT_FAILURE);
+	/* With our pid namespace, the container's: cordon exec signals nothing outside it. */
+	{
+		int fds[2] = { cmd_pidfd, open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC) };
+
+		if (fds[1] < 0 || sync_send(t->reaper_sock, &msg, fds, 2) < 0) {
+			kill(cmd, SIGKILL);
+			_exit(CORDON_EXIT_FAILURE);
+		}
+		close(fds[0]);
+		close(fds[1]);
+	}
+	for (;;) {
+		struct pollfd p[2] = { { .fd = t->reaper_sock, .events = POLLIN },
+				       { .fd = sigfd, .events = POLLIN } };
+		struct signalfd_siginfo si;
+		int st;
+		pid_t w;
+
+		if (poll(p, 2, -1) < 0 && errno != EINTR)
+			_exit(CORDON_EXIT_FAILURE);
+		while (read(sigfd, &si, sizeof(si)) > 0)
+			;
+		while ((w = waitpid(-1, &st, WNOHANG)) > 0) {
+			if (w != cmd)
+				continue;
+			msg = (struct sync_msg){ .type = SYNC_EXITED, .status = st };
+			sync_send(t->reaper_sock, &msg, NULL, 0);
+		}
+		/* cordon exec is done with the tree (or gone): what is left goes to the init. */
+		if (p[0].revents)
+			_exit(0);
+	}
+}
+
 /* The joiner: into the container's cgroups and namespaces, then the process. */
 static _Noreturn void exec_join(struct exec_ctx *x)
 {
-	int keep[] = { x->report_fd, x->pidfd, x->outer_userns, x->opts->console_fd };
+	struct exec_tree *t = x->tree;
+	int keep[] = { x->report_fd, x->pidfd, x->outer_userns, x->opts->console_fd,
+		       t ? t->reaper_sock : -1, t ? t->null_fd : -1 };
 	struct clone_args args = { .flags = CLONE_PARENT };
 	struct cordon_error err = { 0 };
 	struct confine_report rep = { .code = CORDON_OK };
@@ -207,6 +308,11 @@ static _Noreturn void exec_join(struct exec_ctx *x)
 	if (prctl(PR_SET_DUMPABLE, 0) < 0 || prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
 		confine_fail(x->report_fd, CORDON_EXIT_FAILURE, CORDON_E_SECURITY, errno,
 			     "the joiner's PR_SET_DUMPABLE, PR_SET_PDEATHSIG");
+	/* Counted output: the process's stdout and stderr are our pipes (exec-tree.c). */
+	if (t && t->out_wr[0] >= 0 &&
+	    (dup2(t->out_wr[0], STDOUT_FILENO) < 0 || dup2(t->out_wr[1], STDERR_FILENO) < 0))
+		confine_fail(x->report_fd, CORDON_EXIT_FAILURE, CORDON_E_INTERNAL, errno,
+			     "the process's output pipes");
 	/* The caller's fds (but --preserve-fds) and ours never enter the container. */
 	r = cordon_close_fds_except(3 + (int)x->opts->preserve_fds, keep, ARRAY_SIZE(keep));
 	if (r < 0)
@@ -224,6 +330,18 @@ static _Noreturn void exec_join(struct exec_ctx *x)
 		exec_fail_err(x->report_fd, &err);
 	if (x->outer_userns >= 0)
 		close(x->outer_userns);
+	/* Supervised: the reaper stays in U1, its child joins U2 (sandbox_exec_reaper). */
+	if (t) {
+		pid = cordon_clone3(&args, sizeof(args));
+		if (pid < 0)
+			confine_fail(x->report_fd, CORDON_EXIT_FAILURE, CORDON_E_NAMESPACE, errno,
+				     "starting the process's reaper in the container");
+		if (pid == 0)
+			exec_reaper(x);
+		rep.pid = pid;
+		cordon_write_all(x->report_fd, &rep, sizeof(rep));
+		_exit(0);
+	}
 	if (setns(x->pidfd, CLONE_NEWUSER) < 0)
 		confine_fail(x->report_fd, CORDON_EXIT_FAILURE, CORDON_E_NAMESPACE, errno,
 			     "joining the workload's user namespace");
@@ -496,8 +614,15 @@ static pid_t exec_spawn(struct exec_ctx *x, int *status, struct cordon_error *er
 		if (r == -EINTR)
 			return spawn_interrupted(x, joiner, pid, "waiting for the process's execve",
 						 err);
+		/* Supervised: pid is the reaper, which never execs; the process did, or its
+		 * death is the status the reaper reports. */
+		if (r == 0 && x->tree)
+			return pid;
 		if (r == 0)
 			return process_execed(pid, err) < 0 ? -1 : pid;
+		/* A reaper waits for our word: its process failed, it goes. */
+		if (x->tree)
+			kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
 	}
 	if (r != (ssize_t)sizeof(rep))
@@ -509,7 +634,7 @@ static pid_t exec_spawn(struct exec_ctx *x, int *status, struct cordon_error *er
 		rep.errnum, "%s", rep.text);
 }
 
-static void exec_signals(sigset_t *set)
+void sandbox_exec_signals(sigset_t *set)
 {
 	sigemptyset(set);
 	sigaddset(set, SIGCHLD);
@@ -522,7 +647,7 @@ int cordon_container_exec_wait(pid_t pid)
 {
 	sigset_t set;
 
-	exec_signals(&set);
+	sandbox_exec_signals(&set);
 	for (;;) {
 		siginfo_t si;
 		int st, sig;
@@ -554,10 +679,12 @@ int cordon_container_exec_wait(pid_t pid)
 	}
 }
 
-int cordon_container_exec(const struct cordon_exec_opts *opts, pid_t *pid_out, int *status,
-			  struct cordon_error *err)
+int sandbox_exec_start(const struct cordon_exec_opts *opts, struct exec_tree *tree, pid_t *pid_out,
+		       int *status, struct cordon_error *err)
 {
-	struct exec_ctx x = { .opts = opts, .pidfd = -1, .outer_userns = -1, .report_fd = -1 };
+	struct exec_ctx x = {
+		.opts = opts, .pidfd = -1, .outer_userns = -1, .report_fd = -1, .tree = tree
+	};
 	struct cordon_state state;
 	struct cordon_spec spec;
 	enum cordon_status st;
@@ -579,7 +706,7 @@ int cordon_container_exec(const struct cordon_exec_opts *opts, pid_t *pid_out, i
 	 */
 	st = container_status(&state);
 	/* Blocked before the process exists, so that none meant for it is lost. */
-	exec_signals(&set);
+	sandbox_exec_signals(&set);
 	sigprocmask(SIG_BLOCK, &set, &old);
 	if (st != CORDON_STATUS_CREATED && st != CORDON_STATUS_RUNNING)
 		not_in_state(opts->id, st, err);
@@ -599,4 +726,10 @@ int cordon_container_exec(const struct cordon_exec_opts *opts, pid_t *pid_out, i
 	if (r < 0 || opts->detach)
 		sigprocmask(SIG_SETMASK, &old, NULL);
 	return r;
+}
+
+int cordon_container_exec(const struct cordon_exec_opts *opts, pid_t *pid_out, int *status,
+			  struct cordon_error *err)
+{
+	return sandbox_exec_start(opts, NULL, pid_out, status, err);
 }

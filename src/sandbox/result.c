@@ -56,14 +56,25 @@ static void gen_count(yajl_gen g, const char *k, bool known, uint64_t v)
 int cordon_result_write(const struct cordon_spec *spec, const struct cordon_result *res,
 			struct cordon_error *err)
 {
+	const struct cordon_result_target to = {
+		.dir_fd = spec->result_dir_fd,
+		.name = spec->result_name,
+		.path = spec->result_json,
+	};
+
+	return cordon_result_write_to(&to, spec->id, res, err);
+}
+
+int cordon_result_write_to(const struct cordon_result_target *to, const char *id,
+			   const struct cordon_result *res, struct cordon_error *err)
+{
 	yajl_gen g = yajl_gen_alloc(NULL);
 	_cleanup_free_ char *body = NULL;
-	const char *id = spec->id;
 	const unsigned char *buf;
 	size_t len;
 	int r;
 
-	assert(spec->result_dir_fd >= 0 && spec->result_name);
+	assert(to->dir_fd >= 0 && to->name);
 	yajl_gen_map_open(g);
 	gen_str(g, "id", id ? id : "");
 	gen_int(g, "exit_code", res->exit_code);
@@ -106,11 +117,10 @@ int cordon_result_write(const struct cordon_spec *spec, const struct cordon_resu
 	memcpy(body, buf, len);
 	body[len] = '\n';
 	yajl_gen_free(g);
-	r = cordon_file_replace_at(spec->result_dir_fd, spec->result_name, RESULT_TEMP_PREFIX, body,
-				   len + 1, 0644, CORDON_REPLACE_SYNC);
+	r = cordon_file_replace_at(to->dir_fd, to->name, RESULT_TEMP_PREFIX, body, len + 1, 0644,
+				   CORDON_REPLACE_SYNC);
 	if (r < 0)
-		return cordon_error_set(err, CORDON_E_RESULT, -r, "--result-json %s",
-					spec->result_json);
+		return cordon_error_set(err, CORDON_E_RESULT, -r, "--result-json %s", to->path);
 	return 0;
 }
 

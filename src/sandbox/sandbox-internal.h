@@ -494,6 +494,25 @@ struct confine {
  * goes over report_fd and ends the process (confine_fail).
  */
 _Noreturn void sandbox_confine_exec(struct confine *c);
+/*
+ * exec-tree.c: a supervised cordon exec (--timeout, --output-max,
+ * --result-json): the process is started by a reaper of its own in the
+ * container (exec.c, exec_reaper), which keeps the whole tree below it.
+ */
+struct exec_tree {
+	int reaper_sock; /* the reaper's end of the socketpair (SYNC_CREATED, SYNC_EXITED) */
+	int null_fd;	 /* the host's /dev/null: the reaper's stdio */
+	int out_wr[2];	 /* counted output: the write ends of stdout's and stderr's pipes, or -1 */
+};
+/*
+ * cordon_container_exec with a tree (NULL: none): *pid_out is then the
+ * reaper's host pid, returned once the process's execve succeeded.
+ */
+/* The signals cordon exec relays (and SIGCHLD, SIGTSTP), blocked while it waits. */
+void sandbox_exec_signals(sigset_t *set);
+int sandbox_exec_start(const struct cordon_exec_opts *opts, struct exec_tree *tree, pid_t *pid_out,
+		       int *status, struct cordon_error *err);
+
 /* Report why the process cannot go on (a struct confine_report) and _exit(exit_code). */
 _Noreturn void confine_fail(int report_fd, int exit_code, enum cordon_code code, int errnum,
 			    const char *fmt, ...) __attribute__((format(printf, 5, 6)));

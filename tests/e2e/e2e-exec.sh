@@ -1,0 +1,243 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# shellcheck disable=SC2317 # cases are called through each_mode
+# e2e: `cordon exec` with a command's own outcome (docs/architecture.md,
+# "exec's process tree"): --timeout ends the command and every process it
+# started (a double fork, setsid), nothing else of the sandbox's; two
+# execs at once; --output-max; cordon run's exit statuses and result JSON;
+# the reaper, the output pipes and --result-json against a hostile command.
+# Nothing here measures time: what is asserted is which processes are left
+# and what was counted.
+. "$(dirname "$0")/oci-lib.sh"
+
+# start_sandbox ID: a started container running `sleep $MARK`; WPID its process.
+start_sandbox() {
+	mk_bundle b sleep "$MARK" || return 1
+	oc create -b "$BUNDLE" "$1" && oc start "$1"
+	expect_rc 0 || return 1
+	oc state "$1"
+	WPID=$(user_process)
+}
+
+# exec_bg NAME ARGS...: `cordon exec ARGS` in the background; its stdout,
+# stderr and status in $CASE_DIR/NAME.out, .err, .rc.
+exec_bg() {
+	local name=$1 _argv
+	shift
+	_cordon_argv --root "$OROOT" exec "$@"
+	("${_argv[@]}" >"$CASE_DIR/$name.out" 2>"$CASE_DIR/$name.err" </dev/null
+	 echo $? >"$CASE_DIR/$name.rc") 2>/dev/null &
+	_bg_pids+=("$!")
+}
+
+# exec_done NAME: the background exec NAME has exited.
+exec_done() { [ -s "$CASE_DIR/$1.rc" ]; }
+
+# exec_wait NAME SECONDS: wait for it; RC, OUT, ERR are its.
+exec_wait() {
+	wait_until "$2" exec_done "$1" || { fail "exec $1 did not end within $2 s"; return 1; }
+	RC=$(cat "$CASE_DIR/$1.rc")
+	_slurp OUT "$CASE_DIR/$1.out"
+	_slurp ERR "$CASE_DIR/$1.err"
+}
+
+# host_procs WORD: how many processes on the host have WORD in their command line.
+host_procs() { procs_matching "$1" | wc -l; }
+
+# jget FILE KEY: KEY of the JSON object in FILE, as Python prints it.
+jget() {
+	"$PYTHON" -c 'import json, sys; print(json.load(open(sys.argv[1])).get(sys.argv[2], "ABSENT"))' "$1" "$2"
+}
+
+t_timeout_ends_the_tree() {
+	local id=$CASE_ID-t bg daemon fg
+	setup_case
+	bg=$((MARK + 1)) daemon=$((MARK + 2)) fg=$((MARK + 3))
+	start_sandbox "$id" || return
+	# Started first, ends only when told: the timed-out command must not take it along.
+	exec_bg first --timeout 60 "$id" -- sh -c \
+		'while [ ! -e /dev/shm/go ]; do sleep 0.05; done; echo first-done'
+	# A background child, a daemon in a session of its own (double fork), and a
+	# foreground that ignores SIGTERM: SIGKILL after --kill-after ends all three.
+	oc exec --timeout 1 --kill-after 0.5 "$id" -- sh -c \
+		"sleep $bg & (setsid sleep $daemon &) ; trap '' TERM; echo started; sleep $fg"
+	expect_rc 124
+	expect_out_eq started
+	[ "$(host_procs "sleep $bg")" = 0 ] || fail "the command's background sleep survived the timeout"
+	[ "$(host_procs "sleep $daemon")" = 0 ] || fail "the command's setsid daemon survived the timeout"
+	[ "$(host_procs "sleep $fg")" = 0 ] || fail "the command itself survived the timeout"
+	[ -d "/proc/$WPID" ] || fail "the timeout ended the sandbox's own process"
+	exec_done first && fail "the timeout ended another exec's command"
+	oc exec "$id" touch /dev/shm/go
+	expect_rc 0
+	exec_wait first 30 || return
+	expect_rc 0
+	expect_out_eq first-done
+	expect_status "$id" running
+	oc delete -f "$id"
+	expect_rc 0
+	end_case
+}
+
+# SIGTERM alone is enough for a command that does not ignore it; its children get it too.
+t_timeout_term() {
+	local id=$CASE_ID-m kid
+	setup_case
+	kid=$((MARK + 4))
+	start_sandbox "$id" || return
+	oc exec --timeout 0.5 --kill-after 600 --result-json "$CASE_DIR/r.json" "$id" -- \
+		sh -c "sleep $kid & sleep $((kid + 1))"
+	expect_rc 124
+	[ "$(host_procs "sleep $kid")" = 0 ] || fail "the command's child survived SIGTERM"
+	[ "$(jget "$CASE_DIR/r.json" timed_out)" = True ] || fail "timed_out is not true"
+	[ "$(jget "$CASE_DIR/r.json" exit_code)" = 124 ] || fail "exit_code is not 124"
+	[ "$(jget "$CASE_DIR/r.json" signal)" = 15 ] || fail "signal is not SIGTERM's"
+	oc delete -f "$id"
+	end_case
+}
+
+# A command that keeps forking orphans while it is being killed leaves none.
+t_timeout_fork_race() {
+	local id=$CASE_ID-f orphan
+	setup_case
+	orphan=$((MARK + 5))
+	start_sandbox "$id" || return
+	oc exec --timeout 1 --kill-after 0 "$id" -- sh -c \
+		"trap '' TERM; while :; do (setsid sleep $orphan &); (sleep $orphan &); done"
+	expect_rc 124
+	[ "$(host_procs "sleep $orphan")" = 0 ] ||
+		fail "$(host_procs "sleep $orphan") orphans of the forking command survived"
+	[ -d "/proc/$WPID" ] || fail "the kill reached the sandbox's own process"
+	oc delete -f "$id"
+	end_case
+}
+
+t_concurrent() {
+	local id=$CASE_ID-c
+	setup_case
+	start_sandbox "$id" || return
+	# Each ends only once the other has started: they run at once or not at all.
+	exec_bg a --timeout 60 "$id" -- sh -c \
+		'touch /dev/shm/a; while [ ! -e /dev/shm/b ]; do sleep 0.05; done; echo a-done'
+	exec_bg b --timeout 60 "$id" -- sh -c \
+		'touch /dev/shm/b; while [ ! -e /dev/shm/a ]; do sleep 0.05; done; echo b-done; exit 3'
+	exec_wait a 60 || return
+	expect_rc 0
+	expect_out_eq a-done
+	exec_wait b 60 || return
+	expect_rc 3
+	expect_out_eq b-done
+	oc delete -f "$id"
+	end_case
+}
+
+t_output_max() {
+	local id=$CASE_ID-o
+	setup_case
+	start_sandbox "$id" || return
+	oc exec --output-max 100 --result-json "$CASE_DIR/r.json" "$id" -- \
+		sh -c 'head -c 100000 /dev/zero | tr "\0" x; echo oops >&2'
+	expect_rc 0
+	[ "${#OUT}" = 100 ] || fail "expected 100 bytes of output, got ${#OUT}"
+	expect_err_has "output truncated at 100 bytes"
+	[ "$(jget "$CASE_DIR/r.json" stdout_bytes)" = 100000 ] || fail "stdout_bytes is not 100000"
+	[ "$(jget "$CASE_DIR/r.json" stderr_bytes)" = 5 ] || fail "stderr_bytes is not 5"
+	[ "$(jget "$CASE_DIR/r.json" output_truncated)" = True ] || fail "output_truncated is not true"
+	# Under the cap: all of it, stdout and stderr apart.
+	oc exec --output-max 100 "$id" -- sh -c 'echo out; echo err >&2'
+	expect_rc 0
+	expect_out_eq out
+	expect_err_eq err
+	# A flood that never ends: the cap holds, and the timeout still ends it.
+	oc exec --output-max 10 --timeout 1 --kill-after 0 "$id" -- sh -c 'trap "" TERM; yes'
+	expect_rc 124
+	[ "${#OUT}" -le 10 ] || fail "the flood passed the cap: ${#OUT} bytes"
+	oc delete -f "$id"
+	end_case
+}
+
+t_statuses_and_result() {
+	local id=$CASE_ID-s r=$CASE_DIR/r.json
+	setup_case
+	start_sandbox "$id" || return
+	oc exec --result-json "$r" "$id" -- sh -c 'echo 12345; exit 7'
+	expect_rc 7
+	"$PYTHON" - "$r" "$id" <<'PY' || fail "the result JSON's fields"
+import json, sys
+r = json.load(open(sys.argv[1]))
+want = {"id": sys.argv[2], "exit_code": 7, "signal": None, "timed_out": False,
+        "stdout_bytes": 6, "stderr_bytes": 0, "output_truncated": False}
+for k, v in want.items():
+    assert r[k] == v, (k, r[k], v)
+for k in ("duration_ms", "limits_enforced", "oom_killed", "memory_peak_bytes",
+          "cpu_usage_us", "pids_peak"):
+    assert k in r, k
+assert isinstance(r["duration_ms"], int) and r["duration_ms"] >= 0
+assert "error" not in r
+PY
+	# shellcheck disable=SC2016
+	oc exec --result-json "$r" "$id" -- sh -c 'kill -9 $$'
+	expect_rc 137
+	[ "$(jget "$r" signal)" = 9 ] || fail "signal is not 9"
+	oc exec --result-json "$r" "$id" -- no-such-program
+	expect_rc 127
+	expect_err_has CORDON_E_EXEC
+	[ "$(jget "$r" exit_code)" = 127 ] || fail "exit_code is not 127"
+	"$PYTHON" -c 'import json, sys; assert json.load(open(sys.argv[1]))["error"]["code"] == "CORDON_E_EXEC"' "$r" ||
+		fail "the error's code is not CORDON_E_EXEC"
+	oc exec --timeout 5 "$id" -- /etc
+	expect_rc 126
+	oc exec --timeout 5 --result-json "$r" "$id-none" -- true
+	expect_cordon_error STATE "does not exist"
+	[ "$(jget "$r" exit_code)" = 125 ] || fail "a refused exec's result says no 125"
+	oc exec --timeout 0 "$id" -- true
+	expect_cordon_error USAGE --timeout
+	oc exec --timeout 5 -d "$id" -- true
+	expect_cordon_error USAGE --detach
+	oc delete -f "$id"
+	end_case
+}
+
+# --result-json is written by cordon exec on the host (host root when
+# rootful): a link planted at its name is refused, never followed.
+t_result_json_hostile() {
+	local id=$CASE_ID-h
+	setup_case
+	start_sandbox "$id" || return
+	echo "precious-$MARK" >"$CASE_DIR/target"
+	ln -s "$CASE_DIR/target" "$CASE_DIR/link.json"
+	oc exec --result-json "$CASE_DIR/link.json" "$id" -- true
+	expect_cordon_error PATH "symbolic link"
+	[ "$(cat "$CASE_DIR/target")" = "precious-$MARK" ] || fail "the link's target was written"
+	oc exec --result-json "$CASE_DIR/no/such/dir/r.json" "$id" -- true
+	expect_rc 125
+	mkdir "$CASE_DIR/d.json"
+	oc exec --result-json "$CASE_DIR/d.json" "$id" -- true
+	expect_cordon_error PATH directory
+	oc delete -f "$id"
+	end_case
+}
+
+# The reaper keeps the tree: rootful, nothing in the container may signal it
+# (host uid 0, which the container does not map; no capability in U1).
+t_reaper_unkillable() {
+	local id=$CASE_ID-k
+	setup_case
+	start_sandbox "$id" || return
+	# shellcheck disable=SC2016
+	oc exec --timeout 30 "$id" -- sh -c 'kill -9 $PPID && echo killed || echo refused'
+	expect_rc 0
+	expect_out_eq refused
+	oc delete -f "$id"
+	end_case
+}
+
+each_mode "exec --timeout: the command's whole tree ends (SIGKILL), another exec and the sandbox do not" t_timeout_ends_the_tree
+each_mode "exec --timeout: SIGTERM reaches the command's children; result JSON" t_timeout_term
+each_mode "exec --timeout --kill-after 0: a command forking orphans while killed leaves none" t_timeout_fork_race
+each_mode "exec: two commands at once" t_concurrent
+each_mode "exec --output-max: the cap, the counts, a flood" t_output_max
+each_mode "exec: cordon run's exit statuses and result JSON" t_statuses_and_result
+each_mode "exec --result-json: a planted link or a directory is refused" t_result_json_hostile
+rootful_only "exec: the reaper cannot be signalled from the container" t_reaper_unkillable
+done_testing
