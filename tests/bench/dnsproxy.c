@@ -25,6 +25,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 
@@ -256,6 +257,8 @@ static _Noreturn void supervisor(int ctl, int sockets)
 		exit(1);
 	}
 	cordon_addr_parse("127.0.0.3", &nc.proxy4);
+	/* The ruleset takes port 53 from the workload's address only: it needs one. */
+	cordon_addr_parse("127.0.0.4", &nc.workload4);
 	n_blocked = cordon_gateway_blocked(al, NULL, 0, &blocked);
 	nc.blocked = blocked;
 	nc.n_blocked = n_blocked;
@@ -420,6 +423,16 @@ static void report(const char *what, const char *ip, unsigned n, double direct)
 	       throughput(ip, PROXY_PORT, "other.test", n));
 }
 
+/* A child that dies with this process: a client that gives up leaves nothing running. */
+static pid_t spawn(void)
+{
+	pid_t pid = fork();
+
+	if (pid == 0 && prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+		die("PR_SET_PDEATHSIG");
+	return pid;
+}
+
 int main(int argc, char **argv)
 {
 	unsigned n = argc > 1 ? (unsigned)strtoul(argv[1], NULL, 10) : 20000;
@@ -433,16 +446,16 @@ int main(int argc, char **argv)
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sp) < 0 ||
 	    socketpair(AF_UNIX, SOCK_SEQPACKET, 0, ss) < 0)
 		die("socketpair");
-	if ((kids[0] = fork()) == 0)
+	if ((kids[0] = spawn()) == 0)
 		stub();
-	if ((kids[1] = fork()) == 0)
+	if ((kids[1] = spawn()) == 0)
 		proxy_inproc();
-	if ((kids[2] = fork()) == 0) {
+	if ((kids[2] = spawn()) == 0) {
 		close(sp[0]);
 		close(ss[0]);
 		proxy_process(sp[1], ss[1]);
 	}
-	if ((kids[3] = fork()) == 0) {
+	if ((kids[3] = spawn()) == 0) {
 		close(sp[1]);
 		close(ss[1]);
 		supervisor(sp[0], ss[0]);

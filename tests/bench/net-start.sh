@@ -12,6 +12,11 @@
 #                   needs /dev/net/tun usable by USER)
 # and prints per variant the ms per start (median of the rounds' means) and
 # its ratio to default-deny. The goal (issue #6): veth at most 2.5x.
+#
+#   --old DIR   also every variant with DIR's cordon-lab (another build,
+#               e.g. of an older commit), in the same interleaved rounds:
+#               rows "VARIANT@old", their ratio to default-deny@old, and a
+#               last column, each row's ratio to its old row
 set -uo pipefail
 export LC_ALL=C
 
@@ -20,19 +25,21 @@ top=$(cd "$here/../.." && pwd)
 n=${BENCH_N:-30}
 rounds=${BENCH_ROUNDS:-5}
 build=$top/build
+old=
 user=cordon-test
 while [ $# -gt 0 ]; do
 	case $1 in
 	-n) n=$2; shift 2 ;;
 	-r) rounds=$2; shift 2 ;;
 	--build) build=$2; shift 2 ;;
+	--old) old=$2; shift 2 ;;
 	--rootless) user=$2; shift 2 ;;
 	*) echo "net-start.sh: unknown argument $1" >&2; exit 2 ;;
 	esac
 done
 
 . "$top/tests/lab/lab.sh"
-lab_isolate -n "$n" -r "$rounds" --build "$build" --rootless "$user" ||
+lab_isolate -n "$n" -r "$rounds" --build "$build" ${old:+--old "$old"} --rootless "$user" ||
 	{ echo "net-start.sh: needs root (the lab)" >&2; exit 1; }
 lab_up >/dev/null || exit 1
 
@@ -52,6 +59,15 @@ else
 	echo "# pasta-rootless skipped: no user $user, or /dev/net/tun not usable by it"
 fi
 
+if [ -n "$old" ]; then
+	for v in "${order[@]}"; do
+		cmd[$v@old]=${cmd[$v]//$cordon/$old/tests/lab/cordon-lab}
+	done
+	both=()
+	for v in "${order[@]}"; do both+=("$v" "$v@old"); done
+	order=("${both[@]}")
+fi
+
 declare -A results
 for ((r = 1; r <= rounds; r++)); do
 	for v in "${order[@]}"; do
@@ -67,10 +83,19 @@ done
 
 median() { tr ' ' '\n' | sed '/^$/d' | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 base=$(echo "${results[default-deny]}" | median)
-printf '%-16s %12s %10s   (%s starts x %s rounds, %s, %s cores, load %s)\n' variant ms/start ratio \
-	"$n" "$rounds" "$(uname -r)" "$(nproc)" "$(cut -d' ' -f1-3 /proc/loadavg)"
+printf '%-20s %12s %10s %10s   (%s starts x %s rounds, %s, %s cores, load %s)\n' variant ms/start \
+	ratio "${old:+vs-old}" "$n" "$rounds" "$(uname -r)" "$(nproc)" "$(cut -d' ' -f1-3 /proc/loadavg)"
 for v in "${order[@]}"; do
 	m=$(echo "${results[$v]}" | median)
-	awk -v v="$v" -v m="$m" -v b="$base" 'BEGIN { printf "%-16s %12.2f %9.2fx\n", v, m / 1000, m / b }'
+	b=$base o=
+	if [[ $v == *@old ]]; then
+		b=$(echo "${results[default-deny@old]}" | median)
+	elif [ -n "$old" ]; then
+		o=$(echo "${results[$v@old]}" | median)
+	fi
+	awk -v v="$v" -v m="$m" -v b="$b" -v o="$o" 'BEGIN {
+		printf "%-20s %12.2f %9.2fx", v, m / 1000, m / b
+		if (o != "") printf " %9.2fx", m / o
+		printf "\n" }'
 done
 echo "# each start includes 'ip netns exec' of the lab host (the same for every variant)"
