@@ -75,14 +75,28 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT
 
-# time_round N CMD...: CMD N times; prints the microseconds, or "fail".
+# children_cpu_us: the CPU time (user + system) of every child this shell has
+# waited for, and of theirs, from the `times` builtin (clock ticks); run in
+# the shell itself (a command substitution would be a subshell of its own).
+children_cpu_us() {
+	times >"$tmp/times"
+	tail -1 "$tmp/times" | awk '{ t = 0; for (i = 1; i <= 2; i++) { split($i, a, "m"); sub("s", "", a[2]); t += a[1] * 60 + a[2] }
+	       printf "%d\n", t * 1000000 }'
+}
+
+# time_round N CMD...: CMD N times; prints "WALL_US CPU_US", or "fail". The
+# CPU time counts what the commands' processes ran, whatever else the machine
+# runs meanwhile; only the processes waited for count (not podman's conmon).
 time_round() {
-	local n=$1 i t0 t1
+	local n=$1 i t0 t1 c0 c1
 	shift
+	children_cpu_us >"$tmp/c0"
 	t0=${EPOCHREALTIME/./}
 	for ((i = 0; i < n; i++)); do "$@" >/dev/null 2>&1 || { echo fail; return; }; done
 	t1=${EPOCHREALTIME/./}
-	echo $((t1 - t0))
+	children_cpu_us >"$tmp/c1"
+	c0=$(cat "$tmp/c0") c1=$(cat "$tmp/c1")
+	echo "$((t1 - t0)) $((c1 - c0))"
 }
 
 # --- the sandbox ------------------------------------------------------------
@@ -167,7 +181,7 @@ fi
 
 ways=(nsenter cordon cordon-t)
 [ -z "$podman_note" ] && ways+=(podman)
-declare -A per
+declare -A per cpu
 for ((r = 0; r < rounds; r++)); do
 	for w in "${ways[@]}"; do
 		k=$n
@@ -181,7 +195,8 @@ for ((r = 0; r < rounds; r++)); do
 			;;
 		esac
 		[ "$us" = fail ] && die "$w failed in round $((r + 1))"
-		per[$w]+="$((us / k)) "
+		per[$w]+="$((${us% *} / k)) "
+		cpu[$w]+="$((${us#* } / k)) "
 	done
 done
 
@@ -191,16 +206,23 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 
 echo "exec latency: $kind; $n commands x $rounds rounds (podman $(((n + 4) / 5))), median of round means"
 echo "machine: $(uname -r), $(nproc) cpus, load $(cut -d' ' -f1-3 /proc/loadavg)"
-printf '%-10s %10s %12s\n' way ms/command vs-nsenter
+printf '%-10s %12s %10s %12s %10s\n' way wall-ms/cmd vs-nsenter cpu-ms/cmd vs-nsenter
 floor=$(median "${per[nsenter]}")
+cfloor=$(median "${cpu[nsenter]}")
 for w in "${ways[@]}"; do
 	m=$(median "${per[$w]}")
-	printf '%-10s %10s %12s\n' "$w" "$(ms "$m")" "$(ratio "$m" "$floor")"
+	cm=$(median "${cpu[$w]}")
+	if [ "$w" = podman ]; then
+		printf '%-10s %12s %10s %12s %10s\n' "$w" "$(ms "$m")" "$(ratio "$m" "$floor")" "-" "-"
+	else
+		printf '%-10s %12s %10s %12s %10s\n' "$w" "$(ms "$m")" "$(ratio "$m" "$floor")" \
+			"$(ms "$cm")" "$(ratio "$cm" "$cfloor")"
+	fi
 done
 c=$(median "${per[cordon]}")
-echo "cordon exec / nsenter: $(ratio "$c" "$floor") (target <= 1.5)"
+echo "cordon exec / nsenter: wall $(ratio "$c" "$floor"), cpu $(ratio "$(median "${cpu[cordon]}")" "$cfloor") (target <= 1.5)"
 if [ -z "$podman_note" ]; then
-	echo "podman exec / cordon exec: $(ratio "$(median "${per[podman]}")" "$c") (target >= 20;" \
+	echo "podman exec / cordon exec: wall $(ratio "$(median "${per[podman]}")" "$c") (target >= 20;" \
 		"podman $(podman --version | awk '{ print $3 }'), runtime ${podman_rt[1]:-default})"
 else
 	echo "podman: $podman_note"
