@@ -163,62 +163,80 @@ static bool in_container_pidns(const struct exec_sv *sv, pid_t pid)
 	return false;
 }
 
+static int by_ppid(const void *a, const void *b)
+{
+	const struct proc_link *x = a, *y = b;
+
+	return (x->ppid > y->ppid) - (x->ppid < y->ppid);
+}
+
+/* The first of l (sorted by parent) whose parent is ppid, or n. */
+static size_t first_child(const struct proc_link *l, size_t n, pid_t ppid)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (l[mid].ppid < ppid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 /*
  * Signal every live process below the reaper, once. Returns how many were
- * signalled; with pidfds, their pidfds (the caller closes them).
+ * signalled; with pidfds, their pidfds (the caller closes them). The
+ * descent is a walk over the links sorted by parent, O(n log n) in the
+ * host's processes however deep the command makes its tree: cordon exec
+ * runs outside the sandbox's cgroup, and a chain of processes must not
+ * make it spin.
  */
 static size_t tree_signal(const struct exec_sv *sv, int sig, int **pidfds)
 {
 	struct proc_link *l;
-	size_t n = proc_links(&l), marked = 0, sent = 0;
-	bool *in = cordon_xmalloc(n ? n : 1);
-	bool grew = true;
+	size_t n = proc_links(&l), sent = 0, head = 0, tail = 0;
+	pid_t *queue = cordon_xmalloc((n + 1) * sizeof(*queue));
 
 	if (pidfds)
 		*pidfds = NULL;
-	/* Below the reaper: a fixed point over the parent links (a tree is a few levels deep). */
-	for (size_t i = 0; i < n; i++)
-		in[i] = false;
-	while (grew) {
-		grew = false;
-		for (size_t i = 0; i < n; i++) {
-			if (in[i])
-				continue;
-			if (l[i].ppid == sv->reaper)
-				in[i] = true;
-			for (size_t j = 0; !in[i] && j < n; j++)
-				in[i] = in[j] && l[j].pid == l[i].ppid;
-			if (in[i]) {
-				grew = true;
-				marked++;
-			}
-		}
-	}
-	for (size_t i = 0; marked && i < n; i++) {
-		pid_t ppid;
-		bool zombie;
-		int fd;
+	qsort(l, n, sizeof(*l), by_ppid);
+	queue[tail++] = sv->reaper;
+	/* Each process has one parent: it is queued at most once, and the queue holds n + 1. */
+	while (head < tail) {
+		pid_t parent = queue[head++];
 
-		if (!in[i] || l[i].zombie)
-			continue;
-		fd = cordon_pidfd_open(l[i].pid);
-		if (fd < 0)
-			continue;
-		/* The pidfd holds the process the checks look at: the scan's, or another's. */
-		if (proc_parent(l[i].pid, &ppid, &zombie) < 0 || ppid != l[i].ppid ||
-		    !in_container_pidns(sv, l[i].pid) || cordon_pidfd_send_signal(fd, sig) < 0) {
-			close(fd);
-			continue;
+		for (size_t i = first_child(l, n, parent); i < n && l[i].ppid == parent; i++) {
+			pid_t ppid;
+			bool zombie;
+			int fd;
+
+			if (tail <= n)
+				queue[tail++] = l[i].pid;
+			if (l[i].zombie)
+				continue;
+			fd = cordon_pidfd_open(l[i].pid);
+			if (fd < 0)
+				continue;
+			/* The pidfd holds the process the checks look at: the scan's, or another's. */
+			if (proc_parent(l[i].pid, &ppid, &zombie) < 0 || ppid != parent ||
+			    !in_container_pidns(sv, l[i].pid) ||
+			    cordon_pidfd_send_signal(fd, sig) < 0) {
+				close(fd);
+				continue;
+			}
+			if (pidfds) {
+				*pidfds = cordon_xrealloc(*pidfds, (sent + 1) * sizeof(int));
+				(*pidfds)[sent] = fd;
+			} else {
+				close(fd);
+			}
+			sent++;
 		}
-		if (pidfds) {
-			*pidfds = cordon_xrealloc(*pidfds, (sent + 1) * sizeof(int));
-			(*pidfds)[sent] = fd;
-		} else {
-			close(fd);
-		}
-		sent++;
 	}
-	free(in);
+	free(queue);
 	free(l);
 	return sent;
 }
@@ -277,17 +295,41 @@ static void unwatch(struct exec_sv *sv, int fd)
 	epoll_ctl(sv->epfd, EPOLL_CTL_DEL, fd, NULL);
 }
 
-/*
- * Write all of buf to dest. The command waits on its full pipe while we
- * do, as it would on the reader itself; a reader that is gone makes the
- * rest counted only.
- */
-static void out_write(struct exec_out *o, const char *buf, size_t len)
-{
-	while (len && !o->dest_gone) {
-		ssize_t w = write(o->dest, buf, len);
+static void on_timer(struct exec_sv *sv);
 
-		if (w < 0 && errno == EINTR)
+/*
+ * Write all of buf to dest, in what dest takes without waiting (a pipe or
+ * terminal with room takes 4096 bytes whole), the command waiting on its
+ * full pipe meanwhile, as it would on the reader itself. A reader that
+ * stops reading (a pager at its prompt, a terminal stopped with ^S) must
+ * not hold the timeout: while dest has no room the timer is served, and
+ * once timed out the rest is dropped. A reader that is gone makes the rest
+ * counted only.
+ */
+static void out_write(struct exec_sv *sv, struct exec_out *o, const char *buf, size_t len)
+{
+	while (len && !o->dest_gone && !sv->res->timed_out) {
+		struct pollfd p[2] = { { .fd = o->dest, .events = POLLOUT },
+				       { .fd = sv->timerfd, .events = POLLIN } };
+		size_t chunk = len < 4096 ? len : 4096;
+		ssize_t w;
+
+		if (poll(p, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			o->dest_gone = true;
+			break;
+		}
+		if (p[1].revents & POLLIN)
+			on_timer(sv);
+		if (p[0].revents & (POLLERR | POLLNVAL)) {
+			o->dest_gone = true;
+			break;
+		}
+		if (!(p[0].revents & (POLLOUT | POLLHUP)))
+			continue;
+		w = write(o->dest, buf, chunk);
+		if (w < 0 && (errno == EINTR || errno == EAGAIN))
 			continue;
 		if (w <= 0) {
 			o->dest_gone = true;
@@ -319,14 +361,14 @@ static bool out_forward(struct exec_sv *sv, struct exec_out *o)
 
 		if (!sv->res->output_truncated) {
 			sv->res->output_truncated = true;
-			out_write(o, buf, (size_t)room);
+			out_write(sv, o, buf, (size_t)room);
 			sv->forwarded += room;
 			fprintf(stderr, "cordon: output truncated at %" PRIu64 " bytes\n",
 				sv->opts->output_max);
 		}
 		return true;
 	}
-	out_write(o, buf, (size_t)r);
+	out_write(sv, o, buf, (size_t)r);
 	sv->forwarded += (uint64_t)r;
 	return true;
 }

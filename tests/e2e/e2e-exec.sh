@@ -198,6 +198,30 @@ PY
 	end_case
 }
 
+# A caller that stops reading (a pager at its prompt, ^S) does not hold the
+# timeout: the flood's pipe fills, cordon exec ends it all the same.
+t_stalled_reader() {
+	local id=$CASE_ID-r _argv
+	setup_case
+	start_sandbox "$id" || return
+	mkfifo "$CASE_DIR/fifo"
+	# Held open at both ends here and never read.
+	exec 7<>"$CASE_DIR/fifo"
+	_cordon_argv --root "$OROOT" exec --timeout 1 --kill-after 0 --result-json "$CASE_DIR/r.json" \
+		"$id" -- sh -c 'trap "" TERM; yes'
+	("${_argv[@]}" >"$CASE_DIR/fifo" 2>"$CASE_DIR/stall.err" </dev/null
+	 echo $? >"$CASE_DIR/stall.rc") 2>/dev/null &
+	_bg_pids+=("$!")
+	wait_until 60 exec_done stall ||
+		fail "cordon exec waited for a reader that never reads, past its timeout"
+	exec 7<&-
+	exec_wait stall 30 || return
+	expect_rc 124
+	[ "$(jget "$CASE_DIR/r.json" timed_out)" = True ] || fail "timed_out is not true"
+	oc delete -f "$id"
+	end_case
+}
+
 # --result-json is written by cordon exec on the host (host root when
 # rootful): a link planted at its name is refused, never followed.
 t_result_json_hostile() {
@@ -238,6 +262,7 @@ each_mode "exec --timeout --kill-after 0: a command forking orphans while killed
 each_mode "exec: two commands at once" t_concurrent
 each_mode "exec --output-max: the cap, the counts, a flood" t_output_max
 each_mode "exec: cordon run's exit statuses and result JSON" t_statuses_and_result
+each_mode "exec --timeout: a caller that stops reading does not hold the timeout" t_stalled_reader
 each_mode "exec --result-json: a planted link or a directory is refused" t_result_json_hostile
 rootful_only "exec: the reaper cannot be signalled from the container" t_reaper_unkillable
 done_testing
