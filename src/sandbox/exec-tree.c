@@ -491,10 +491,14 @@ static int supervise(struct exec_sv *sv, struct cordon_error *err)
 	for (int i = 0; i < 2; i++)
 		while (sv->out[i].fd >= 0 && out_forward(sv, &sv->out[i]))
 			;
+	/* Killed: the sandbox ended under it (its pid namespace goes with its init), or
+	 * something inside that may signal it did (rootless: architecture.md). */
 	if (!sv->cmd_done)
 		return cordon_error_set(err, CORDON_E_STATE, 0,
-					"the process's reaper ended before the process (killed "
-					"from inside the sandbox?): its status is unknown");
+					"exec in %s: the process's reaper ended before it reported "
+					"the process's status (the sandbox ended, or was killed "
+					"from inside)",
+					sv->opts->id);
 	return 0;
 }
 

@@ -222,6 +222,22 @@ t_stalled_reader() {
 	end_case
 }
 
+# The sandbox ends under a supervised exec: it says so and ends, nothing waits.
+t_sandbox_ends_under_exec() {
+	local id=$CASE_ID-e
+	setup_case
+	start_sandbox "$id" || return
+	exec_bg long --timeout 600 --result-json "$CASE_DIR/r.json" "$id" -- sleep $((MARK + 6))
+	wait_until 30 pgrep -f "^sleep $((MARK + 6))\$" ||
+		fail "the exec's command did not start"
+	oc delete -f "$id"
+	expect_rc 0
+	exec_wait long 30 || return
+	expect_cordon_error STATE "reaper ended"
+	[ "$(jget "$CASE_DIR/r.json" exit_code)" = 125 ] || fail "the result says no 125"
+	end_case
+}
+
 # --result-json is written by cordon exec on the host (host root when
 # rootful): a link planted at its name is refused, never followed.
 t_result_json_hostile() {
@@ -263,6 +279,7 @@ each_mode "exec: two commands at once" t_concurrent
 each_mode "exec --output-max: the cap, the counts, a flood" t_output_max
 each_mode "exec: cordon run's exit statuses and result JSON" t_statuses_and_result
 each_mode "exec --timeout: a caller that stops reading does not hold the timeout" t_stalled_reader
+each_mode "exec: the sandbox ends under a supervised exec: 125, nothing waits" t_sandbox_ends_under_exec
 each_mode "exec --result-json: a planted link or a directory is refused" t_result_json_hostile
 rootful_only "exec: the reaper cannot be signalled from the container" t_reaper_unkillable
 done_testing
