@@ -26,9 +26,10 @@ CORDON_DEPS_REQUIRED=(
 # containerd (with ctr and the runc v2 shim), umoci (builds the image
 # offline): tests/compat/containerd.sh. qemu-system-x86, cpio, kmod (depmod),
 # e2fsprogs (mke2fs): tests/vm, which boots Debian's own kernel (fetched with
-# apt-get download, never installed) on pure cgroup v2.
+# apt-get download, never installed) on pure cgroup v2. python3-jsonschema:
+# every audit line the tests produce is validated against docs/audit.schema.json.
 CORDON_DEPS_TEST=(passwd nftables dnsmasq-base bind9-dnsutils buildah podman containernetworking-plugins
-	containerd umoci qemu-system-x86 cpio kmod libcap2-bin e2fsprogs)
+	containerd umoci qemu-system-x86 cpio kmod libcap2-bin e2fsprogs python3-jsonschema)
 # Only tests/bench uses these; nothing else needs them.
 CORDON_DEPS_BENCH=(bubblewrap runc crun iperf3)
 

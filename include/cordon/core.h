@@ -51,6 +51,7 @@ enum cordon_code {
 	CORDON_E_NET_POLICY, /* network policy setup */
 	CORDON_E_SPEC,      /* OCI config.json */
 	CORDON_E_HOOK,      /* an OCI hook failed, timed out or could not run */
+	CORDON_E_AUDIT,     /* the audit log could not be opened or written */
 	CORDON_CODE_COUNT,
 };
 
@@ -236,6 +237,11 @@ int cordon_file_replace_at(int dir_fd, const char *name, const char *temp_prefix
  */
 int cordon_output_dir_open(const char *path, const char *what, enum cordon_code code, char **name,
 			   struct cordon_error *err);
+/*
+ * A copy of s that is well-formed UTF-8 (RFC 3629): each byte that is not
+ * part of a well-formed sequence replaced by U+FFFD (malloc'd).
+ */
+char *cordon_utf8_sanitize(const char *s);
 /*
  * --pid-file PATH (the caller's, as host root when rootful, often in a
  * shared directory): its directory opened when the flag is used, before

@@ -218,6 +218,17 @@ int cordon_container_exec_wait(pid_t pid);
 int cordon_container_exec_supervised(const struct cordon_exec_opts *opts,
 				     struct cordon_result *result);
 
+/*
+ * The audit log of a sandbox (include/cordon/audit.h), for a command that
+ * acts on it (exec, update): opened again as its state directory records,
+ * the same file, rules and cap. NULL with err clear when it has none;
+ * NULL with err set (CORDON_E_AUDIT) when it cannot be opened: the
+ * command then fails closed, before it changes anything.
+ */
+struct cordon_audit;
+struct cordon_audit *cordon_container_audit_open(const char *root, const char *id,
+						 struct cordon_error *err);
+
 /* Warn (cordon_warn) about each field of the bundle's config that is not applied. */
 void cordon_container_warn_unapplied(const struct cordon_spec *spec);
 /* Every container under the root: a table, ids only (quiet) or a JSON array. */

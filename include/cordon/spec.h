@@ -75,6 +75,19 @@ struct cordon_net_spec {
 
 struct cordon_oci;
 
+/* The audit log (include/cordon/audit.h, docs/audit.md): the flags, as settled by the CLI. */
+struct cordon_audit_spec {
+	bool off;          /* --audit none */
+	bool on;           /* asked for: --audit FILE, CORDON_AUDIT (an OCI container's is off else) */
+	char *path;        /* --audit FILE (absolute), or NULL: audit.jsonl in the state directory */
+	int fd;            /* its fd (O_APPEND), opened when the flag was read; -1 */
+	char *dir;         /* --audit-dir: where the state directory's log is kept at the end */
+	char **redact;     /* --audit-redact patterns */
+	size_t n_redact;
+	uint64_t max_bytes; /* --audit-max; 0: CORDON_AUDIT_MAX_DEFAULT */
+	bool env_read;     /* CORDON_AUDIT and CORDON_AUDIT_DIR were looked at */
+};
+
 struct cordon_spec {
 	char *id;     /* [A-Za-z0-9][A-Za-z0-9_.-]{0,63} */
 	char *rootfs; /* absolute, resolved (cordon_path_open); for messages and re-opening */
@@ -120,6 +133,7 @@ struct cordon_spec {
 	char *cgroup_parent;         /* --cgroup-parent, or NULL: the caller's cgroup */
 
 	struct cordon_net_spec net;
+	struct cordon_audit_spec audit;
 
 	/*
 	 * What only an OCI config.json can ask for (cordon_spec_from_oci);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cordon/audit.h"
 #include "cordon/sandbox.h"
 
 static const char exec_usage[] =
@@ -258,11 +259,53 @@ static int parse_exec_args(int argc, char **argv, struct exec_args *a, struct co
 	return 0;
 }
 
+static void audit_closep(struct cordon_audit **a)
+{
+	cordon_audit_close(*a);
+}
+
+/*
+ * The command's exec event: from its result when cordon supervised it,
+ * else its status and duration (its output was not cordon's to count). A
+ * write that fails is printed and fails the command.
+ */
+static int exec_audit(struct cordon_audit *audit, const struct exec_args *a,
+		      const struct cordon_result *res, int status, uint64_t t0, const char *error)
+{
+	struct cordon_audit_exec ex = {
+		.argv = (const char *const *)a->opts.argv,
+		.exit_code = status,
+		.duration_ms = (cordon_now_mono_us() - t0 + 500) / 1000,
+		.error = error,
+	};
+	struct cordon_error err = { 0 };
+
+	if (!audit)
+		return 0;
+	if (res) {
+		ex.exit_code = res->exit_code;
+		ex.signal = res->signal;
+		ex.timed_out = res->timed_out;
+		ex.duration_ms = res->duration_ms;
+		ex.output_counted = res->output_counted;
+		ex.stdout_bytes = res->stdout_bytes;
+		ex.stderr_bytes = res->stderr_bytes;
+		ex.truncated = res->output_truncated;
+		ex.error = res->failed ? res->error.msg : NULL;
+	}
+	if (cordon_audit_exec(audit, &ex, &err) < 0) {
+		cordon_error_print(&err);
+		return -1;
+	}
+	return 0;
+}
+
 /*
  * One command with cordon run's outcome. The errors are printed here (the
  * result is written either way): returns the exit status, >= 0.
  */
-static int exec_supervised(struct exec_args *a, struct cordon_error *err)
+static int exec_supervised(struct exec_args *a, struct cordon_audit *audit,
+			   struct cordon_error *err)
 {
 	struct cordon_result res;
 	int code;
@@ -280,12 +323,16 @@ static int exec_supervised(struct exec_args *a, struct cordon_error *err)
 		cordon_error_print(err);
 		code = CORDON_EXIT_FAILURE;
 	}
+	if (exec_audit(audit, a, &res, code, 0, NULL) < 0)
+		code = CORDON_EXIT_FAILURE;
 	cordon_result_free(&res);
 	return code;
 }
 
 static int exec(struct exec_args *a, struct cordon_error *err)
 {
+	_cleanup_(audit_closep) struct cordon_audit *audit = NULL;
+	uint64_t t0;
 	_cleanup_(cordon_pid_file_close) struct cordon_pid_file pid_file = { .dir_fd = -1 };
 	_cleanup_free_ char *process = NULL;
 	size_t len = 0;
@@ -319,12 +366,19 @@ static int exec(struct exec_args *a, struct cordon_error *err)
 		if (a->opts.console_fd < 0)
 			return -1;
 	}
+	/* The log before the process: a log that cannot be written runs nothing. */
+	audit = cordon_container_audit_open(a->opts.root, a->opts.id, err);
+	if (!audit && err->code)
+		return -1;
 	if (a->supervised)
-		return exec_supervised(a, err);
+		return exec_supervised(a, audit, err);
+	t0 = cordon_now_mono_us();
 	r = cordon_container_exec(&a->opts, &pid, &status, err);
 	cordon_closep(&a->opts.console_fd);
-	if (r < 0)
+	if (r < 0) {
+		exec_audit(audit, a, NULL, status, t0, err->msg);
 		return status == CORDON_EXIT_FAILURE ? -1 : -status;
+	}
 	cordon_debug("exec in %s: pid %d%s", a->opts.id, (int)pid,
 		     a->opts.detach ? ", detached" : "");
 	if (a->pid_file && cordon_pid_file_write(&pid_file, pid, err) < 0) {
@@ -332,7 +386,11 @@ static int exec(struct exec_args *a, struct cordon_error *err)
 		kill(pid, SIGKILL);
 		return -1;
 	}
-	return a->opts.detach ? 0 : cordon_container_exec_wait(pid);
+	if (a->opts.detach)
+		return 0;
+	status = cordon_container_exec_wait(pid);
+	/* Printed there; the command's status gives way to cordon's failure. */
+	return exec_audit(audit, a, NULL, status, t0, NULL) < 0 ? CORDON_EXIT_FAILURE : status;
 }
 
 int cli_exec(int argc, char **argv)

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include "cli.h"
+#include "cordon/audit.h"
 #include "cordon/sandbox.h"
 
 static const char run_usage[] =
@@ -58,6 +59,12 @@ static const char run_usage[] =
 	"                            (default 16384)\n"
 	"  --allow-host-loopback     pasta: let the sandbox reach the host's\n"
 	"                            loopback services (development only)\n"
+	"  --audit FILE|none         the audit log (JSON Lines; default: audit.jsonl\n"
+	"                            in the state directory; env CORDON_AUDIT)\n"
+	"  --audit-dir DIR           where that default log is kept at the end\n"
+	"                            (env CORDON_AUDIT_DIR)\n"
+	"  --audit-redact REGEX      hide matches in logged command lines (repeatable)\n"
+	"  --audit-max BYTES         the log's size cap (default 8 MiB)\n"
 	"  -h, --help                this text\n"
 	"\n"
 	"Exit: the command's status, 128+N for signal N, 124 timeout, 125 cordon\n"
@@ -103,6 +110,10 @@ enum run_flag {
 	F_NET_POOL,
 	F_NET_MAX_FLOWS,
 	F_ALLOW_HOST_LOOPBACK,
+	F_AUDIT,
+	F_AUDIT_DIR,
+	F_AUDIT_REDACT,
+	F_AUDIT_MAX,
 	F_HELP,
 };
 
@@ -146,6 +157,10 @@ static const struct cli_flag run_flags[] = {
 	{ "net-pool", F_NET_POOL, true },
 	{ "net-max-flows", F_NET_MAX_FLOWS, true },
 	{ "allow-host-loopback", F_ALLOW_HOST_LOOPBACK, false },
+	{ "audit", F_AUDIT, true },
+	{ "audit-dir", F_AUDIT_DIR, true },
+	{ "audit-redact", F_AUDIT_REDACT, true },
+	{ "audit-max", F_AUDIT_MAX, true },
 	{ "help", F_HELP, false },
 	{ NULL, 0, false },
 };
@@ -412,6 +427,14 @@ static int apply_flag(struct cordon_spec *spec, int id, const char *value,
 		return 0;
 	case F_RESULT_JSON:
 		return result_target_open(spec, value, err);
+	case F_AUDIT:
+		return cordon_audit_flag_file(spec, value, err);
+	case F_AUDIT_DIR:
+		return cordon_audit_flag_dir(spec, value, err);
+	case F_AUDIT_REDACT:
+		return cordon_audit_flag_redact(spec, value, err);
+	case F_AUDIT_MAX:
+		return cordon_audit_flag_max(spec, value, err);
 	}
 	return cordon_error_set(err, CORDON_E_INTERNAL, 0, "unhandled flag");
 }
@@ -448,6 +471,9 @@ int cli_run_parse(int argc, char **argv, struct cordon_spec *spec, bool *help,
 	}
 	if (i >= argc && spec->print_profile)
 		return 0;
+	/* The flags win over the environment; the file is open before anything exists. */
+	if (cordon_audit_flag_env(spec, err) < 0)
+		return -1;
 	/* -t relays the caller's terminal: there must be one to relay (and to read keys from). */
 	if (spec->tty && !spec->print_profile && !isatty(STDIN_FILENO))
 		return cordon_error_set(err, CORDON_E_USAGE, errno,

@@ -31,6 +31,7 @@ static const char *const code_names[CORDON_CODE_COUNT] = {
 	[CORDON_E_NET_POLICY] = "CORDON_E_NET_POLICY",
 	[CORDON_E_SPEC] = "CORDON_E_SPEC",
 	[CORDON_E_HOOK] = "CORDON_E_HOOK",
+	[CORDON_E_AUDIT] = "CORDON_E_AUDIT",
 };
 
 const char *cordon_code_name(enum cordon_code code)
@@ -205,6 +206,30 @@ static size_t utf8_sequence(const unsigned char *s)
 	    (cp >= 0xd800 && cp <= 0xdfff))
 		return 0;
 	return len;
+}
+
+char *cordon_utf8_sanitize(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	/* U+FFFD is three bytes for one: at most three times as long. */
+	char *out = cordon_xmalloc(strlen(s) * 3 + 1);
+	size_t n = 0;
+
+	while (*p) {
+		size_t len;
+
+		if (*p < 0x80) {
+			out[n++] = (char)*p++;
+		} else if ((len = utf8_sequence(p)) > 0) {
+			memcpy(out + n, p, len);
+			n += len, p += len;
+		} else {
+			memcpy(out + n, "\xef\xbf\xbd", 3);
+			n += 3, p++;
+		}
+	}
+	out[n] = '\0';
+	return out;
 }
 
 /*

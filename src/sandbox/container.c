@@ -674,6 +674,44 @@ static void poststop_prepare(const struct cordon_state *state, struct cordon_spe
 		*doc = sandbox_state_json(state, CORDON_STATUS_STOPPED);
 }
 
+struct cordon_audit *cordon_container_audit_open(const char *root, const char *id,
+						 struct cordon_error *err)
+{
+	struct cordon_state state;
+	struct cordon_audit *a;
+
+	memset(err, 0, sizeof(*err));
+	if (cordon_state_open(&state, root, id, false, err) < 0)
+		return NULL;
+	a = cordon_audit_open_state(state.dir_fd, id, err);
+	cordon_state_close(&state);
+	return a;
+}
+
+/*
+ * The log's cleanup event, and a state directory's log kept in the audit
+ * directory, before the state goes. Never in the way of the delete: a
+ * sandbox must always be removable; a failure is a warning.
+ */
+static void delete_audit(struct cordon_state *state, bool killed)
+{
+	static const char *const removed[] = { "processes", "cgroups", "state" };
+	struct cordon_error err = { 0 };
+	struct cordon_audit *a = cordon_audit_open_state(state->dir_fd, state->id, &err);
+
+	if (a) {
+		if (cordon_audit_cleanup(a, removed + !killed, ARRAY_SIZE(removed) - !killed,
+					 NULL, &err) < 0)
+			cordon_warn("%s", err.msg);
+		cordon_audit_close(a);
+	} else if (err.code) {
+		cordon_warn("%s", err.msg);
+	}
+	memset(&err, 0, sizeof(err));
+	if (cordon_audit_keep(state->dir_fd, state->id, &err) < 0)
+		cordon_warn("%s (the log is lost with the state)", err.msg);
+}
+
 int cordon_container_delete(const char *root, const char *id, bool force, struct cordon_error *err)
 {
 	struct cordon_state state;
@@ -716,6 +754,7 @@ int cordon_container_delete(const char *root, const char *id, bool force, struct
 		return -1;
 	}
 	poststop_prepare(&state, &spec, &doc);
+	delete_audit(&state, status != CORDON_STATUS_STOPPED);
 	cordon_state_destroy(&state);
 	/* After the container is gone, before delete returns; failures are warnings. */
 	if (doc && sandbox_hooks_run(&spec, CORDON_OCI_HOOK_POSTSTOP, doc, 0, NULL, &hook) < 0) {

@@ -1131,6 +1131,9 @@ int cordon_sandbox_run_opts(const struct cordon_spec *spec, const struct cordon_
 	sv.cgroup.v2_fd = -1;
 	r = cordon_state_create(&state, opts->state_root, spec, opts->kept, &result->error);
 	cordon_trace("state");
+	/* The log first: nothing of the sandbox exists that it does not tell of. */
+	if (r == 0)
+		r = sandbox_audit_begin(&sv, &result->error);
 	if (r == 0) {
 		r = run(&sv, &result->error);
 		if (r < 0)
@@ -1149,6 +1152,8 @@ int cordon_sandbox_run_opts(const struct cordon_spec *spec, const struct cordon_
 		result->failed = true;
 		result->exit_code = CORDON_EXIT_FAILURE;
 	}
+	result->duration_ms = (cordon_now_mono_us() - t0 + 500) / 1000;
+	sandbox_audit_end(&sv);
 	/* The state (stopped, or gone) and whoever waits for the outcome. */
 	lifecycle_finish(&sv);
 	cordon_trace("state-remove");

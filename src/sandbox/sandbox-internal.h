@@ -6,6 +6,7 @@
 #include <termios.h>
 #include <yajl/yajl_gen.h>
 
+#include "cordon/audit.h"
 #include "cordon/fs.h"
 #include "cordon/nethelper.h"
 #include "cordon/sandbox.h"
@@ -79,6 +80,10 @@ struct child_ctx {
 struct sandbox_net {
 	const struct cordon_spec *spec;
 	struct cordon_result *result;
+	struct cordon_audit *audit; /* DNS events go here (NULL: none) */
+	/* The last admit's question: its EVENT, which follows, is not written twice. */
+	char last_admit_name[256]; /* as cordon_dnsctl_msg.name */
+	uint16_t last_admit_qtype;
 	struct cordon_nft *nft;           /* a netfilter socket in the gateway namespace */
 	bool uses_userns;                 /* the sandbox has a user namespace (not --userns host) */
 	uint32_t ttl_floor_s;             /* the DNS TTL floor (0: the default) */
@@ -115,6 +120,9 @@ struct sandbox_net {
 	int addr_watch;                   /* rtnetlink: the host's new addresses, or -1 */
 	struct cordon_cidr *blocked;      /* what blocked4/blocked6 hold now */
 	size_t n_blocked;
+	/* Dropped packets by destination, read at the end (egress.c), for the audit. */
+	struct cordon_audit_drop *drops;
+	size_t n_drops;
 };
 
 void sandbox_net_init(struct sandbox_net *n, const struct cordon_spec *spec,
@@ -252,6 +260,7 @@ struct supervisor {
 	struct output out[2];
 	struct relay relay;     /* the caller's terminal (relay.c) */
 	struct sandbox_net net; /* with an allowlist */
+	struct cordon_audit *audit; /* the audit log, or NULL (off) */
 
 	/* The lifecycle (lifecycle.c). */
 	bool created;        /* SYNC_CREATED arrived and was recorded */
@@ -274,6 +283,15 @@ struct supervisor {
 	int clients[MONITOR_CLIENTS];
 	unsigned clients_next;
 };
+
+/*
+ * audit.c: the supervisor's audit events. Opened and the create event
+ * written once the state directory exists, before anything else of the
+ * sandbox; at the end, the workload's exec event (a run's), the dropped
+ * packets, the cleanup, and the state directory's log kept.
+ */
+int sandbox_audit_begin(struct supervisor *sv, struct cordon_error *err);
+void sandbox_audit_end(struct supervisor *sv);
 
 /* Requests on the monitor's control socket and their answer. */
 enum monitor_request { MONITOR_START = 1 };

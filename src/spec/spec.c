@@ -19,6 +19,7 @@ void cordon_spec_init(struct cordon_spec *spec)
 	cordon_rlimits_default(&spec->security.rlimits);
 	spec->security.seccomp = CORDON_SECCOMP_DEFAULT;
 	spec->result_dir_fd = -1;
+	spec->audit.fd = -1;
 	cordon_user_limits_init(&spec->user_limits);
 }
 
@@ -41,6 +42,10 @@ void cordon_spec_free(struct cordon_spec *spec)
 	free(spec->result_json);
 	free(spec->result_name);
 	cordon_closep(&spec->result_dir_fd);
+	free(spec->audit.path);
+	cordon_closep(&spec->audit.fd);
+	free(spec->audit.dir);
+	cordon_strv_free(spec->audit.redact);
 	free(spec->seccomp_profile);
 	free(spec->cgroup_parent);
 	cordon_seccomp_profile_free(&spec->security);

@@ -149,6 +149,7 @@ START_TEST(code_names_are_stable)
 		{ CORDON_E_NET_POLICY, 13, "CORDON_E_NET_POLICY" },
 		{ CORDON_E_SPEC, 14, "CORDON_E_SPEC" },
 		{ CORDON_E_HOOK, 15, "CORDON_E_HOOK" },
+		{ CORDON_E_AUDIT, 16, "CORDON_E_AUDIT" },
 	};
 
 	ck_assert_int_eq(ARRAY_SIZE(table), CORDON_CODE_COUNT);

@@ -708,6 +708,92 @@ static void admitted_put(struct sandbox_net *n, const struct cordon_addr *a, uin
 }
 
 /*
+ * The audit's dns event of an admit: our verdict, never the proxy's
+ * word. The name was checked printable by cordon_dnsctl_check; the
+ * addresses are those now in the allow sets, the TTL how long the
+ * shortest of them stays there.
+ */
+static void audit_admit(struct sandbox_net *n, const struct cordon_dnsctl_msg *m,
+			const struct cordon_addr *addrs, const enum cordon_vet *why,
+			const uint64_t *until, uint64_t now_ms, int error)
+{
+	struct cordon_addr in[CORDON_DNS_ADMIT_MAX];
+	size_t k = 0, refused = 0;
+	uint64_t ttl_ms = UINT64_MAX;
+
+	if (!n->audit)
+		return;
+	for (size_t i = 0; i < m->n_addrs; i++) {
+		if (why[i] != CORDON_VET_OK || error) {
+			refused += why[i] != CORDON_VET_OK;
+			continue;
+		}
+		in[k++] = addrs[i];
+		if (until[i] - now_ms < ttl_ms)
+			ttl_ms = until[i] - now_ms;
+	}
+	cordon_audit_dns(n->audit,
+			 &(struct cordon_audit_dns){
+				 .name = m->name,
+				 .qtype = m->qtype,
+				 .allowed = cordon_allowlist_match_name(n->spec->net.allowlist, m->name),
+				 .addrs = in,
+				 .n_addrs = k,
+				 .ttl_s = k ? (uint32_t)(ttl_ms / 1000) : 0,
+				 .n_refused = refused,
+				 .admit = true,
+			 });
+	memcpy(n->last_admit_name, m->name, sizeof(n->last_admit_name));
+	n->last_admit_qtype = m->qtype;
+}
+
+/*
+ * The audit's dns event of a decision the proxy told of (EVENT): a
+ * denied name, an allowed one answered without a new admit. Whether the
+ * name is allowed is ours to say; of the addresses it says it gave out,
+ * only those our table holds in the allow sets now are written. The
+ * EVENT that follows an admit of the same question was written then.
+ * Rate-limited in the audit (a workload asks as often as it likes).
+ */
+static void audit_event(struct sandbox_net *n, const struct cordon_dnsctl_msg *m)
+{
+	struct cordon_addr in[CORDON_DNS_ADMIT_MAX];
+	uint64_t now_ms = cordon_now_mono_us() / 1000, ttl_ms = UINT64_MAX;
+	bool after_admit;
+	size_t k = 0;
+
+	if (!n->audit || !m->name[0]) /* a query that was not parsed (rate-limited): no name */
+		return;
+	after_admit = m->n_addrs && m->qtype == n->last_admit_qtype &&
+		      strcmp(m->name, n->last_admit_name) == 0;
+	n->last_admit_name[0] = '\0';
+	if (after_admit)
+		return;
+	for (size_t i = 0; i < m->n_addrs; i++) {
+		struct cordon_addr a;
+		uint64_t until;
+
+		cordon_dnsctl_addr_get(&m->addrs[i], &a);
+		until = admitted_until(n, &a, now_ms);
+		if (!until)
+			continue;
+		in[k++] = a;
+		if (until - now_ms < ttl_ms)
+			ttl_ms = until - now_ms;
+	}
+	cordon_audit_dns(n->audit,
+			 &(struct cordon_audit_dns){
+				 .name = m->name,
+				 .qtype = m->qtype,
+				 .allowed = cordon_allowlist_match_name(n->spec->net.allowlist, m->name),
+				 .addrs = in,
+				 .n_addrs = k,
+				 .ttl_s = k ? (uint32_t)(ttl_ms / 1000) : 0,
+				 .n_refused = m->n_refused,
+			 });
+}
+
+/*
  * ADMIT: whatever the proxy says, each address is vetted again here and
  * must lie outside everything the gateway blocks; what passes goes into
  * the allow sets, with the TTL asked for or what an earlier admit left,
@@ -762,6 +848,7 @@ static void proxy_admit(struct sandbox_net *n, const struct cordon_dnsctl_msg *m
 		cordon_dnsctl_addr_put(&addrs[i], why[i], &reply.addrs[i]);
 	sandbox_net_report(n, m->name, true, reply.error ? NULL : addrs,
 			   reply.error ? 0 : m->n_addrs, why);
+	audit_admit(n, m, addrs, why, until, now_ms, reply.error);
 	/* A proxy that does not read its answers times its own admit out. */
 	send(n->proxy_ctl, &reply, sizeof(reply), MSG_DONTWAIT | MSG_NOSIGNAL);
 }
@@ -772,6 +859,7 @@ static void proxy_event(struct sandbox_net *n, const struct cordon_dnsctl_msg *m
 	struct cordon_addr refused[CORDON_DNS_ADMIT_MAX];
 	enum cordon_vet why[CORDON_DNS_ADMIT_MAX];
 
+	audit_event(n, m);
 	/*
 	 * The proxy's word, for the report only; whether the name is allowed
 	 * is ours to say. Names it alone tells of take at most three

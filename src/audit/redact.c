@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Redaction of what an audit line carries of a command line: every match
+ * of a rule is replaced by CORDON_AUDIT_REDACTED before the line is built
+ * (docs/audit.md, "Redaction"). The defaults are the common shapes of a
+ * credential; --audit-redact adds POSIX extended expressions.
+ */
+#include <string.h>
+#include <strings.h>
+
+#include "audit-internal.h"
+
+/* Matched without regard to case: a false match hides a word, a miss leaks one. */
+static const char *const default_rules[] = {
+	"(AKIA|ASIA)[0-9A-Z]{16}",                     /* AWS access key ids */
+	"gh[pousr]_[A-Za-z0-9]{20,}",                  /* GitHub tokens */
+	"github_pat_[A-Za-z0-9_]{20,}",                /* GitHub fine-grained tokens */
+	"xox[abposr]-[A-Za-z0-9-]+",                   /* Slack tokens */
+	"glpat-[A-Za-z0-9_-]{16,}",                    /* GitLab tokens */
+	"sk-[A-Za-z0-9_-]{20,}",                       /* API keys of the sk- shape */
+	"bearer[[:space:]]+[^[:space:]\"',;]+",        /* Authorization: Bearer ... */
+	"basic[[:space:]]+[A-Za-z0-9+/=]{8,}",         /* Authorization: Basic ... */
+	/* KEY=VALUE and KEY: VALUE of the usual names, up to a separator. */
+	"(password|passwd|passphrase|pwd|token|secret|api[_-]?key|access[_-]?key|client[_-]?secret|"
+	"auth[_-]?token|private[_-]?key)[\"']?[[:space:]]*[=:][[:space:]]*[^[:space:]&;,]+",
+	/* A URL's user:password@. */
+	"://[^/@[:space:]:]+:[^/@[:space:]]+@",
+	/* A private key, from its header to the end of the word. */
+	"-----BEGIN[ A-Z0-9]*PRIVATE KEY-----.*",
+};
+
+/* A word after one of these is a secret as a whole (--password SECRET). */
+static const char *const hiding_flags[] = {
+	"--password", "--passwd", "--pass", "--token", "--secret", "--api-key", "--apikey",
+	"--access-key", "--secret-key", "--client-secret", "--auth-token", "--private-key",
+};
+
+bool audit_flag_hides_next(const char *word)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(hiding_flags); i++)
+		if (strcasecmp(word, hiding_flags[i]) == 0)
+			return true;
+	return false;
+}
+
+int audit_rules_compile(struct cordon_audit *a, char *const *extra, size_t n_extra,
+			struct cordon_error *err)
+{
+	size_t n = ARRAY_SIZE(default_rules) + n_extra;
+
+	a->rules = cordon_xcalloc(n, sizeof(*a->rules));
+	for (size_t i = 0; i < n; i++) {
+		bool dflt = i < ARRAY_SIZE(default_rules);
+		const char *pat = dflt ? default_rules[i] : extra[i - ARRAY_SIZE(default_rules)];
+		int r = regcomp(&a->rules[i].re, pat, REG_EXTENDED | (dflt ? REG_ICASE : 0));
+
+		if (r != 0) {
+			char why[128];
+
+			regerror(r, &a->rules[i].re, why, sizeof(why));
+			return cordon_error_set(err, CORDON_E_USAGE, 0,
+						"--audit-redact '%s': %s", pat, why);
+		}
+		a->n_rules++;
+	}
+	return 0;
+}
+
+void audit_rules_free(struct cordon_audit *a)
+{
+	for (size_t i = 0; i < a->n_rules; i++)
+		regfree(&a->rules[i].re);
+	free(a->rules);
+	a->rules = NULL;
+	a->n_rules = 0;
+}
+
+/* s with every match of re replaced (malloc'd). */
+static char *replace_all(const regex_t *re, const char *s)
+{
+	size_t cap = strlen(s) + 1, n = 0, mark = strlen(CORDON_AUDIT_REDACTED);
+	char *out = cordon_xmalloc(cap);
+	const char *p = s;
+	int flags = 0;
+	regmatch_t m;
+
+	while (*p && regexec(re, p, 1, &m, flags) == 0) {
+		size_t before = (size_t)m.rm_so, end = (size_t)m.rm_eo;
+
+		if (end == before) { /* an empty match hides nothing: step past one byte */
+			end = before + 1;
+			mark = 0;
+		}
+		if (n + before + mark + strlen(p) + 1 > cap) {
+			cap = n + before + mark + strlen(p) + 1;
+			out = cordon_xrealloc(out, cap);
+		}
+		memcpy(out + n, p, before);
+		n += before;
+		if (mark) {
+			memcpy(out + n, CORDON_AUDIT_REDACTED, mark);
+			n += mark;
+		} else {
+			out[n++] = p[before];
+			mark = strlen(CORDON_AUDIT_REDACTED);
+		}
+		p += end;
+		flags = REG_NOTBOL;
+	}
+	if (n + strlen(p) + 1 > cap)
+		out = cordon_xrealloc(out, n + strlen(p) + 1);
+	strcpy(out + n, p);
+	return out;
+}
+
+char *cordon_audit_redact(const struct cordon_audit *a, const char *s)
+{
+	char *cur = cordon_xstrdup(s);
+
+	for (size_t i = 0; a && i < a->n_rules; i++) {
+		char *next = replace_all(&a->rules[i].re, cur);
+
+		free(cur);
+		cur = next;
+	}
+	return cur;
+}

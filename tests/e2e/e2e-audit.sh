@@ -1,0 +1,157 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# shellcheck disable=SC2317 # cases are called through each_mode
+# e2e: the audit log (docs/audit.md). Every line any case makes is
+# validated against docs/audit.schema.json (python3-jsonschema) by
+# audit-check.py, which also fails on any text that must never be in it:
+# an environment value, a token the redaction rules hide. The log's file
+# is opened as --log is (no planted link or special file receives it), it
+# has a size cap, and a state directory's log is kept at the end.
+. "$(dirname "$0")/lib.sh"
+
+AUDIT_SCHEMA=${AUDIT_SCHEMA:-$(dirname "$0")/../../docs/audit.schema.json}
+AUDIT_CHECK=$(dirname "$0")/audit-check.py
+
+# Tokens of the shapes the default rules hide (made up, never real).
+TOK_AWS=AKIAABCDEFGHIJKLMNOP
+TOK_GH=ghp_abcdefghijklmnopqrstuvwxyz0123456789
+TOK_PAT=github_pat_11ABCDEFG0abcdefghijklmnopqrstuvwxyz
+TOK_SLACK=xoxb-123456789012-abcdefghijkl
+TOK_BEARER=eyJhbGciOiJIUzI1NiJ9.c2VjcmV0.bearerpart
+TOK_PASS=pa55w0rd-do-not-log
+TOK_TOKEN=t0ken-do-not-log
+TOK_FLAG=flag-secret-do-not-log
+ENV_SECRET=env-value-do-not-log
+
+# audit_check FILE [--forbid TEXT]...: validates; EVENTS gets the event names.
+audit_check() {
+	local file=$1
+	shift
+	EVENTS=$("$PYTHON" "$AUDIT_CHECK" "$AUDIT_SCHEMA" "$file" "$@" 2>"$CASE_DIR/check.err")
+	local rc=$?
+	[ "$rc" -eq 0 ] && return 0
+	_fail_raw "audit log $file: $(cat "$CASE_DIR/check.err")" "$(head -c 4000 "$file" | _indent)"
+	return 1
+}
+
+# The audit file of this case, made by its user (so a rootless run may append to it).
+audit_file() {
+	AUDIT=$CASE_DIR/audit.jsonl
+}
+
+t_events_and_secrets() {
+	audit_file
+	crun --audit "$AUDIT" --env "SECRET=$ENV_SECRET" --env-pass HOME -- \
+		sh -c 'echo out; echo err >&2; exit 3' "$TOK_AWS" "$TOK_GH" "$TOK_PAT" "$TOK_SLACK" \
+		"Authorization: Bearer $TOK_BEARER" "password=$TOK_PASS" "https://u:$TOK_PASS@h/x" \
+		"--token=$TOK_TOKEN" --password "$TOK_FLAG" \
+		"-----BEGIN OPENSSH PRIVATE KEY-----b3BlbnNzaC1rZXktdjEAAAAA"
+	expect_rc 3 || return
+	check "the log exists, 0600" test "$(stat -c %a "$AUDIT")" = 600 || return
+	audit_check "$AUDIT" --forbid "$ENV_SECRET" --forbid "$TOK_AWS" --forbid "$TOK_GH" \
+		--forbid "$TOK_PAT" --forbid "$TOK_SLACK" --forbid "$TOK_BEARER" --forbid "$TOK_PASS" \
+		--forbid "$TOK_TOKEN" --forbid "$TOK_FLAG" --forbid b3BlbnNzaC1rZXktdjEAAAAA || return
+	[ "$EVENTS" = $'create\nexec\ncleanup' ] || { fail "events: $EVENTS"; return; }
+	grep -q '"env_keys":\["SECRET",' "$AUDIT" || { fail "env key SECRET not in create"; return; }
+	grep -q "\"id\":\"$ID\"" "$AUDIT" || { fail "the id is not in the log"; return; }
+	grep -q '"exit_code":3,' "$AUDIT" || { fail "exit_code 3 not in exec"; return; }
+	grep -q '"argv":\["sh","-c","echo out; echo err >&2; exit 3","\[REDACTED\]"' "$AUDIT" ||
+		fail "argv not redacted as expected: $(grep '"exec"' "$AUDIT")"
+}
+
+t_counted_output_and_timeout() {
+	audit_file
+	crun --audit "$AUDIT" --output-max 4 --timeout 1 --kill-after 1 -- \
+		sh -c 'echo 0123456789; exec sleep 30'
+	expect_rc 124 || return
+	audit_check "$AUDIT" || return
+	grep -q '"timed_out":true' "$AUDIT" || { fail "timed_out not true"; return; }
+	grep -q '"truncated":true' "$AUDIT" || { fail "truncated not true"; return; }
+	# What the workload wrote, of which 4 bytes were passed on.
+	grep -q '"stdout_bytes":11,' "$AUDIT" || fail "stdout_bytes not 11: $(grep exec "$AUDIT")"
+}
+
+t_custom_redact() {
+	audit_file
+	crun --audit "$AUDIT" --audit-redact 'corp-[0-9]{6}' -- echo id=corp-123456 ok
+	expect_rc 0 || return
+	audit_check "$AUDIT" --forbid corp-123456 || return
+	grep -q '"id=\[REDACTED\]","ok"' "$AUDIT" || fail "custom rule not applied"
+	crun --audit "$AUDIT" --audit-redact 'a(' -- true
+	expect_cordon_error USAGE audit-redact
+}
+
+# Control bytes, quotes, backslashes and bytes that are not UTF-8 in an argv: one valid line.
+t_hostile_bytes() {
+	audit_file
+	crun --audit "$AUDIT" -- echo $'q"uo\\te\n\r\t\x01\x1b[31m' $'\xff\xfe\xc0\x80' $'\xed\xa0\x80' \
+		'}{"event":"create"}'
+	expect_rc 0 || return
+	audit_check "$AUDIT" || return
+	[ "$EVENTS" = $'create\nexec\ncleanup' ] || fail "events: $EVENTS"
+}
+
+# The env, and a default log kept in the audit directory at the end.
+t_env_and_keep() {
+	local keep=$CASE_DIR/kept f
+	mk_dir "$keep"
+	audit_file
+	XENV=("CORDON_AUDIT=$AUDIT")
+	crun -- true
+	expect_rc 0 || return
+	audit_check "$AUDIT" || return
+	XENV=("CORDON_AUDIT_DIR=$keep")
+	crun --env "SECRET=$ENV_SECRET" -- true
+	expect_rc 0 || return
+	f=$(find "$keep" -name "$ID-*.jsonl")
+	[ -n "$f" ] || { fail "no $ID-*.jsonl kept in $keep"; return; }
+	audit_check "$f" --forbid "$ENV_SECRET" || return
+	[ "$EVENTS" = $'create\nexec\ncleanup' ] || fail "events: $EVENTS"
+	XENV=("CORDON_AUDIT=none" "CORDON_AUDIT_DIR=$keep")
+	crun -- true
+	expect_rc 0 || return
+	[ -z "$(find "$keep" -name "$ID-*")" ] || fail "CORDON_AUDIT=none still wrote a log"
+}
+
+# Planted links and special files never receive the log; nothing is created.
+t_hostile_paths() {
+	local target=$CASE_DIR/target
+	mk_dir "$CASE_DIR/d"
+	: >"$target"
+	ln -s "$target" "$CASE_DIR/d/link"
+	crun --audit "$CASE_DIR/d/link" -- true
+	expect_cordon_error AUDIT "not a regular file" || return
+	check "the link's target is untouched" test ! -s "$target" || return
+	mkfifo "$CASE_DIR/d/fifo"
+	crun --audit "$CASE_DIR/d/fifo" -- true
+	expect_cordon_error AUDIT fifo || return
+	crun --audit /dev/null -- true
+	expect_cordon_error AUDIT "not a regular file" || return
+	crun --audit "$CASE_DIR/d" -- true
+	expect_cordon_error AUDIT "--audit" || return
+	crun --audit "$CASE_DIR/missing/dir/a.jsonl" -- true
+	expect_cordon_error AUDIT "--audit" || return
+	crun --audit-max 10 -- true
+	expect_cordon_error USAGE audit-max || return
+}
+
+# The cap: a line that does not fit is dropped whole, the cleanup still fits.
+t_cap() {
+	local big
+	audit_file
+	big=$(head -c 1000 /dev/zero | tr '\0' x)
+	crun --audit "$AUDIT" --audit-max 4096 -- echo "$big" "$big" "$big" "$big" >/dev/null
+	expect_rc 0 || return
+	audit_check "$AUDIT" --max-bytes 4096 || return
+	[ "$EVENTS" = $'create\ncleanup' ] || { fail "events: $EVENTS"; return; }
+	grep -q '"dropped":{"cap":1,' "$AUDIT" || fail "the dropped exec is not counted"
+}
+
+each_mode "events, env keys only, redacted argv" t_events_and_secrets
+each_mode "output counted, timeout" t_counted_output_and_timeout
+each_mode "--audit-redact" t_custom_redact
+each_mode "hostile bytes in argv" t_hostile_bytes
+each_mode "CORDON_AUDIT, the kept default log" t_env_and_keep
+each_mode "planted links, fifos, devices refused" t_hostile_paths
+each_mode "size cap" t_cap
+done_testing
