@@ -39,7 +39,9 @@
 #define CORDON_AUDIT_MAX_DEFAULT (8u << 20)
 #define CORDON_AUDIT_MAX_MIN 4096u
 #define CORDON_AUDIT_REDACT_MAX 64
-#define CORDON_AUDIT_DNS_PER_S 50 /* DNS events a second, burst as many */
+#define CORDON_AUDIT_DNS_PER_S 50 /* DNS decisions the proxy told of a second, burst as many */
+/* Admits a second, burst as many: what the proxy's own rate (200 queries a second) can ask for. */
+#define CORDON_AUDIT_ADMITS_PER_S 200
 #define CORDON_AUDIT_REDACTED "[REDACTED]"
 
 struct cordon_audit; /* an open audit log */
@@ -137,21 +139,23 @@ struct cordon_audit_dns {
 	uint32_t ttl_s;                  /* how long they stay */
 	size_t n_refused;                /* addresses vetting refused */
 	/*
-	 * Written from an admit the supervisor made: not rate-limited (the
-	 * supervisor limits admits itself), only capped. Else a decision
-	 * the proxy told of, at most CORDON_AUDIT_DNS_PER_S a second.
+	 * Written from an admit the supervisor made: at most
+	 * CORDON_AUDIT_ADMITS_PER_S a second, all a proxy of ours can ask
+	 * for. Else a decision the proxy told of, at most
+	 * CORDON_AUDIT_DNS_PER_S a second.
 	 */
 	bool admit;
 };
 /* Rate-limited and capped; never fails the run (a dropped event is counted). */
 void cordon_audit_dns(struct cordon_audit *a, const struct cordon_audit_dns *d);
 
-/* Dropped packets by destination, read from the gateway's counters at a command's end. */
-struct cordon_audit_drop {
-	struct cordon_addr addr;
-	uint64_t packets, bytes;
-};
-int cordon_audit_denied(struct cordon_audit *a, const struct cordon_audit_drop *d, size_t n,
+/*
+ * Dropped packets in all and by destination (cordon_nft_read_drops, most
+ * first), read from the gateway's counters at a command's end; the
+ * first CORDON_AUDIT_DROPS_MAX destinations are written.
+ */
+#define CORDON_AUDIT_DROPS_MAX 64
+int cordon_audit_denied(struct cordon_audit *a, const struct cordon_nft_drop *d, size_t n,
 			uint64_t total_packets, uint64_t total_bytes, struct cordon_error *err);
 
 /* What the end removed, and the first failure (NULL: none). */

@@ -313,6 +313,14 @@ struct cordon_nft_counters {
 	uint64_t dropped_bytes;
 };
 
+/* Destinations the workload's drops are counted by, at most (sets dropped4, dropped6). */
+#define CORDON_NFT_DROPPED_MAX 1024
+
+struct cordon_nft_drop {
+	struct cordon_addr addr;
+	uint64_t packets, bytes;
+};
+
 /* Open a netfilter socket in the current network namespace. */
 struct cordon_nft *cordon_nft_open(struct cordon_error *err);
 /*
@@ -366,6 +374,14 @@ int cordon_nft_ct_cut(struct cordon_nft *nft,
 		      void *opaque, size_t *cut, struct cordon_error *err);
 int cordon_nft_read_counters(struct cordon_nft *nft, struct cordon_nft_counters *out,
 			     struct cordon_error *err);
+/*
+ * The workload's dropped packets by destination (blocked, and not
+ * allowed), both families, most packets first (malloc'd, *n of them; at
+ * most CORDON_NFT_DROPPED_MAX addresses are told apart, the total is
+ * cordon_nft_read_counters's).
+ */
+int cordon_nft_read_drops(struct cordon_nft *nft, struct cordon_nft_drop **out, size_t *n,
+			  struct cordon_error *err);
 /*
  * Elements currently in a set (allow4, allow6, static4, ...), for tests and reports,
  * sorted; of an interval set, the first address of each range. *n is the count,

@@ -37,9 +37,9 @@ struct cordon_audit {
 	uint64_t max;
 	struct audit_rule *rules;
 	size_t n_rules;
-	/* The DNS token bucket. */
-	double dns_tokens;
-	uint64_t dns_refill_us;
+	/* The DNS token buckets: [0] decisions the proxy told of, [1] admits. */
+	double dns_tokens[2];
+	uint64_t dns_refill_us[2];
 	uint64_t dropped_cap, dropped_dns;
 };
 

@@ -216,8 +216,9 @@ static struct cordon_audit *audit_new(const char *id, int fd, uint64_t base, uin
 	a->id = cordon_xstrdup(id ? id : "");
 	a->base = base;
 	a->max = max ? max : CORDON_AUDIT_MAX_DEFAULT;
-	a->dns_tokens = CORDON_AUDIT_DNS_PER_S;
-	a->dns_refill_us = cordon_now_mono_us();
+	a->dns_tokens[0] = CORDON_AUDIT_DNS_PER_S;
+	a->dns_tokens[1] = CORDON_AUDIT_ADMITS_PER_S;
+	a->dns_refill_us[0] = a->dns_refill_us[1] = cordon_now_mono_us();
 	return a;
 }
 

@@ -208,23 +208,25 @@ void cordon_audit_dns(struct cordon_audit *a, const struct cordon_audit_dns *d)
 {
 	struct cordon_error err = { 0 };
 	uint64_t now = cordon_now_mono_us();
+	unsigned rate;
 	char tbuf[16];
+	int b;
 	yajl_gen g;
 
 	if (!a)
 		return;
 	/* A token bucket: the workload asks as often as it likes; the disk sees this many. */
-	a->dns_tokens += (double)(now - a->dns_refill_us) / 1e6 * CORDON_AUDIT_DNS_PER_S;
-	if (a->dns_tokens > CORDON_AUDIT_DNS_PER_S)
-		a->dns_tokens = CORDON_AUDIT_DNS_PER_S;
-	a->dns_refill_us = now;
-	if (!d->admit) {
-		if (a->dns_tokens < 1) {
-			a->dropped_dns++;
-			return;
-		}
-		a->dns_tokens -= 1;
+	b = d->admit;
+	rate = b ? CORDON_AUDIT_ADMITS_PER_S : CORDON_AUDIT_DNS_PER_S;
+	a->dns_tokens[b] += (double)(now - a->dns_refill_us[b]) / 1e6 * rate;
+	if (a->dns_tokens[b] > rate)
+		a->dns_tokens[b] = rate;
+	a->dns_refill_us[b] = now;
+	if (a->dns_tokens[b] < 1) {
+		a->dropped_dns++;
+		return;
 	}
+	a->dns_tokens[b] -= 1;
 	g = audit_begin(a, "dns");
 	audit_kstr(g, "name", d->name);
 	audit_kstr(g, "type", qtype_name(d->qtype, tbuf));
@@ -244,7 +246,7 @@ void cordon_audit_dns(struct cordon_audit *a, const struct cordon_audit_dns *d)
 	audit_end(a, g, AUDIT_WORKLOAD, &err);
 }
 
-int cordon_audit_denied(struct cordon_audit *a, const struct cordon_audit_drop *d, size_t n,
+int cordon_audit_denied(struct cordon_audit *a, const struct cordon_nft_drop *d, size_t n,
 			uint64_t total_packets, uint64_t total_bytes, struct cordon_error *err)
 {
 	yajl_gen g;
@@ -256,7 +258,7 @@ int cordon_audit_denied(struct cordon_audit *a, const struct cordon_audit_drop *
 	audit_kint(g, "bytes", (long long)total_bytes);
 	audit_key(g, "destinations");
 	yajl_gen_array_open(g);
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < n && i < CORDON_AUDIT_DROPS_MAX; i++) {
 		yajl_gen_map_open(g);
 		audit_key(g, "address");
 		gen_addr(g, &d[i].addr);

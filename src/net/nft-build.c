@@ -209,6 +209,20 @@ void nft_lookup(struct nftnl_rule *r, const char *set, uint32_t set_id)
 	nftnl_rule_add_expr(r, e);
 }
 
+void nft_record(struct nftnl_rule *r, const char *set, uint32_t set_id)
+{
+	struct nftnl_expr *e = nft_must(nftnl_expr_alloc("dynset"));
+	/* Owned by the dynset expression from here. */
+	struct nftnl_expr *counter = nft_must(nftnl_expr_alloc("counter"));
+
+	nftnl_expr_set_u32(e, NFTNL_EXPR_DYNSET_SREG_KEY, NFT_REG_1);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_DYNSET_OP, NFT_DYNSET_OP_ADD);
+	nftnl_expr_set_str(e, NFTNL_EXPR_DYNSET_SET_NAME, set);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_DYNSET_SET_ID, set_id);
+	nftnl_expr_set(e, NFTNL_EXPR_DYNSET_EXPR, counter, 0);
+	nftnl_rule_add_expr(r, e);
+}
+
 void nft_count(struct nftnl_rule *r, const char *counter)
 {
 	struct nftnl_expr *e = nft_must(nftnl_expr_alloc("objref"));

@@ -180,6 +180,13 @@ void nft_match_no_route_back(struct nftnl_rule *r);
 void nft_xor(struct nftnl_rule *r, const void *x, uint32_t len);
 /* Register 1 in set (set_id: its NFTNL_SET_ID, for a set of the same batch). */
 void nft_lookup(struct nftnl_rule *r, const char *set, uint32_t set_id);
+/*
+ * add @SET { <register 1> counter }: register 1 (an address) into the
+ * dynamic set SET, whose element counts what passes here. A full set
+ * ends the rule (NFT_BREAK): put it in a rule of its own that decides
+ * nothing, never in front of a verdict.
+ */
+void nft_record(struct nftnl_rule *r, const char *set, uint32_t set_id);
 /* counter name COUNTER: feed the named counter object. */
 void nft_count(struct nftnl_rule *r, const char *counter);
 /* accept, drop, ...: NF_ACCEPT, NF_DROP. */
@@ -241,6 +248,7 @@ struct nft_elem {
 	struct cordon_addr key;
 	bool interval_end;
 	uint64_t timeout_ms, expires_ms; /* 0 when the element has none */
+	uint64_t packets, bytes;         /* its counter (dropped4, dropped6), else 0 */
 };
 
 /* Every element of a set (GETSETELEM dump); *out is malloc'd. */

@@ -10,6 +10,8 @@
  *     set static6  { type ipv6_addr; flags interval; ... }
  *     set blocked4 { type ipv4_addr; flags interval; ... }
  *     set blocked6 { type ipv6_addr; flags interval; ... }
+ *     set dropped4 { type ipv4_addr; flags dynamic; size 1024; }
+ *     set dropped6 { type ipv6_addr; flags dynamic; size 1024; }
  *
  *     chain prerouting { type filter hook prerouting priority raw; policy accept;
  *       ip6 daddr ff02::/16 meta l4proto icmpv6 accept
@@ -23,12 +25,14 @@
  *     }
  *     chain forward { type filter hook forward priority 0; policy drop;
  *       ct state established,related accept
+ *       iifname W ip daddr @blocked4 add @dropped4 { ip daddr counter }  (and ip6)
  *       iifname W ip daddr @blocked4 counter name dropped drop    (and ip6)
  *       iifname W ip6 daddr ::ffff:0:0/96 ip6 daddr[96:32] @blocked4
  *         counter name dropped drop        (and each embedded form, see below)
  *       iifname W ct state new ct count over MAX_FLOWS counter name dropped drop
  *       iifname W ip daddr @static4 accept                        (and ip6)
  *       iifname W ip daddr @allow4 accept                         (and ip6)
+ *       iifname W meta nfproto ipv4 add @dropped4 { ip daddr counter }  (and ip6)
  *       counter name dropped drop
  *     }
  *     chain output { type filter hook output priority 0; policy drop;
@@ -57,6 +61,12 @@
  *   and output, reverse path): cordon_nft_read_counters reads it by name
  *   with no rule handle to track. What the workload sends to the
  *   gateway itself and input drops is not counted.
+ * - The workload's drops by destination (blocked, and the final drop of
+ *   forward) are counted per address in dropped4/dropped6, up to 1024
+ *   addresses (cordon_nft_read_drops, for the audit log), by rules of
+ *   their own in front of the drops: a full set ends the recording
+ *   rule (the kernel's NFT_BREAK), never the drop. The embedded forms'
+ *   and the flow cap's drops are in the total only.
  * - Reverse-path filtering (prerouting) comes before conntrack: a forged
  *   source never gets as far as a reply, a forward or an ICMP error.
  * - Port 53 takes the workload's own addresses only, and what the gateway
@@ -93,7 +103,16 @@
 #define PRIORITY_SRCNAT 100 /* NF_IP_PRI_NAT_SRC, nft's "srcnat" */
 #define PRIORITY_RAW -300   /* NF_IP_PRI_RAW, nft's "raw": before conntrack */
 
-enum set_id { SET_ALLOW4 = 1, SET_ALLOW6, SET_STATIC4, SET_STATIC6, SET_BLOCKED4, SET_BLOCKED6 };
+enum set_id {
+	SET_ALLOW4 = 1,
+	SET_ALLOW6,
+	SET_STATIC4,
+	SET_STATIC6,
+	SET_BLOCKED4,
+	SET_BLOCKED6,
+	SET_DROPPED4,
+	SET_DROPPED6,
+};
 
 static const struct set_def {
 	const char *name;
@@ -107,6 +126,8 @@ static const struct set_def {
 	{ "static6", SET_STATIC6, AF_INET6, NFT_SET_INTERVAL },
 	{ "blocked4", SET_BLOCKED4, AF_INET, NFT_SET_INTERVAL },
 	{ "blocked6", SET_BLOCKED6, AF_INET6, NFT_SET_INTERVAL },
+	{ "dropped4", SET_DROPPED4, AF_INET, NFT_SET_EVAL },
+	{ "dropped6", SET_DROPPED6, AF_INET6, NFT_SET_EVAL },
 };
 
 /* --- config ----------------------------------------------------------- */
@@ -401,13 +422,43 @@ static void put_input(struct cordon_nft *nft, const struct cordon_nft_config *cf
 	}
 }
 
+/*
+ * iifname W [<daddr> @match] add @droppedN { daddr counter }: the
+ * destination of a drop that follows, counted by address. Decides
+ * nothing: with the set full it ends here, and the drop rule after it
+ * still drops.
+ */
+static void put_drop_record(struct cordon_nft *nft, const struct cordon_nft_config *cfg,
+			    int family, const struct set_def *match)
+{
+	const struct set_def *rec = set_by_id(family == AF_INET ? SET_DROPPED4 : SET_DROPPED6);
+	struct nftnl_rule *r = rule_new("forward");
+	char what[96];
+
+	match_ifname(r, NFT_META_IIFNAME, cfg->workload_if);
+	match_nfproto(r, family);
+	if (match) {
+		load_daddr(r, family);
+		nft_lookup(r, match->name, match->id);
+	}
+	load_daddr(r, family);
+	nft_record(r, rec->name, rec->id);
+	snprintf(what, sizeof(what), "%s%s add @%s", match ? "daddr @" : "",
+		 match ? match->name : "", rec->name);
+	nft_put_rule(nft, r, what);
+}
+
 /* iifname W <daddr> @set, then drop (counted) or accept. */
 static void put_set_rule(struct cordon_nft *nft, const struct cordon_nft_config *cfg,
 			 enum set_id id, int v)
 {
 	const struct set_def *set = set_by_id(id);
-	struct nftnl_rule *r = rule_new("forward");
+	struct nftnl_rule *r;
 	char what[96];
+
+	if (v == NF_DROP)
+		put_drop_record(nft, cfg, set->family, set);
+	r = rule_new("forward");
 
 	match_ifname(r, NFT_META_IIFNAME, cfg->workload_if);
 	match_nfproto(r, set->family);
@@ -508,6 +559,8 @@ static void put_forward(struct cordon_nft *nft, const struct cordon_nft_config *
 	put_set_rule(nft, cfg, SET_ALLOW4, NF_ACCEPT);
 	put_set_rule(nft, cfg, SET_ALLOW6, NF_ACCEPT);
 
+	put_drop_record(nft, cfg, AF_INET, NULL);
+	put_drop_record(nft, cfg, AF_INET6, NULL);
 	/* The policy would drop too, but uncounted. */
 	r = rule_new("forward");
 	nft_count(r, NFT_COUNTER_DROPPED);
@@ -695,7 +748,10 @@ int nft_build_ruleset(struct cordon_nft *nft, const struct cordon_nft_config *cf
 	nft_put_table(nft, CORDON_NFT_TABLE, 0, NULL);
 	put_counter(nft, NFT_COUNTER_DROPPED);
 	for (size_t i = 0; i < ARRAY_SIZE(set_defs); i++)
-		put_set(nft, &set_defs[i], set_defs[i].flags & NFT_SET_TIMEOUT ? cfg->set_size : 0);
+		put_set(nft, &set_defs[i],
+			set_defs[i].flags & NFT_SET_TIMEOUT ? cfg->set_size :
+			set_defs[i].flags & NFT_SET_EVAL    ? CORDON_NFT_DROPPED_MAX :
+							      0);
 	put_intervals(nft, SET_STATIC4, cfg->static_allow, cfg->n_static);
 	put_intervals(nft, SET_STATIC6, cfg->static_allow, cfg->n_static);
 	put_intervals(nft, SET_BLOCKED4, cfg->blocked, cfg->n_blocked);

@@ -310,6 +310,19 @@ struct elems_acc {
 	size_t n, cap;
 };
 
+/* An element's counter, the one stateful expression dropped4 and dropped6 give theirs. */
+static int elem_counter_cb(struct nftnl_expr *e, void *data)
+{
+	struct nft_elem *out = data;
+	const char *name = nftnl_expr_get_str(e, NFTNL_EXPR_NAME);
+
+	if (name && strcmp(name, "counter") == 0) {
+		out->packets = nftnl_expr_get_u64(e, NFTNL_EXPR_CTR_PACKETS);
+		out->bytes = nftnl_expr_get_u64(e, NFTNL_EXPR_CTR_BYTES);
+	}
+	return 0;
+}
+
 static int elems_cb(const struct nlmsghdr *nlh, void *data)
 {
 	struct elems_acc *acc = data;
@@ -346,6 +359,7 @@ static int elems_cb(const struct nlmsghdr *nlh, void *data)
 			out->timeout_ms = nftnl_set_elem_get_u64(e, NFTNL_SET_ELEM_TIMEOUT);
 		if (nftnl_set_elem_is_set(e, NFTNL_SET_ELEM_EXPIRATION))
 			out->expires_ms = nftnl_set_elem_get_u64(e, NFTNL_SET_ELEM_EXPIRATION);
+		nftnl_set_elem_expr_foreach(e, elem_counter_cb, out);
 	}
 	nftnl_set_elems_iter_destroy(it);
 	return MNL_CB_OK;

@@ -266,6 +266,45 @@ int cordon_nft_read_counters(struct cordon_nft *nft, struct cordon_nft_counters 
 	return nft_request(nft, nlh, counter_cb, out, "read counter " NFT_COUNTER_DROPPED, err);
 }
 
+static int drop_order(const void *a, const void *b)
+{
+	const struct cordon_nft_drop *x = a, *y = b;
+
+	return x->packets != y->packets ? (x->packets < y->packets ? 1 : -1) :
+	       x->bytes != y->bytes	? (x->bytes < y->bytes ? 1 : -1) :
+					  0;
+}
+
+int cordon_nft_read_drops(struct cordon_nft *nft, struct cordon_nft_drop **out, size_t *n,
+			  struct cordon_error *err)
+{
+	static const char *const sets[] = { "dropped4", "dropped6" };
+	struct cordon_nft_drop *v = NULL;
+	size_t k = 0;
+
+	for (size_t s = 0; s < ARRAY_SIZE(sets); s++) {
+		_cleanup_free_ struct nft_elem *elems = NULL;
+		size_t count;
+
+		if (nft_read_elems(nft, sets[s], &elems, &count, err) < 0) {
+			free(v);
+			return -1;
+		}
+		v = cordon_xrealloc(v, (k + count + 1) * sizeof(*v));
+		for (size_t i = 0; i < count; i++) {
+			v[k].addr = elems[i].key;
+			v[k].packets = elems[i].packets;
+			v[k].bytes = elems[i].bytes;
+			k++;
+		}
+	}
+	if (k)
+		qsort(v, k, sizeof(*v), drop_order);
+	*out = v;
+	*n = k;
+	return 0;
+}
+
 static int check_set_name(const char *set, struct cordon_error *err)
 {
 	if (!set || !set[0] || strlen(set) >= NFT_SET_MAXNAMELEN)

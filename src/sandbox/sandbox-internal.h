@@ -121,7 +121,7 @@ struct sandbox_net {
 	struct cordon_cidr *blocked;      /* what blocked4/blocked6 hold now */
 	size_t n_blocked;
 	/* Dropped packets by destination, read at the end (egress.c), for the audit. */
-	struct cordon_audit_drop *drops;
+	struct cordon_nft_drop *drops;
 	size_t n_drops;
 };
 

@@ -111,6 +111,35 @@ t_admit_growth() {
 	[ $((r1 - r0)) -lt 16384 ] || fail "the supervisor grew by $((r1 - r0)) KiB for $sent admits"
 }
 
+# Forged EVENTs into the audit log: a denied name said allowed with an
+# address never admitted, names made of JSON's own characters, and a
+# flood. The log holds the supervisor's verdict (denied, no address),
+# every line is one valid object, and the flood is held to the DNS rate
+# and the cap.
+t_audit_forged_events() {
+	local audit=$CASE_DIR/a.jsonl s2=${LAB_IP4[server2]} sent lines
+	start_waiting --audit "$audit" --audit-max 65536 || return
+	sent=$("$INJECT" "$PROXY" event-forge denied.test "$s2" 3000 2>"$CASE_DIR/inject.log")
+	finish_waiting || return
+	[ "${sent:-0}" -gt 100 ] || { fail "the injector sent only ${sent:-0} events: $(cat "$CASE_DIR/inject.log")"; return; }
+	"$PYTHON" "$(dirname "$0")/audit-check.py" "$(dirname "$0")/../../docs/audit.schema.json" \
+		"$audit" --max-bytes 65536 >"$CASE_DIR/events" 2>"$CASE_DIR/check.err" ||
+		{ fail "audit log: $(cat "$CASE_DIR/check.err")"; return; }
+	[ "$(grep -c '^create$' "$CASE_DIR/events")" = 1 ] || { fail "a forged create event got in"; return; }
+	! grep -q "\"$s2\"" "$audit" || { fail "the never-admitted $s2 is in the log"; return; }
+	[ "$(jq -s '[.[] | select(.event == "dns" and .name == "denied.test")] | length > 0 and all(.decision == "denied")' "$audit")" = true ] ||
+		{ fail "denied.test not written as denied: $(grep denied.test "$audit" | head -3)"; return; }
+	[ "$(jq -s '[.[] | select(.event == "dns" and .name == "a\"b\\c}{x.allowed.test")] | length' "$audit")" = 1 ] ||
+		{ fail "the name of JSON characters did not come back whole"; return; }
+	lines=$(grep -c '"event":"dns"' "$audit")
+	diag "$sent forged events: $lines dns lines, $(wc -c <"$audit") bytes"
+	# The burst and 50 a second for as long as the flood lasted (well under 20 s).
+	[ "$lines" -le $((50 + 50 * 20)) ] || fail "$lines dns lines for a forged flood"
+	[ "$(jq -s 'map(select(.event == "cleanup"))[0].dropped.dns_rate > 0' "$audit")" = true ] ||
+		fail "the flood's dropped events are not counted"
+}
+
 each_mode "net: a taken-over proxy sends nowhere but its upstreams (close's high bits)" net_case t_proxy_udp_escape
+each_mode "net: a taken-over proxy's forged events: the supervisor's verdict, valid lines, rate and cap" net_case t_audit_forged_events
 each_mode "net: a taken-over proxy's admits cost the supervisor a bounded table and constant time" net_case t_admit_growth
 done_testing

@@ -15,6 +15,12 @@
  *       RATE ADMITs a second for SECONDS, each with 16 new public IPv6
  *       addresses (2a0b:N::M) for NAME, TTL 30: what the supervisor keeps
  *       of them. Prints how many were sent.
+ *   proxy-inject PID event-forge DENIED ADDR4 COUNT
+ *       EVENTs the supervisor writes into the audit log (docs/audit.md):
+ *       DENIED said allowed, with ADDR4 (never admitted) as given out; a
+ *       name of JSON's own characters ("quote", backslash, braces, a
+ *       forged '"event":"create"'); then COUNT more as fast as the
+ *       channel takes them. Prints how many were sent.
  *
  * Exit 0 when every injected call returned what it should; 3 when the
  * filter refused (EPERM) the close; 4 when the proxy died.
@@ -255,6 +261,52 @@ static int admit_flood(const char *name, int seconds, int rate)
 	return 0;
 }
 
+static int event_forge(const char *denied, const char *addr4, int count)
+{
+	static const char *const hostile[] = {
+		"a\"b\\c}{x.allowed.test",
+		"\",\"event\":\"create\",\"x\":\"",
+	};
+	struct cordon_dnsctl_msg m;
+	uint64_t msg_at = scratch;
+	long sent = 0;
+
+	memset(&m, 0, sizeof(m));
+	m.type = CORDON_DNSCTL_EVENT;
+	m.qtype = 1;
+	m.allowed = 1;
+	m.rcode = 0;
+	snprintf(m.name, sizeof(m.name), "%s", denied);
+	m.n_addrs = 1;
+	m.addrs[0].family = AF_INET;
+	if (inet_pton(AF_INET, addr4, m.addrs[0].bytes) != 1)
+		return 2;
+	poke(msg_at, &m, sizeof(m));
+	sent += sys(SYS_sendto, FD_CTL, msg_at, sizeof(m), MSG_DONTWAIT, 0, 0) == (long)sizeof(m);
+	for (size_t i = 0; i < sizeof(hostile) / sizeof(hostile[0]); i++) {
+		memset(m.name, 0, sizeof(m.name));
+		snprintf(m.name, sizeof(m.name), "%s", hostile[i]);
+		m.n_addrs = 0;
+		memset(m.addrs, 0, sizeof(m.addrs));
+		poke(msg_at, &m, sizeof(m));
+		sent += sys(SYS_sendto, FD_CTL, msg_at, sizeof(m), MSG_DONTWAIT, 0, 0) ==
+			(long)sizeof(m);
+	}
+	for (int i = 0; i < count; i++) {
+		memset(m.name, 0, sizeof(m.name));
+		snprintf(m.name, sizeof(m.name), "flood%d.%s", i, denied);
+		m.allowed = 0;
+		poke(msg_at, &m, sizeof(m));
+		if (sys(SYS_sendto, FD_CTL, msg_at, sizeof(m), MSG_DONTWAIT, 0, 0) ==
+		    (long)sizeof(m))
+			sent++;
+		else
+			usleep(200);
+	}
+	printf("%ld\n", sent);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	int r = 2;
@@ -267,6 +319,8 @@ int main(int argc, char **argv)
 		r = escape_udp(argv[3], argv[4], argv[5], argc > 6 ? atoi(argv[6]) : 3);
 	else if (strcmp(argv[2], "admit-flood") == 0 && argc == 6)
 		r = admit_flood(argv[3], atoi(argv[4]), atoi(argv[5]));
+	else if (strcmp(argv[2], "event-forge") == 0 && argc == 6)
+		r = event_forge(argv[3], argv[4], atoi(argv[5]));
 	detach();
 	return r;
 }

@@ -468,6 +468,9 @@ static int render_expr(struct nftnl_expr *e, void *data)
 		emit(r, "@%s", nftnl_expr_get_str(e, NFTNL_EXPR_LOOKUP_SET));
 	} else if (!strcmp(name, "objref")) {
 		emit(r, "counter name %s", nftnl_expr_get_str(e, NFTNL_EXPR_OBJREF_IMM_NAME));
+	} else if (!strcmp(name, "dynset")) {
+		ck_assert_uint_eq(nftnl_expr_get_u32(e, NFTNL_EXPR_DYNSET_OP), NFT_DYNSET_OP_ADD);
+		emit(r, "add @%s", nftnl_expr_get_str(e, NFTNL_EXPR_DYNSET_SET_NAME));
 	} else if (!strcmp(name, "immediate")) {
 		int v = (int)nftnl_expr_get_u32(e, NFTNL_EXPR_IMM_VERDICT);
 
@@ -555,7 +558,9 @@ static const char *const input_rules[] = {
 
 static const char *const forward_rules[] = {
 	"ct state & 0x6 != 0x0 accept",
+	"iifname gw0 nfproto ipv4 ip daddr @blocked4 ip daddr add @dropped4",
 	"iifname gw0 nfproto ipv4 ip daddr @blocked4 counter name dropped drop",
+	"iifname gw0 nfproto ipv6 ip6 daddr @blocked6 ip6 daddr add @dropped6",
 	"iifname gw0 nfproto ipv6 ip6 daddr @blocked6 counter name dropped drop",
 	EMBEDDED_RULE("[0-11] 0x00000000000000000000ffff", "[12-15]"), /* mapped */
 	EMBEDDED_RULE("[0-11] 0x000000000000000000000000", "[12-15]"), /* compatible */
@@ -570,6 +575,8 @@ static const char *const forward_rules[] = {
 	"iifname gw0 nfproto ipv6 ip6 daddr @static6 accept",
 	"iifname gw0 nfproto ipv4 ip daddr @allow4 accept",
 	"iifname gw0 nfproto ipv6 ip6 daddr @allow6 accept",
+	"iifname gw0 nfproto ipv4 ip daddr add @dropped4",
+	"iifname gw0 nfproto ipv6 ip6 daddr add @dropped6",
 	"counter name dropped drop",
 };
 
@@ -652,7 +659,7 @@ START_TEST(create_reads_back)
 	assert_rules("postrouting", postrouting_rules, ARRAY_SIZE(postrouting_rules));
 
 	read_sets(&sets);
-	ck_assert_uint_eq(sets.n, 6);
+	ck_assert_uint_eq(sets.n, 8);
 	for (size_t i = 0; i < sets.n; i++) {
 		const struct set_info *s = &sets.v[i];
 		bool v6 = s->name[strlen(s->name) - 1] == '6';
@@ -662,6 +669,10 @@ START_TEST(create_reads_back)
 		if (!strncmp(s->name, "allow", 5)) {
 			ck_assert_uint_eq(s->flags, NFT_SET_TIMEOUT);
 			ck_assert_uint_eq(s->size, 1024);
+		} else if (!strncmp(s->name, "dropped", 7)) {
+			/* Drops by destination, for the audit: made by the rules, bounded. */
+			ck_assert_uint_eq(s->flags, NFT_SET_EVAL);
+			ck_assert_uint_eq(s->size, CORDON_NFT_DROPPED_MAX);
 		} else {
 			ck_assert_msg(!strncmp(s->name, "static", 6) ||
 					      !strncmp(s->name, "blocked", 7),
@@ -1031,7 +1042,7 @@ START_TEST(nft_binary_reads_the_same)
 	}
 	yajl_tree_free(root);
 	ck_assert_uint_eq(seen_chains, 5);
-	ck_assert_uint_eq(seen_sets, 6);
+	ck_assert_uint_eq(seen_sets, 8);
 	ck_assert(static4_ok);
 	ck_assert_uint_eq(rules[0], ARRAY_SIZE(input_rules));
 	ck_assert_uint_eq(rules[1], ARRAY_SIZE(forward_rules));

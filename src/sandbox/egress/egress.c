@@ -231,6 +231,9 @@ void sandbox_net_finish(struct sandbox_net *n)
 		rep->dropped_known = true;
 		rep->dropped_packets = counters.dropped_packets;
 		rep->dropped_bytes = counters.dropped_bytes;
+		/* By destination, for the audit's denied event (sandbox/audit.c frees them). */
+		if (n->audit && cordon_nft_read_drops(n->nft, &n->drops, &n->n_drops, &err) < 0)
+			n->n_drops = 0;
 	}
 	sandbox_net_proxy_stop(n);
 	if (n->proxy_stats_known) {
