@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cordon/audit.h"
 #include "cordon/sandbox.h"
 
 static const char create_usage[] =
@@ -185,6 +186,9 @@ int cli_bundle_load(const struct cli_bundle_args *args, struct cordon_spec *spec
 	if (!spec->oci->terminal && args->console_socket)
 		return cordon_error_set(err, CORDON_E_USAGE, 0,
 					"--console-socket: only with process.terminal true");
+	/* An OCI container's audit log only when asked (CORDON_AUDIT), opened before anything. */
+	if (cordon_audit_flag_env(spec, err) < 0)
+		return -1;
 	return cordon_spec_finalize(spec, err);
 }
 

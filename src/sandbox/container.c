@@ -93,8 +93,10 @@ static _Noreturn void monitor_main(const struct cordon_spec *spec, const char *r
 			monitor_fail(notify_fd, errno, "its stdio to /dev/null");
 	close(null);
 	{
-		int keep[] = { notify_fd, console_fd,	 stdio[0],	stdio[1],
-			       stdio[2],  hook_stdio[0], hook_stdio[1], cordon_log_fd() };
+		/* The audit log's --audit fd too: the monitor writes the container's events. */
+		int keep[] = { notify_fd,     console_fd,    stdio[0],	      stdio[1],
+			       stdio[2],      hook_stdio[0], hook_stdio[1], cordon_log_fd(),
+			       spec->audit.fd };
 
 		r = cordon_close_fds_except(first, keep, ARRAY_SIZE(keep));
 		if (r < 0)

@@ -7,7 +7,7 @@
 # an environment value, a token the redaction rules hide. The log's file
 # is opened as --log is (no planted link or special file receives it), it
 # has a size cap, and a state directory's log is kept at the end.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/oci-lib.sh"
 
 AUDIT_SCHEMA=${AUDIT_SCHEMA:-$(dirname "$0")/../../docs/audit.schema.json}
 AUDIT_CHECK=$(dirname "$0")/audit-check.py
@@ -147,7 +147,53 @@ t_cap() {
 	grep -q '"dropped":{"cap":1,' "$AUDIT" || fail "the dropped exec is not counted"
 }
 
+# cordon exec and delete append to the log the sandbox began with (an
+# OCI container's, asked for with CORDON_AUDIT); one moved in its place
+# is refused before the command runs, and delete still removes the
+# sandbox.
+t_exec_and_delete() {
+	exec_and_delete "$CASE_ID-x"
+	# A failure above leaves no container behind.
+	[ ! -e "$OROOT/$CASE_ID-x" ] || { oc delete --force "$CASE_ID-x"; end_case; }
+}
+
+exec_and_delete() {
+	local id=$1
+	setup_case
+	audit_file
+	mk_bundle b sleep "$MARK" || return
+	# Deleted whatever happens below.
+	XENV=("CORDON_AUDIT=$AUDIT")
+	oc create -b "$BUNDLE" "$id" && oc start "$id"
+	expect_rc 0 || return
+	XENV=()
+	oc exec "$id" -- sh -c "echo password=$TOK_PASS; exit 5"
+	expect_rc 5 || return
+	oc exec --timeout 1 --kill-after 1 --output-max 3 "$id" -- sh -c 'echo 0123456789; exec sleep 30'
+	expect_rc 124 || return
+	audit_check "$AUDIT" --forbid "$TOK_PASS" || return
+	[ "$EVENTS" = $'create\nexec\nexec' ] || { fail "events: $EVENTS"; return; }
+	grep -q '"exit_code":5,' "$AUDIT" || { fail "the plain exec's status is not 5"; return; }
+	grep -q '"timed_out":true' "$AUDIT" || { fail "the supervised exec did not time out"; return; }
+	grep -q '"stdout_bytes":11,.*"truncated":true' "$AUDIT" || { fail "the supervised exec's output"; return; }
+	# Another file at the log's name: refused, and nothing runs.
+	mv "$AUDIT" "$AUDIT.moved"
+	: >"$AUDIT"
+	[ "$MODE" = rootless ] && chown "$TEST_UID:$TEST_GID" "$AUDIT"
+	oc exec "$id" -- touch /dev/shm/ran
+	expect_cordon_error AUDIT "no longer the file" || return
+	oc exec "$id" -- test -e /dev/shm/ran
+	expect_rc_not 0 "the refused exec ran" || return
+	mv "$AUDIT.moved" "$AUDIT"
+	oc delete --force "$id"
+	expect_rc 0 || return
+	audit_check "$AUDIT" || return
+	[ "${EVENTS##*$'\n'}" = cleanup ] || fail "no cleanup at delete: $EVENTS"
+	end_case
+}
+
 each_mode "events, env keys only, redacted argv" t_events_and_secrets
+each_mode "cordon exec and delete append; a replaced log is refused" t_exec_and_delete
 each_mode "output counted, timeout" t_counted_output_and_timeout
 each_mode "--audit-redact" t_custom_redact
 each_mode "hostile bytes in argv" t_hostile_bytes

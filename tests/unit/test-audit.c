@@ -1,0 +1,156 @@
+// SPDX-License-Identifier: Apache-2.0
+/* The audit log's redaction, its strings, its cap (src/audit/, docs/audit.md). */
+#include <yajl/yajl_tree.h>
+
+#include "cordon/audit.h"
+#include "unit.h"
+
+static char *dir;
+static int dir_fd = -1;
+static struct cordon_spec spec;
+static struct cordon_audit *audit;
+
+static void setup(void)
+{
+	struct cordon_error err = { 0 };
+
+	dir = unit_tmpdir();
+	dir_fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	ck_assert_int_ge(dir_fd, 0);
+	cordon_spec_init(&spec);
+	spec.id = strdup("t1");
+	spec.audit.dir = strdup(dir); /* never the host's audit directory */
+	spec.audit.max_bytes = 8192;
+	ck_assert_int_eq(cordon_audit_flag_redact(&spec, "corp-[0-9]{4}", &err), 0);
+	audit = cordon_audit_start(&spec, dir_fd, &err);
+	ck_assert_msg(audit != NULL, "%s", err.msg);
+}
+
+static void teardown(void)
+{
+	cordon_audit_close(audit);
+	cordon_spec_free(&spec);
+	close(dir_fd);
+	unit_rm_rf(dir);
+	free(dir);
+}
+
+/* The log's lines (malloc'd text), and how many. */
+static char *log_text(size_t *lines)
+{
+	char *text = NULL, path[PATH_MAX];
+	size_t len = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, CORDON_AUDIT_FILE);
+	f = fopen(path, "r");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_ge(getdelim(&text, &len, '\0', f), 0);
+	fclose(f);
+	*lines = 0;
+	for (char *p = text; *p; p++)
+		*lines += *p == '\n';
+	return text;
+}
+
+START_TEST(default_rules_hide_tokens)
+{
+	static const struct {
+		const char *in, *out;
+	} cases[] = {
+		{ "AKIAABCDEFGHIJKLMNOP", "[REDACTED]" },
+		{ "x=ghp_abcdefghijklmnopqrstuvwxyz0123456789!", "x=[REDACTED]!" },
+		{ "github_pat_11ABCDEFG0abcdefghijklmnopqrstuvwxyz", "[REDACTED]" },
+		{ "xoxb-123-abc", "[REDACTED]" },
+		{ "Authorization: Bearer abc.def", "Authorization: [REDACTED]" },
+		{ "PASSWORD=hunter2&x=1", "[REDACTED]&x=1" },
+		{ "api_key: k1", "[REDACTED]" },
+		{ "https://u:p4ss@example.org/", "https[REDACTED]example.org/" },
+		{ "-----BEGIN RSA PRIVATE KEY-----\nMIIB\n", "[REDACTED]" },
+		{ "id=corp-1234 ok", "id=[REDACTED] ok" }, /* --audit-redact */
+		{ "plain words stay", "plain words stay" },
+		{ "", "" },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		char *got = cordon_audit_redact(audit, cases[i].in);
+
+		ck_assert_msg(strcmp(got, cases[i].out) == 0, "'%s': got '%s', want '%s'",
+			      cases[i].in, got, cases[i].out);
+		free(got);
+	}
+}
+END_TEST
+
+/* Hostile bytes: one line, valid JSON, the strings back as well-formed UTF-8. */
+START_TEST(exec_line_is_one_valid_object)
+{
+	const char *argv[] = { "a\"b\\c\n{\"event\":\"create\"}", "\xff\xfe", "\x01\x1b[31m",
+			       "--token", "t0psecret", NULL };
+	struct cordon_error err = { 0 };
+	char *text, why[256];
+	size_t lines;
+	yajl_val tree, v;
+	const char *p_argv[] = { "argv", NULL }, *p_event[] = { "event", NULL };
+
+	ck_assert_int_eq(cordon_audit_exec(audit,
+					   &(struct cordon_audit_exec){ .argv = argv,
+									.exit_code = 3 },
+					   &err),
+			 0);
+	text = log_text(&lines);
+	ck_assert_uint_eq(lines, 1);
+	ck_assert_ptr_null(strstr(text, "t0psecret"));
+	tree = yajl_tree_parse(text, why, sizeof(why));
+	ck_assert_msg(tree != NULL, "%s: %s", why, text);
+	ck_assert_str_eq(YAJL_GET_STRING(yajl_tree_get(tree, p_event, yajl_t_string)), "exec");
+	v = yajl_tree_get(tree, p_argv, yajl_t_array);
+	ck_assert_ptr_nonnull(v);
+	ck_assert_uint_eq(YAJL_GET_ARRAY(v)->len, 5);
+	ck_assert_str_eq(YAJL_GET_STRING(YAJL_GET_ARRAY(v)->values[0]), argv[0]);
+	ck_assert_str_eq(YAJL_GET_STRING(YAJL_GET_ARRAY(v)->values[1]), "\xef\xbf\xbd\xef\xbf\xbd");
+	ck_assert_str_eq(YAJL_GET_STRING(YAJL_GET_ARRAY(v)->values[4]), "[REDACTED]");
+	yajl_tree_free(tree);
+	free(text);
+}
+END_TEST
+
+/* Past its share a line is dropped whole and counted; the cleanup keeps its reserve. */
+START_TEST(cap_drops_whole_lines)
+{
+	struct cordon_error err = { 0 };
+	uint64_t capped, rate;
+	size_t lines;
+	char *text;
+
+	for (int i = 0; i < 200; i++)
+		cordon_audit_dns(audit, &(struct cordon_audit_dns){ .name = "flood.example",
+								     .qtype = 1 });
+	ck_assert_int_eq(cordon_audit_cleanup(audit, NULL, 0, NULL, &err), 0);
+	cordon_audit_dropped(audit, &capped, &rate);
+	ck_assert_uint_gt(capped + rate, 0);
+	text = log_text(&lines);
+	ck_assert_uint_le(strlen(text), 8192);
+	ck_assert_ptr_nonnull(strstr(text, "\"event\":\"cleanup\""));
+	ck_assert(text[strlen(text) - 1] == '\n');
+	free(text);
+}
+END_TEST
+
+static Suite *audit_suite(void)
+{
+	Suite *s = suite_create("audit");
+	TCase *tc = tcase_create("audit");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, default_rules_hide_tokens);
+	tcase_add_test(tc, exec_line_is_one_valid_object);
+	tcase_add_test(tc, cap_drops_whole_lines);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return unit_run(audit_suite());
+}
