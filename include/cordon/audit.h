@@ -38,6 +38,7 @@
 #define CORDON_AUDIT_RECORD "audit.json" /* in the state directory: where and how */
 #define CORDON_AUDIT_MAX_DEFAULT (8u << 20)
 #define CORDON_AUDIT_MAX_MIN 4096u
+#define CORDON_AUDIT_MAX_MAX (64u << 20)
 #define CORDON_AUDIT_REDACT_MAX 64
 #define CORDON_AUDIT_DNS_PER_S 50 /* DNS decisions the proxy told of a second, burst as many */
 /* Admits a second, burst as many: what the proxy's own rate (200 queries a second) can ask for. */

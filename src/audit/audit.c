@@ -109,10 +109,11 @@ int cordon_audit_flag_max(struct cordon_spec *spec, const char *value, struct co
 {
 	uint64_t v;
 
-	if (cordon_parse_u64(value, &v) < 0 || v < CORDON_AUDIT_MAX_MIN || v > (1ULL << 40))
+	/* At most 64 MiB: a state directory's log is read whole when it is kept. */
+	if (cordon_parse_u64(value, &v) < 0 || v < CORDON_AUDIT_MAX_MIN || v > CORDON_AUDIT_MAX_MAX)
 		return cordon_error_set(err, CORDON_E_USAGE, 0,
-					"--audit-max: expected bytes, at least %u, got '%s'",
-					CORDON_AUDIT_MAX_MIN, value);
+					"--audit-max: expected bytes from %u to %u, got '%s'",
+					CORDON_AUDIT_MAX_MIN, CORDON_AUDIT_MAX_MAX, value);
 	spec->audit.max_bytes = v;
 	return 0;
 }
@@ -222,6 +223,69 @@ static struct cordon_audit *audit_new(const char *id, int fd, uint64_t base, uin
 	return a;
 }
 
+/* Is (dev, ino) the workspace or a writable bind's source? */
+static bool shared_rw(const struct cordon_spec *spec, dev_t dev, ino_t ino)
+{
+	if (spec->workspace && spec->workspace_id.valid && spec->workspace_id.dev == dev &&
+	    spec->workspace_id.ino == ino)
+		return true;
+	for (size_t i = 0; i < spec->n_binds; i++) {
+		const struct cordon_path_id *id = &spec->binds[i].source_id;
+
+		if (spec->binds[i].writable && id->valid && id->dev == dev && id->ino == ino)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * --audit FILE where the workload can write (the workspace, a writable
+ * bind, below either): it could rewrite, truncate or forge its own log.
+ * Refused. The file and each directory from its own up to / are
+ * compared by device and inode with what the sandbox gets writable.
+ */
+static int check_not_shared(const struct cordon_spec *spec, int fd, struct cordon_error *err)
+{
+	_cleanup_free_ char *name = NULL;
+	_cleanup_close_ int dir = -1;
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		return cordon_error_set(err, CORDON_E_AUDIT, errno, "--audit %s", spec->audit.path);
+	if (shared_rw(spec, st.st_dev, st.st_ino))
+		goto shared;
+	dir = cordon_output_dir_open(spec->audit.path, "--audit", CORDON_E_AUDIT, &name, err);
+	if (dir < 0)
+		return -1;
+	for (int depth = 0; depth < 4096; depth++) {
+		struct stat up_st;
+		int up;
+
+		if (fstat(dir, &st) < 0)
+			return cordon_error_set(err, CORDON_E_AUDIT, errno, "--audit %s",
+						spec->audit.path);
+		if (shared_rw(spec, st.st_dev, st.st_ino))
+			goto shared;
+		up = openat(dir, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (up < 0)
+			return cordon_error_set(err, CORDON_E_AUDIT, errno, "--audit %s",
+						spec->audit.path);
+		if (fstat(up, &up_st) == 0 && up_st.st_dev == st.st_dev &&
+		    up_st.st_ino == st.st_ino) {
+			close(up);
+			return 0; /* the root */
+		}
+		close(dir);
+		dir = up;
+	}
+	return 0;
+shared:
+	return cordon_error_set(err, CORDON_E_AUDIT, 0,
+				"--audit %s: inside the workspace or a writable bind, where the "
+				"workload could rewrite its own log (refused)",
+				spec->audit.path);
+}
+
 struct cordon_audit *cordon_audit_start(const struct cordon_spec *spec, int state_dir_fd,
 					struct cordon_error *err)
 {
@@ -234,6 +298,8 @@ struct cordon_audit *cordon_audit_start(const struct cordon_spec *spec, int stat
 	if (spec->audit.off || (spec->oci && !spec->audit.on))
 		return NULL;
 	if (spec->audit.fd >= 0) {
+		if (check_not_shared(spec, spec->audit.fd, err) < 0)
+			return NULL;
 		fd = fcntl(spec->audit.fd, F_DUPFD_CLOEXEC, 3);
 		if (fd < 0) {
 			cordon_error_set(err, CORDON_E_AUDIT, errno, "--audit %s", spec->audit.path);
@@ -517,8 +583,11 @@ yajl_gen audit_begin(const struct cordon_audit *a, const char *event)
 	audit_kstr(g, "id", a->id);
 	audit_key(g, "labels");
 	yajl_gen_map_open(g);
-	for (size_t i = 0; i < a->n_labels; i++)
-		audit_kstr(g, a->label_keys[i], a->label_values[i]);
+	/* A key is the caller's bytes as much as a value: made well-formed UTF-8 too. */
+	for (size_t i = 0; i < a->n_labels; i++) {
+		audit_str(g, a->label_keys[i]);
+		audit_str(g, a->label_values[i]);
+	}
 	yajl_gen_map_close(g);
 	return g;
 }

@@ -133,6 +133,15 @@ t_hostile_paths() {
 	expect_cordon_error AUDIT "--audit" || return
 	crun --audit-max 10 -- true
 	expect_cordon_error USAGE audit-max || return
+	# Where the workload can write (the workspace, below a writable bind): it
+	# could rewrite its own log.
+	crun --audit "$WS/a.jsonl" -- true
+	expect_cordon_error AUDIT "inside the workspace or a writable bind" || return
+	mk_dir "$CASE_DIR/rw/deep"
+	crun --bind "$CASE_DIR/rw:/mnt:rw" --audit "$CASE_DIR/rw/deep/a.jsonl" -- true
+	expect_cordon_error AUDIT "inside the workspace or a writable bind" || return
+	crun --bind "$CASE_DIR/rw:/mnt:ro" --audit "$CASE_DIR/rw/deep/a.jsonl" -- true
+	expect_rc 0
 }
 
 # The cap: a line that does not fit is dropped whole, the cleanup still fits.

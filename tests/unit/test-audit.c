@@ -92,6 +92,11 @@ START_TEST(exec_line_is_one_valid_object)
 	size_t lines;
 	yajl_val tree, v;
 	const char *p_argv[] = { "argv", NULL }, *p_event[] = { "event", NULL };
+	const char *p_label[] = { "labels", "k\xef\xbf\xbd", NULL };
+	const char *keys[] = { "k\xff" }, *values[] = { "v\"\n" };
+
+	/* Labels are the caller's bytes, keys as much as values. */
+	cordon_audit_set_labels(audit, keys, values, 1);
 
 	ck_assert_int_eq(cordon_audit_exec(audit,
 					   &(struct cordon_audit_exec){ .argv = argv,
@@ -110,6 +115,9 @@ START_TEST(exec_line_is_one_valid_object)
 	ck_assert_str_eq(YAJL_GET_STRING(YAJL_GET_ARRAY(v)->values[0]), argv[0]);
 	ck_assert_str_eq(YAJL_GET_STRING(YAJL_GET_ARRAY(v)->values[1]), "\xef\xbf\xbd\xef\xbf\xbd");
 	ck_assert_str_eq(YAJL_GET_STRING(YAJL_GET_ARRAY(v)->values[4]), "[REDACTED]");
+	v = yajl_tree_get(tree, p_label, yajl_t_string);
+	ck_assert_ptr_nonnull(v);
+	ck_assert_str_eq(YAJL_GET_STRING(v), "v\"\n");
 	yajl_tree_free(tree);
 	free(text);
 }
