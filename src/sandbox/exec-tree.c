@@ -69,8 +69,12 @@ struct exec_sv {
 	int sigfd, timerfd, epfd;
 	struct exec_out out[2];
 	uint64_t forwarded;
-	bool cmd_done, term_sent, reaper_gone;
+	bool cmd_done, reaper_gone;
+	bool tree_empty; /* the reaper has no child left, or the SIGKILL rounds ended */
 	int cmd_status;
+	/* The processes the timeout's SIGTERM went to, sorted: each gets one. */
+	pid_t *termed;
+	size_t n_termed;
 };
 
 /* --- the tree, from the host's /proc --------------------------------------- */
@@ -194,8 +198,16 @@ static size_t first_child(const struct proc_link *l, size_t n, pid_t ppid)
  * runs outside the sandbox's cgroup, and a chain of processes must not
  * make it spin.
  */
-static size_t tree_signal(const struct exec_sv *sv, int sig, int **pidfds)
+static int by_pid(const void *a, const void *b)
 {
+	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+static size_t tree_signal(struct exec_sv *sv, int sig, int **pidfds)
+{
+	size_t termed_before = sv->n_termed;
 	struct proc_link *l;
 	size_t n = proc_links(&l), sent = 0, head = 0, tail = 0;
 	pid_t *queue = cordon_xmalloc((n + 1) * sizeof(*queue));
@@ -217,6 +229,9 @@ static size_t tree_signal(const struct exec_sv *sv, int sig, int **pidfds)
 				queue[tail++] = l[i].pid;
 			if (l[i].zombie)
 				continue;
+			if (sig == SIGTERM && sv->n_termed &&
+			    bsearch(&l[i].pid, sv->termed, termed_before, sizeof(pid_t), by_pid))
+				continue;
 			fd = cordon_pidfd_open(l[i].pid);
 			if (fd < 0)
 				continue;
@@ -226,6 +241,11 @@ static size_t tree_signal(const struct exec_sv *sv, int sig, int **pidfds)
 			    cordon_pidfd_send_signal(fd, sig) < 0) {
 				close(fd);
 				continue;
+			}
+			if (sig == SIGTERM) {
+				sv->termed = cordon_xrealloc(sv->termed,
+							     (sv->n_termed + 1) * sizeof(pid_t));
+				sv->termed[sv->n_termed++] = l[i].pid;
 			}
 			if (pidfds) {
 				*pidfds = cordon_xrealloc(*pidfds, (sent + 1) * sizeof(int));
@@ -238,6 +258,8 @@ static size_t tree_signal(const struct exec_sv *sv, int sig, int **pidfds)
 	}
 	free(queue);
 	free(l);
+	if (sv->n_termed > termed_before)
+		qsort(sv->termed, sv->n_termed, sizeof(pid_t), by_pid);
 	return sent;
 }
 
@@ -247,7 +269,7 @@ static size_t tree_signal(const struct exec_sv *sv, int sig, int **pidfds)
  * and a process with a SIGKILL pending forks no more. False when a round
  * limit was reached with processes still there (stuck in the kernel).
  */
-static bool tree_kill(const struct exec_sv *sv)
+static bool tree_kill(struct exec_sv *sv)
 {
 	for (int round = 0; round < TREE_KILL_ROUNDS; round++) {
 		int *fds;
@@ -373,19 +395,31 @@ static bool out_forward(struct exec_sv *sv, struct exec_out *o)
 	return true;
 }
 
+/* The timeout's SIGTERM (and SIGCONT: a stopped process goes on to end) to what has had none. */
+static void tree_term(struct exec_sv *sv)
+{
+	tree_signal(sv, SIGTERM, NULL);
+	tree_signal(sv, SIGCONT, NULL);
+}
+
+/*
+ * The timer: at --timeout, SIGTERM to the whole tree and the timer armed
+ * for --kill-after; then SIGKILL rounds until nothing is left. The exit of
+ * the command in between does not end the wait: what it started and what
+ * ignores SIGTERM is still there (SYNC_TREE_EMPTY says when it is not).
+ */
 static void on_timer(struct exec_sv *sv)
 {
 	uint64_t ticks;
 
-	if (read(sv->timerfd, &ticks, sizeof(ticks)) != sizeof(ticks) || sv->cmd_done)
+	if (read(sv->timerfd, &ticks, sizeof(ticks)) != sizeof(ticks) || sv->tree_empty)
 		return;
-	sv->res->timed_out = true;
-	if (!sv->term_sent) {
-		/* Every process of the command, as a cgroup's would be: a stopped one goes on to
-		 * end. */
-		sv->term_sent = true;
-		tree_signal(sv, SIGTERM, NULL);
-		tree_signal(sv, SIGCONT, NULL);
+	if (!sv->res->timed_out) {
+		/* Ended in time: what it left running is the sandbox's. */
+		if (sv->cmd_done)
+			return;
+		sv->res->timed_out = true;
+		tree_term(sv);
 		arm_timer(sv->timerfd, sv->opts->kill_after_ms);
 		return;
 	}
@@ -394,6 +428,7 @@ static void on_timer(struct exec_sv *sv)
 		cordon_warn("exec in %s: processes of the command did not end after %d rounds of "
 			    "SIGKILL",
 			    sv->opts->id, TREE_KILL_ROUNDS);
+	sv->tree_empty = true;
 }
 
 /* A signal for us goes to the process, as cordon_container_exec_wait relays it. */
@@ -440,7 +475,12 @@ static void on_reaper(struct exec_sv *sv)
 		if (msg.type == SYNC_EXITED && !sv->cmd_done) {
 			sv->cmd_done = true;
 			sv->cmd_status = msg.status;
+			/* Started while the first SIGTERM's scan ran: it gets its own. */
+			if (sv->res->timed_out && !sv->tree_empty)
+				tree_term(sv);
 		}
+		if (msg.type == SYNC_TREE_EMPTY)
+			sv->tree_empty = true;
 	}
 }
 
@@ -455,7 +495,8 @@ static int supervise(struct exec_sv *sv, struct cordon_error *err)
 	for (int i = 0; i < 2; i++)
 		if (sv->out[i].fd >= 0 && watch(sv, &sv->out[i].fd, err) < 0)
 			return -1;
-	while (!sv->cmd_done && !sv->reaper_gone) {
+	/* Timed out: until nothing of the command is left (or the reaper is gone). */
+	while (!sv->reaper_gone && !(sv->cmd_done && (!sv->res->timed_out || sv->tree_empty))) {
 		struct epoll_event evs[8];
 		int n = epoll_wait(sv->epfd, evs, ARRAY_SIZE(evs), -1);
 
@@ -540,7 +581,7 @@ static int open_pipes(struct exec_sv *sv, struct exec_tree *t, struct cordon_err
 static int exec_supervised(struct exec_sv *sv, struct exec_tree *t, struct cordon_error *err)
 {
 	int sp[2], status = CORDON_EXIT_FAILURE;
-	sigset_t set;
+	sigset_t set, pipe_set;
 
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
 		return cordon_error_set(err, CORDON_E_INTERNAL, errno, "socketpair");
@@ -560,6 +601,14 @@ static int exec_supervised(struct exec_sv *sv, struct exec_tree *t, struct cordo
 	sv->sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
 	if (sv->sigfd < 0)
 		return cordon_error_set(err, CORDON_E_INTERNAL, errno, "signalfd");
+	/*
+	 * A reader that went away (`| head`) is an EPIPE, not our end: the
+	 * command would go on without its timeout. The process's mask is reset
+	 * by its confinement (step_signals).
+	 */
+	sigemptyset(&pipe_set);
+	sigaddset(&pipe_set, SIGPIPE);
+	sigprocmask(SIG_BLOCK, &pipe_set, NULL);
 	if (sandbox_exec_start(sv->opts, t, &sv->reaper, &status, err) < 0) {
 		sv->res->exit_code = status;
 		return -1;
@@ -621,6 +670,7 @@ int cordon_container_exec_supervised(const struct cordon_exec_opts *opts,
 	cordon_closep(&sv.sigfd);
 	cordon_closep(&sv.timerfd);
 	cordon_closep(&sv.epfd);
+	free(sv.termed);
 	sandbox_exec_signals(&set);
 	sigprocmask(SIG_UNBLOCK, &set, NULL);
 	res->duration_ms = (cordon_now_mono_us() - t0 + 500) / 1000;

@@ -265,7 +265,7 @@ static _Noreturn void exec_reaper(struct exec_ctx *x)
 		close(fds[0]);
 		close(fds[1]);
 	}
-	for (;;) {
+	for (bool cmd_reaped = false, empty = false;;) {
 		struct pollfd p[2] = { { .fd = t->reaper_sock, .events = POLLIN },
 				       { .fd = sigfd, .events = POLLIN } };
 		struct signalfd_siginfo si;
@@ -279,7 +279,17 @@ static _Noreturn void exec_reaper(struct exec_ctx *x)
 		while ((w = waitpid(-1, &st, WNOHANG)) > 0) {
 			if (w != cmd)
 				continue;
+			cmd_reaped = true;
 			msg = (struct sync_msg){ .type = SYNC_EXITED, .status = st };
+			sync_send(t->reaper_sock, &msg, NULL, 0);
+		}
+		/*
+		 * No child: the tree is empty for good, since a live process below
+		 * us keeps a live chain of parents up to one of our children.
+		 */
+		if (w < 0 && errno == ECHILD && cmd_reaped && !empty) {
+			empty = true;
+			msg = (struct sync_msg){ .type = SYNC_TREE_EMPTY };
 			sync_send(t->reaper_sock, &msg, NULL, 0);
 		}
 		/* cordon exec is done with the tree (or gone): what is left goes to the init. */

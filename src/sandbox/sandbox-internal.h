@@ -26,6 +26,7 @@ enum sync_type {
 	SYNC_RUNNING,	 /* init → supervisor: the workload's execve succeeded */
 	SYNC_MOUNT_TREE, /* supervisor → init, before GO: mounts[status]'s idmapped tree (fd) */
 	SYNC_SIGNAL,	 /* supervisor → init: signal status came from the caller's terminal */
+	SYNC_TREE_EMPTY, /* exec's reaper → cordon exec: it has no child left (exec-tree.c) */
 };
 
 struct sync_msg {

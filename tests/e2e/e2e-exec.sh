@@ -85,13 +85,31 @@ t_timeout_term() {
 	setup_case
 	kid=$((MARK + 4))
 	start_sandbox "$id" || return
-	oc exec --timeout 0.5 --kill-after 600 --result-json "$CASE_DIR/r.json" "$id" -- \
+	oc exec --timeout 0.5 --kill-after 30 --result-json "$CASE_DIR/r.json" "$id" -- \
 		sh -c "sleep $kid & sleep $((kid + 1))"
 	expect_rc 124
-	[ "$(host_procs "sleep $kid")" = 0 ] || fail "the command's child survived SIGTERM"
+	# SIGTERM is sent to every process, not waited for (SIGKILL rounds are): it ends by itself.
+	wait_until 30 eval '[ "$(host_procs "sleep $kid")" = 0 ]' ||
+		fail "the command's child survived SIGTERM"
 	[ "$(jget "$CASE_DIR/r.json" timed_out)" = True ] || fail "timed_out is not true"
 	[ "$(jget "$CASE_DIR/r.json" exit_code)" = 124 ] || fail "exit_code is not 124"
 	[ "$(jget "$CASE_DIR/r.json" signal)" = 15 ] || fail "signal is not SIGTERM's"
+	oc delete -f "$id"
+	end_case
+}
+
+# The command ends at SIGTERM, a child it left ignores it: the exec is not
+# over until --kill-after's SIGKILL has ended that child too.
+t_timeout_term_ignored() {
+	local id=$CASE_ID-i kid
+	setup_case
+	start_sandbox "$id" || return
+	kid=$((MARK + 8))
+	oc exec --timeout 0.5 --kill-after 0.5 "$id" -- \
+		sh -c "(trap '' TERM; exec sleep $kid) & exec sleep $((kid + 1))"
+	expect_rc 124
+	[ "$(host_procs "sleep $kid")" = 0 ] || fail "a child that ignores SIGTERM outlived the exec"
+	[ -d "/proc/$WPID" ] || fail "the kill reached the sandbox's own process"
 	oc delete -f "$id"
 	end_case
 }
@@ -222,6 +240,25 @@ t_stalled_reader() {
 	end_case
 }
 
+# A reader that goes away (`| head`) does not end cordon exec (SIGPIPE):
+# the command keeps its timeout, and its tree still ends.
+t_reader_gone() {
+	local id=$CASE_ID-g kid _argv
+	setup_case
+	start_sandbox "$id" || return
+	kid=$((MARK + 7))
+	_cordon_argv --root "$OROOT" exec --timeout 1 --kill-after 0 --output-max 100000000 "$id" -- \
+		sh -c "sleep $kid & trap '' TERM; while :; do echo line; done"
+	("${_argv[@]}" 2>"$CASE_DIR/gone.err" </dev/null | head -c 5 >"$CASE_DIR/gone.out"
+	 echo "${PIPESTATUS[0]}" >"$CASE_DIR/gone.rc") 2>/dev/null &
+	_bg_pids+=("$!")
+	exec_wait gone 60 || return
+	expect_rc 124
+	[ "$(host_procs "sleep $kid")" = 0 ] || fail "the command's tree outlived its timeout"
+	oc delete -f "$id"
+	end_case
+}
+
 # The sandbox ends under a supervised exec: it says so and ends, nothing waits.
 t_sandbox_ends_under_exec() {
 	local id=$CASE_ID-e
@@ -274,11 +311,13 @@ t_reaper_unkillable() {
 
 each_mode "exec --timeout: the command's whole tree ends (SIGKILL), another exec and the sandbox do not" t_timeout_ends_the_tree
 each_mode "exec --timeout: SIGTERM reaches the command's children; result JSON" t_timeout_term
+each_mode "exec --timeout: a child that ignores SIGTERM ends at --kill-after, after the command" t_timeout_term_ignored
 each_mode "exec --timeout --kill-after 0: a command forking orphans while killed leaves none" t_timeout_fork_race
 each_mode "exec: two commands at once" t_concurrent
 each_mode "exec --output-max: the cap, the counts, a flood" t_output_max
 each_mode "exec: cordon run's exit statuses and result JSON" t_statuses_and_result
 each_mode "exec --timeout: a caller that stops reading does not hold the timeout" t_stalled_reader
+each_mode "exec --timeout: a reader that goes away (| head) ends nothing but the output" t_reader_gone
 each_mode "exec: the sandbox ends under a supervised exec: 125, nothing waits" t_sandbox_ends_under_exec
 each_mode "exec --result-json: a planted link or a directory is refused" t_result_json_hostile
 rootful_only "exec: the reaper cannot be signalled from the container" t_reaper_unkillable
