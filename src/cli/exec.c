@@ -348,6 +348,7 @@ static int exec(struct exec_args *a, struct cordon_error *err)
 			"container id '%s': an id is [A-Za-z0-9][A-Za-z0-9_.-]{0,63}", a->opts.id);
 	if (cordon_container_exec_seal(&a->opts, err) < 0)
 		return -1;
+	cordon_trace("exec-sealed");
 	/* Its directory before the process exists (a bad one: nothing to undo). */
 	if (a->pid_file && cordon_pid_file_open(&pid_file, a->pid_file, err) < 0)
 		return -1;

@@ -146,6 +146,7 @@ static _Noreturn void exec_process(const struct exec_ctx *x)
 		.tty = -1,
 	};
 
+	cordon_trace_process("exec-process");
 	sandbox_confine_exec(&c);
 }
 
@@ -302,8 +303,10 @@ static _Noreturn void exec_reaper(struct exec_ctx *x)
 static _Noreturn void exec_join(struct exec_ctx *x)
 {
 	struct exec_tree *t = x->tree;
-	int keep[] = { x->report_fd, x->pidfd, x->outer_userns, x->opts->console_fd,
-		       t ? t->reaper_sock : -1, t ? t->null_fd : -1 };
+	int keep[] = { x->report_fd,	    x->pidfd,
+		       x->outer_userns,	    x->opts->console_fd,
+		       t ? t->reaper_sock : -1, t ? t->null_fd : -1,
+		       cordon_trace_fd };
 	struct clone_args args = { .flags = CLONE_PARENT };
 	struct cordon_error err = { 0 };
 	struct confine_report rep = { .code = CORDON_OK };
@@ -334,8 +337,11 @@ static _Noreturn void exec_join(struct exec_ctx *x)
 		confine_fail(x->report_fd, CORDON_EXIT_FAILURE, CORDON_E_SECURITY, -r,
 			     "hiding cordon exec's command line");
 
+	cordon_trace_process("joiner");
+	cordon_trace("joiner-start");
 	if (join_cgroups(x->cgroups, x->opts->cgroup, &err) < 0)
 		exec_fail_err(x->report_fd, &err);
+	cordon_trace("cgroups-joined");
 	if (sandbox_join_container(x->spec, x->pidfd, x->outer_userns, &err) < 0)
 		exec_fail_err(x->report_fd, &err);
 	if (x->outer_userns >= 0)
@@ -356,6 +362,7 @@ static _Noreturn void exec_join(struct exec_ctx *x)
 		confine_fail(x->report_fd, CORDON_EXIT_FAILURE, CORDON_E_NAMESPACE, errno,
 			     "joining the workload's user namespace");
 	close(x->pidfd);
+	cordon_trace("namespaces-joined");
 
 	/* A pid namespace applies to children: the process is one, but cordon exec's. */
 	pid = cordon_clone3(&args, sizeof(args));
@@ -714,14 +721,18 @@ int sandbox_exec_start(const struct cordon_exec_opts *opts, struct exec_tree *tr
 	 * Paused is refused, as crun does: the joiner would freeze on joining
 	 * the frozen cgroup, holding the lock that resume needs.
 	 */
+	cordon_trace("exec-state");
 	st = container_status(&state);
 	/* Blocked before the process exists, so that none meant for it is lost. */
 	sandbox_exec_signals(&set);
 	sigprocmask(SIG_BLOCK, &set, &old);
 	if (st != CORDON_STATUS_CREATED && st != CORDON_STATUS_RUNNING)
 		not_in_state(opts->id, st, err);
-	else if (exec_spec(&state, opts, &spec, err) == 0 && exec_target(&state, &x, err) == 0)
+	else if (exec_spec(&state, opts, &spec, err) == 0 && exec_target(&state, &x, err) == 0) {
+		cordon_trace("exec-spec");
 		pid = exec_spawn(&x, status, err);
+		cordon_trace("exec-spawned");
+	}
 	cordon_state_close(&state);
 	cordon_closep(&x.pidfd);
 	cordon_closep(&x.outer_userns);

@@ -216,6 +216,21 @@ PY
 	end_case
 }
 
+# Rootless the reaper runs as the caller's uid, which is also the sandbox
+# root's: a root command may kill it (architecture.md). cordon exec says it
+# cannot know the status, and the command's timeout is lost with it.
+t_reaper_killed_rootless() {
+	local id=$CASE_ID-q
+	setup_case
+	start_sandbox "$id" || return
+	# shellcheck disable=SC2016
+	oc exec --timeout 30 --result-json "$CASE_DIR/r.json" "$id" -- sh -c 'kill -9 $PPID; sleep 1'
+	expect_cordon_error STATE "reaper ended"
+	[ "$(jget "$CASE_DIR/r.json" exit_code)" = 125 ] || fail "the result says no 125"
+	oc delete -f "$id"
+	end_case
+}
+
 # A caller that stops reading (a pager at its prompt, ^S) does not hold the
 # timeout: the flood's pipe fills, cordon exec ends it all the same.
 t_stalled_reader() {
@@ -321,4 +336,5 @@ each_mode "exec --timeout: a reader that goes away (| head) ends nothing but the
 each_mode "exec: the sandbox ends under a supervised exec: 125, nothing waits" t_sandbox_ends_under_exec
 each_mode "exec --result-json: a planted link or a directory is refused" t_result_json_hostile
 rootful_only "exec: the reaper cannot be signalled from the container" t_reaper_unkillable
+rootless_only "exec: a root command that kills the reaper (rootless: the caller's uid) gets 125, not a made-up status" t_reaper_killed_rootless
 done_testing
