@@ -148,6 +148,15 @@ int cordon_allowlist_add(struct cordon_allowlist *al, const char *value, bool al
 int cordon_allowlist_add_file(struct cordon_allowlist *al, const char *path, bool allow_any,
 			      struct cordon_error *err);
 
+/*
+ * A live update's list: a copy of al with edits applied, one a line:
+ * "+VALUE" adds what --net-allow VALUE would, "-VALUE" removes entries
+ * (in any spelling that normalises to one al holds; one it does not hold
+ * is an error). Everything is checked before the copy is made; an error
+ * names the line or the entry. The result may be empty.
+ */
+struct cordon_allowlist *cordon_allowlist_edit(const struct cordon_allowlist *al, const char *edits,
+					       size_t len, bool allow_any, struct cordon_error *err);
 /* Hostname match (case-insensitive, trailing dot ignored). O(labels). */
 bool cordon_allowlist_match_name(const struct cordon_allowlist *al, const char *name);
 /* Address listed literally or inside a listed CIDR. */

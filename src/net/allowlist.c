@@ -724,6 +724,59 @@ bool cordon_allowlist_match_addr(const struct cordon_allowlist *al, const struct
 	return false;
 }
 
+struct cordon_allowlist *cordon_allowlist_edit(const struct cordon_allowlist *al, const char *edits,
+					       size_t len, bool allow_any, struct cordon_error *err)
+{
+	struct cordon_allowlist *add = cordon_allowlist_new(), *del = cordon_allowlist_new(), *out;
+	size_t lineno = 0;
+
+	for (const char *line = edits, *end = edits + len; line < end;) {
+		const char *nl = memchr(line, '\n', (size_t)(end - line));
+		size_t n = (size_t)((nl ? nl : end) - line);
+		_cleanup_free_ char *value = NULL;
+
+		lineno++;
+		if (n > 0 && (line[0] == '+' || line[0] == '-') && !memchr(line, '\0', n)) {
+			value = cordon_xasprintf("%.*s", (int)(n - 1), line + 1);
+			if (cordon_allowlist_add(line[0] == '+' ? add : del, value, allow_any,
+						 err) < 0) {
+				cordon_error_wrap(err, "%s %s", line[0] == '+' ? "allow" : "deny",
+						  value);
+				goto fail;
+			}
+		} else if (n > 0) {
+			cordon_error_set(err, CORDON_E_USAGE, 0,
+					 "allowlist change %zu: neither +ENTRY nor -ENTRY", lineno);
+			goto fail;
+		}
+		line = nl ? nl + 1 : end;
+	}
+	/* A denial names an entry the list holds, however it was spelt. */
+	for (size_t i = 0; i < del->n_entries; i++)
+		if (!text_known(al, del->entries[i].text)) {
+			cordon_error_set(err, CORDON_E_USAGE, 0,
+					 "deny %s: not an entry of the allowlist", del->entries[i].text);
+			goto fail;
+		}
+	out = cordon_allowlist_new();
+	for (size_t i = 0; i < al->n_entries; i++)
+		if (!text_known(del, al->entries[i].text) &&
+		    cordon_allowlist_add(out, al->entries[i].text, true, err) < 0)
+			goto fail_out;
+	for (size_t i = 0; i < add->n_entries; i++)
+		if (cordon_allowlist_add(out, add->entries[i].text, true, err) < 0)
+			goto fail_out;
+	cordon_allowlist_free(add);
+	cordon_allowlist_free(del);
+	return out;
+fail_out:
+	cordon_allowlist_free(out);
+fail:
+	cordon_allowlist_free(add);
+	cordon_allowlist_free(del);
+	return NULL;
+}
+
 size_t cordon_allowlist_count(const struct cordon_allowlist *al)
 {
 	return al ? al->n_entries : 0;

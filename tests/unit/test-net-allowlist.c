@@ -715,6 +715,64 @@ START_TEST(file_nul_byte)
 }
 END_TEST
 
+/* --- a live update's edits ------------------------------------------------ */
+
+static void edited(const char *start, const char *edits, const char *want_fp_of)
+{
+	struct cordon_error err = { 0 };
+	struct cordon_allowlist *al = cordon_allowlist_new(), *out;
+	char got[65], want[65];
+
+	ck_assert_int_eq(cordon_allowlist_add(al, start, false, &err), 0);
+	out = cordon_allowlist_edit(al, edits, strlen(edits), false, &err);
+	ck_assert_msg(out != NULL, "edit '%s': %s", edits, err.msg);
+	cordon_allowlist_fingerprint(out, got);
+	cordon_allowlist_free(out);
+	cordon_allowlist_free(al);
+	al = cordon_allowlist_new();
+	if (want_fp_of)
+		ck_assert_int_eq(cordon_allowlist_add(al, want_fp_of, false, &err), 0);
+	cordon_allowlist_fingerprint(al, want);
+	cordon_allowlist_free(al);
+	ck_assert_msg(!strcmp(got, want), "edit '%s' of '%s' is not '%s'", edits, start,
+		      want_fp_of ? want_fp_of : "(empty)");
+}
+
+static void edit_refused(const char *start, const char *edits, const char *want_msg)
+{
+	struct cordon_error err = { 0 };
+	struct cordon_allowlist *al = cordon_allowlist_new();
+
+	ck_assert_int_eq(cordon_allowlist_add(al, start, false, &err), 0);
+	ck_assert_ptr_null(cordon_allowlist_edit(al, edits, strlen(edits), false, &err));
+	ck_assert_msg(strstr(err.msg, want_msg), "edit '%s': '%s' does not say '%s'", edits,
+		      err.msg, want_msg);
+	cordon_allowlist_free(al);
+}
+
+START_TEST(edit_adds_and_removes)
+{
+	edited("a.test,10.0.0.0/8", "+b.test\n", "a.test,b.test,10.0.0.0/8");
+	edited("a.test,10.0.0.0/8", "-A.TEST.\n+192.0.2.1,*.c.test\n",
+	       "10.0.0.0/8,192.0.2.1,*.c.test");
+	edited("a.test", "+a.test\n\n", "a.test");
+	edited("a.test,b.test", "-a.test,b.test", NULL);
+	/* Removal first, whatever the order: "-x then +x" and "+x then -x" keep x. */
+	edited("a.test", "+a.test\n-a.test\n", "a.test");
+}
+END_TEST
+
+START_TEST(edit_refuses_what_it_cannot_do)
+{
+	edit_refused("a.test", "-b.test", "not an entry of the allowlist");
+	edit_refused("a.test,10.0.0.0/8", "-10.0.0.0/16", "not an entry");
+	edit_refused("a.test", "+bad..name", "allow bad..name");
+	edit_refused("a.test", "+0.0.0.0/0", "allow 0.0.0.0/0");
+	edit_refused("a.test", "a.test", "neither +ENTRY nor -ENTRY");
+	edit_refused("a.test", "+b.test\n?c.test", "change 2");
+}
+END_TEST
+
 /* --- fingerprint --------------------------------------------------------- */
 
 static void fingerprint_of(const char *value, char out[65])
@@ -815,6 +873,8 @@ static Suite *net_allowlist_suite(void)
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("fingerprint");
+	tcase_add_test(tc, edit_adds_and_removes);
+	tcase_add_test(tc, edit_refuses_what_it_cannot_do);
 	tcase_add_test(tc, fingerprint_known_values);
 	tcase_add_test(tc, fingerprint_order_and_spelling_independent);
 	tcase_add_test(tc, fingerprint_stable_across_adds);
