@@ -36,11 +36,15 @@ struct cordon_net_name {
 	struct cordon_net_addr_list refused; /* removed from answers by vetting */
 };
 
+struct cordon_allowlist;
+
 /* The applied network policy and what happened under it (--result-json). */
 struct cordon_net_report {
 	bool enabled;
 	const struct cordon_spec *spec; /* the policy (owned by the caller) */
-	char fingerprint[65];
+	/* The allowlist in force since a live update (owned), NULL: the spec's. */
+	struct cordon_allowlist *allowlist;
+	char fingerprint[65]; /* of the allowlist in force */
 	char uplink_host[INET6_ADDRSTRLEN];    /* veth: the host end's address */
 	char uplink_gateway[INET6_ADDRSTRLEN]; /* veth: the gateway end's */
 	struct cordon_net_name *names;
@@ -130,6 +134,15 @@ int cordon_sandbox_run_opts(const struct cordon_spec *spec, const struct cordon_
 int cordon_container_create(const struct cordon_spec *spec, const char *root, int console_fd,
 			    pid_t *pid, struct cordon_error *err);
 int cordon_container_start(const char *root, const char *id, struct cordon_error *err);
+/*
+ * A live update of sandbox id's allowlist (`cordon update --net-allow`,
+ * docs/network.md): edits are "+VALUE" and "-VALUE" lines
+ * (cordon_allowlist_edit), applied by its supervisor at once. 0 with the
+ * new policy's fingerprint, or -1 (err set; CORDON_E_USAGE: the edits
+ * were refused and nothing changed).
+ */
+int cordon_container_net_update(const char *root, const char *id, const char *edits, size_t len,
+				char fingerprint[65], struct cordon_error *err);
 /* The OCI state document (malloc'd JSON). */
 char *cordon_container_state(const char *root, const char *id, struct cordon_error *err);
 /* Signal the container process (all: every process of the container). */
@@ -177,6 +190,8 @@ struct cordon_exec_opts {
 	bool detach;               /* return once execve succeeded */
 	unsigned preserve_fds;     /* fds 3..3+N-1 pass into the process */
 	const char *cgroup;        /* --cgroup: a cgroup below the container's, or NULL */
+	/* --expect-fingerprint: refused unless the network policy in force is this one */
+	const char *expect_fingerprint;
 	/*
 	 * cordon_container_exec_supervised: the command's own timeout and
 	 * output, as cordon run's (docs/architecture.md, "exec's process tree").

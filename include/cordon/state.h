@@ -53,6 +53,7 @@ struct cordon_state_info {
 	char **annotations; /* key, value, ... NULL-terminated */
 	size_t n_annotations;
 	uint64_t created_ms; /* wall clock */
+	char net_fingerprint[65]; /* the allowlist's in force ("" without one): exec --expect-fingerprint */
 	bool has_exit;
 	int exit_status;  /* stopped: the workload's status as `cordon run` exits (128+N) */
 };

@@ -29,6 +29,8 @@ static const char exec_usage[] =
 	"                           (default 5)\n"
 	"  --output-max BYTES       cap the command's stdout+stderr\n"
 	"  --result-json FILE       write the outcome as JSON (cordon run's fields)\n"
+	"  --expect-fingerprint FP  run only if the network policy in force is FP\n"
+	"                           (cordon update prints it; exit 125 otherwise)\n"
 	"  -p, --process FILE       an OCI process JSON (args, env, cwd, user, ...)\n"
 	"  -t, --tty                a terminal: the pty's master goes to --console-socket\n"
 	"  --console-socket SOCKET  the unix socket that receives the master (SCM_RIGHTS)\n"
@@ -61,6 +63,7 @@ enum exec_flag {
 	X_KILL_AFTER,
 	X_OUTPUT_MAX,
 	X_RESULT_JSON,
+	X_EXPECT_FINGERPRINT,
 	X_HELP,
 };
 
@@ -82,6 +85,7 @@ static const struct cli_flag exec_flags[] = {
 	{ "kill-after", X_KILL_AFTER, true, 0 },
 	{ "output-max", X_OUTPUT_MAX, true, 0 },
 	{ "result-json", X_RESULT_JSON, true, 0 },
+	{ "expect-fingerprint", X_EXPECT_FINGERPRINT, true, 0 },
 	{ "help", X_HELP, false, 0 },
 	{ NULL, 0, false, 0 },
 };
@@ -219,6 +223,14 @@ static int apply_flag(struct exec_args *a, int id, const char *value, struct cor
 			return cordon_error_set(err, CORDON_E_USAGE, 0, "--result-json: given twice");
 		a->result.path = value;
 		return cli_result_target_open(value, &a->result.dir_fd, &a->result_name, err);
+	case X_EXPECT_FINGERPRINT:
+		if (strlen(value) != 64 || strspn(value, "0123456789abcdef") != 64)
+			return cordon_error_set(err, CORDON_E_USAGE, 0,
+						"--expect-fingerprint: expected 64 hex digits "
+						"(as cordon update prints), got '%s'",
+						value);
+		a->opts.expect_fingerprint = value;
+		break;
 	case X_HELP:
 		a->help = true;
 		break;

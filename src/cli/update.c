@@ -14,8 +14,10 @@
 static const char update_usage[] =
 	"Usage: cordon update [OPTIONS] ID\n"
 	"\n"
-	"Change the resource limits of container ID (created, running or paused).\n"
-	"The flags win over --resources.\n"
+	"Change the resource limits, or the network allowlist, of sandbox ID\n"
+	"(created, running or paused). The flags win over --resources. A change\n"
+	"of the allowlist is applied at once and whole, and prints the new\n"
+	"policy's fingerprint (for cordon exec --expect-fingerprint).\n"
 	"\n"
 	"  -r, --resources FILE   a linux.resources JSON object (\"-\": stdin)\n"
 	"  --memory BYTES         memory limit (suffix k, m, g; -1: unlimited)\n"
@@ -24,6 +26,9 @@ static const char update_usage[] =
 	"  --cpu-period US        the period (1000..1000000)\n"
 	"  --cpu-share N          relative weight (2..262144; also --cpu-shares)\n"
 	"  --pids-limit N         maximum number of processes (-1: unlimited)\n"
+	"  --net-allow ENTRY      allow ENTRY (as cordon run --net-allow) from now on\n"
+	"  --net-deny ENTRY       remove ENTRY from the allowlist; its connections are cut\n"
+	"  --net-allow-file FILE  allow every entry of FILE (one a line, # comments)\n"
 	"  -h, --help             this text\n"
 	"\n"
 	"runc's --blkio-weight, --cpuset-cpus, --cpuset-mems, --cpu-rt-period,\n"
@@ -39,6 +44,9 @@ enum {
 	U_CPU_SHARE,
 	U_PIDS_LIMIT,
 	U_UNSUPPORTED,
+	U_NET_ALLOW,
+	U_NET_DENY,
+	U_NET_ALLOW_FILE,
 	U_HELP,
 };
 
@@ -61,12 +69,18 @@ static const struct cli_flag update_flags[] = {
 	{ "memory-reservation", U_UNSUPPORTED, true, 0 },
 	{ "l3-cache-schema", U_UNSUPPORTED, true, 0 },
 	{ "mem-bw-schema", U_UNSUPPORTED, true, 0 },
+	{ "net-allow", U_NET_ALLOW, true, 0 },
+	{ "net-deny", U_NET_DENY, true, 0 },
+	{ "net-allow-file", U_NET_ALLOW_FILE, true, 0 },
 	{ "help", U_HELP, false, 0 },
 	{ NULL, 0, false, 0 },
 };
 
 struct update_args {
 	const char *resources;
+	/* The allowlist's changes: "+VALUE" and "-VALUE" lines, in order given. */
+	char *edits;
+	size_t edits_len;
 	struct cordon_resources flags; /* 0: not given */
 	bool help;
 };
@@ -98,6 +112,47 @@ static int parse_limit(const char *flag, const char *value, bool suffix, int64_t
 					"--%s: expected a positive number%s or -1, got '%s'", flag,
 					suffix ? " (with k, m or g)" : "", value);
 	*out = (int64_t)(v * mult);
+	return 0;
+}
+
+/* One change of the allowlist: a value on one line (the supervisor parses it). */
+static int add_edit(struct update_args *a, char op, const char *value, size_t len,
+		    struct cordon_error *err)
+{
+	if (len == 0 || memchr(value, '\n', len) || memchr(value, '\0', len))
+		return cordon_error_set(err, CORDON_E_USAGE, 0, "--net-%s: an empty or multi-line value",
+					op == '+' ? "allow" : "deny");
+	a->edits = cordon_xrealloc(a->edits, a->edits_len + len + 3);
+	a->edits[a->edits_len++] = op;
+	memcpy(a->edits + a->edits_len, value, len);
+	a->edits_len += len;
+	a->edits[a->edits_len++] = '\n';
+	a->edits[a->edits_len] = '\0';
+	return 0;
+}
+
+/* --net-allow-file: each entry of FILE allowed (its format: cordon run --net-allow-file's). */
+static int add_file(struct update_args *a, const char *path, struct cordon_error *err)
+{
+	_cleanup_free_ char *text = NULL, *what = cordon_xasprintf("--net-allow-file %s", path);
+	size_t size = 0;
+
+	if (cordon_input_read_path(path, CORDON_INPUT_TEXT_MAX, CORDON_E_NET_POLICY, what, &text,
+				   &size, err) < 0)
+		return -1;
+	for (char *line = text, *end = text + size; line < end;) {
+		char *nl = memchr(line, '\n', (size_t)(end - line)), *next = nl ? nl + 1 : end;
+		char *hash = memchr(line, '#', (size_t)((nl ? nl : end) - line));
+		char *stop = hash ? hash : nl ? nl : end;
+
+		while (line < stop && (*line == ' ' || *line == '\t'))
+			line++;
+		while (stop > line && (stop[-1] == ' ' || stop[-1] == '\t' || stop[-1] == '\r'))
+			stop--;
+		if (stop > line && add_edit(a, '+', line, (size_t)(stop - line), err) < 0)
+			return cordon_error_wrap(err, "%s", what);
+		line = next;
+	}
 	return 0;
 }
 
@@ -146,6 +201,11 @@ static int apply(void *ctx, int id, const char *value, struct cordon_error *err)
 		return 0;
 	case U_PIDS_LIMIT:
 		return parse_limit("pids-limit", value, false, &r->pids_limit, err);
+	case U_NET_ALLOW:
+	case U_NET_DENY:
+		return add_edit(a, id == U_NET_ALLOW ? '+' : '-', value, strlen(value), err);
+	case U_NET_ALLOW_FILE:
+		return add_file(a, value, err);
 	case U_UNSUPPORTED:
 		return cordon_error_set(err, CORDON_E_USAGE, 0,
 					"update: only --memory, --memory-swap, --cpu-quota, "
@@ -225,6 +285,19 @@ int cli_update(int argc, char **argv)
 	if (n_pos != 1) {
 		cordon_error_set(&err, CORDON_E_USAGE, 0, "a container ID is required");
 		return cli_fail(&err);
+	}
+	if (a.edits) {
+		char fp[65];
+
+		if (a.resources || memcmp(&a.flags, &res, sizeof(res)) != 0)
+			cordon_error_set(&err, CORDON_E_USAGE, 0,
+					 "update: the allowlist and the limits change in two "
+					 "commands");
+		else if (cordon_container_net_update(cli_global.root, pos[0], a.edits,
+						     a.edits_len, fp, &err) == 0)
+			printf("%s\n", fp);
+		free(a.edits);
+		return err.code ? cli_fail(&err) : 0;
 	}
 	if (a.resources && read_resources(a.resources, &res, &err) < 0)
 		return cli_fail(&err);

@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/statvfs.h>
 #include <sys/stat.h>
@@ -259,32 +260,22 @@ static int monitor_is_owner(int fd, const struct cordon_state_info *info)
 	return 0;
 }
 
-int cordon_container_start(const char *root, const char *id, struct cordon_error *err)
+/*
+ * Connect to the monitor of a sandbox whose state is open: the socket
+ * the monitor made, never what a link planted at its name points to
+ * (another container's monitor): looked at through an O_PATH fd, reached
+ * through that fd, and its listener checked to be our monitor before
+ * anything is asked (a hard link is the socket). The connected socket,
+ * or -1 (err set).
+ */
+static int monitor_reach(const struct cordon_state *state, struct cordon_error *err)
 {
-	struct cordon_state state;
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	struct monitor_reply rep;
-	uint32_t req = MONITOR_START;
 	_cleanup_close_ int fd = -1, sock = -1;
-	enum cordon_status status;
 	struct stat st;
-	ssize_t r;
+	int r;
 
-	if (cordon_state_open(&state, root, id, true, err) < 0)
-		return -1;
-	status = container_status(&state);
-	if (status != CORDON_STATUS_CREATED) {
-		not_in_status(&state, status, "only a created container can be started", err);
-		cordon_state_close(&state);
-		return -1;
-	}
-	/*
-	 * The socket the monitor made, never what a link planted at its name
-	 * points to (another container's monitor): looked at through an
-	 * O_PATH fd, reached through that fd, and its listener checked to be
-	 * our monitor before anything is asked (a hard link is the socket).
-	 */
-	sock = openat(state.dir_fd, CORDON_STATE_MONITOR_SOCKET, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	sock = openat(state->dir_fd, CORDON_STATE_MONITOR_SOCKET, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	if (sock >= 0 && (fstat(sock, &st) < 0 || !S_ISSOCK(st.st_mode))) {
 		cordon_closep(&sock);
 		errno = ENOTSOCK;
@@ -295,45 +286,131 @@ int cordon_container_start(const char *root, const char *id, struct cordon_error
 		fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 		r = fd < 0 ? -errno : monitor_connect(fd, &sa);
 	}
-	if (r == 0 && (r = monitor_is_owner(fd, &state.info)) == -EPERM) {
-		cordon_error_set(err, CORDON_E_STATE, 0,
-				 "container %s: %s is not its monitor's socket (another "
-				 "container's, linked there?): refused",
-				 id, CORDON_STATE_MONITOR_SOCKET);
+	if (r == 0 && (r = monitor_is_owner(fd, &state->info)) == -EPERM)
+		return cordon_error_set(err, CORDON_E_STATE, 0,
+					"container %s: %s is not its monitor's socket (another "
+					"container's, linked there?): refused",
+					state->id, CORDON_STATE_MONITOR_SOCKET);
+	if (r == -EINTR)
+		return cordon_interrupt_error(err, "container %s: reaching its monitor", state->id);
+	if (r < 0)
+		return cordon_error_set(err, CORDON_E_STATE, -r, "container %s: reaching its monitor",
+					state->id);
+	return TAKE_FD(fd);
+}
+
+/* The monitor's answer, as an error when it is one: 0 or -1 (err set). */
+static int monitor_reply_error(const char *id, int r, struct monitor_reply *rep, const char *what,
+			       struct cordon_error *err)
+{
+	if (r == -EINTR)
+		return cordon_interrupt_error(err, "container %s: waiting for its monitor to %s",
+					      id, what);
+	if (r < 0)
+		return cordon_error_set(err, CORDON_E_STATE, r == -EPIPE ? 0 : -r,
+					"container %s: the monitor ended without an answer", id);
+	rep->msg[sizeof(rep->msg) - 1] = '\0';
+	if (rep->code != CORDON_OK)
+		return cordon_error_set(err,
+					rep->code < CORDON_CODE_COUNT ? (enum cordon_code)rep->code :
+									CORDON_E_INTERNAL,
+					rep->errnum, "%s", rep->msg);
+	return 0;
+}
+
+int cordon_container_start(const char *root, const char *id, struct cordon_error *err)
+{
+	struct cordon_state state;
+	struct monitor_reply rep;
+	_cleanup_close_ int fd = -1;
+	enum cordon_status status;
+	int r;
+
+	if (cordon_state_open(&state, root, id, true, err) < 0)
+		return -1;
+	status = container_status(&state);
+	if (status != CORDON_STATUS_CREATED) {
+		not_in_status(&state, status, "only a created container can be started", err);
 		cordon_state_close(&state);
 		return -1;
 	}
-	if (r == 0 && send_start_request(fd, req) < 0)
-		r = -errno;
-	if (r < 0) {
-		if (r == -EINTR)
-			cordon_interrupt_error(err, "container %s: reaching its monitor", id);
-		else
-			cordon_error_set(err, CORDON_E_STATE, -r,
-					 "container %s: reaching its monitor", id);
+	fd = monitor_reach(&state, err);
+	if (fd >= 0 && send_start_request(fd, MONITOR_START) < 0)
+		cordon_error_set(err, CORDON_E_STATE, errno, "container %s: reaching its monitor",
+				 id);
+	if (fd < 0 || err->code) {
 		cordon_state_close(&state);
 		return -1;
 	}
 	/* The lock stays held until the answer: a second start waits, then sees "running". */
 	r = monitor_answer(fd, &rep);
 	cordon_state_close(&state);
-	if (r == -EINTR)
-		return cordon_interrupt_error(err,
-					      "container %s: waiting for its monitor to start it "
-					      "(the start goes on)",
-					      id);
-	if (r < 0)
-		return cordon_error_set(err, CORDON_E_STATE, r == -EPIPE ? 0 : -r,
-					"container %s: the monitor ended without an answer", id);
-	rep.msg[sizeof(rep.msg) - 1] = '\0';
-	if (rep.code != CORDON_OK)
-		return cordon_error_set(err,
-					rep.code < CORDON_CODE_COUNT ? (enum cordon_code)rep.code :
-								       CORDON_E_INTERNAL,
-					rep.errnum, "%s", rep.msg);
+	if (monitor_reply_error(id, r, &rep, "start it (the start goes on)", err) < 0)
+		return -1;
 	/* Started; a poststart hook that failed is a warning (runtime-spec, as runc). */
 	if (rep.msg[0])
 		cordon_warn("%s", rep.msg);
+	return 0;
+}
+
+int cordon_container_net_update(const char *root, const char *id, const char *edits, size_t len,
+				char fingerprint[65], struct cordon_error *err)
+{
+	struct cordon_state state;
+	struct monitor_reply rep;
+	_cleanup_close_ int fd = -1, memfd = -1;
+	uint32_t req = MONITOR_NET_UPDATE;
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} control;
+	struct iovec iov = { .iov_base = &req, .iov_len = sizeof(req) };
+	struct msghdr mh = {
+		.msg_iov = &iov,
+		.msg_iovlen = 1,
+		.msg_control = control.buf,
+		.msg_controllen = sizeof(control.buf),
+	};
+	struct cmsghdr *c;
+	enum cordon_status status;
+	int r;
+
+	memfd = memfd_create("cordon-update", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (memfd < 0 || cordon_write_all(memfd, edits, len) < 0 ||
+	    fcntl(memfd, F_ADD_SEALS, F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE) < 0 ||
+	    lseek(memfd, 0, SEEK_SET) < 0)
+		return cordon_error_set(err, CORDON_E_INTERNAL, errno, "update: memfd");
+	/* Exclusive: one update at a time, and an exec that checks the fingerprint waits. */
+	if (cordon_state_open(&state, root, id, true, err) < 0)
+		return -1;
+	status = container_status(&state);
+	if (status != CORDON_STATUS_CREATED && status != CORDON_STATUS_RUNNING &&
+	    status != CORDON_STATUS_PAUSED) {
+		not_in_status(&state, status, "only a live sandbox's policy can change", err);
+		cordon_state_close(&state);
+		return -1;
+	}
+	fd = monitor_reach(&state, err);
+	if (fd < 0) {
+		cordon_state_close(&state);
+		return -1;
+	}
+	c = CMSG_FIRSTHDR(&mh);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &memfd, sizeof(int));
+	if (sendmsg(fd, &mh, MSG_NOSIGNAL) != (ssize_t)sizeof(req)) {
+		cordon_error_set(err, CORDON_E_STATE, errno, "container %s: reaching its monitor",
+				 id);
+		cordon_state_close(&state);
+		return -1;
+	}
+	r = monitor_answer(fd, &rep);
+	cordon_state_close(&state);
+	if (monitor_reply_error(id, r, &rep, "apply the update (it goes on)", err) < 0)
+		return -1;
+	snprintf(fingerprint, 65, "%.64s", rep.msg);
 	return 0;
 }
 

@@ -728,6 +728,13 @@ int sandbox_exec_start(const struct cordon_exec_opts *opts, struct exec_tree *tr
 	sigprocmask(SIG_BLOCK, &set, &old);
 	if (st != CORDON_STATUS_CREATED && st != CORDON_STATUS_RUNNING)
 		not_in_state(opts->id, st, err);
+	else if (opts->expect_fingerprint &&
+		 strcmp(opts->expect_fingerprint, state.info.net_fingerprint) != 0)
+		/* Checked under the lock a live update takes: the policy is this one until it runs. */
+		cordon_error_set(err, CORDON_E_NET_POLICY, 0,
+				 "container %s: its network policy is %s, not %s: refused", opts->id,
+				 state.info.net_fingerprint[0] ? state.info.net_fingerprint : "none",
+				 opts->expect_fingerprint);
 	else if (exec_spec(&state, opts, &spec, err) == 0 && exec_target(&state, &x, err) == 0) {
 		cordon_trace("exec-spec");
 		pid = exec_spawn(&x, status, err);

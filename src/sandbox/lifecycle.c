@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 
 #include "sandbox-internal.h"
@@ -174,8 +175,12 @@ int lifecycle_created(struct supervisor *sv, pid_t workload, struct cordon_error
 	info->init_start = cordon_proc_start_time(sv->child);
 	if (create_hooks(sv, err) < 0)
 		return -1;
-	if (sv->opts->wait_start && listen_control(sv, err) < 0)
+	/* Every sandbox answers on it: start, and a live update of its policy. */
+	if (listen_control(sv, err) < 0)
 		return -1;
+	if (sv->spec->net.enabled)
+		memcpy(info->net_fingerprint, sv->result->net.fingerprint,
+		       sizeof(info->net_fingerprint));
 	/* Before "created" is visible: an exec must find what to confine its process by. */
 	if (sv->spec->oci && sv->spec->oci->config_text &&
 	    cordon_state_save_config(sv->state, sv->spec->oci->config_text,
@@ -260,6 +265,60 @@ static ssize_t recv_request(int fd, uint32_t *req, int out[2])
 	return n;
 }
 
+/*
+ * MONITOR_NET_UPDATE: the edits in a file the client sent (a sealed
+ * memfd), applied (egress/update.c), the answer the new fingerprint. Only
+ * root or the sandbox's own user may ask (the socket's directory is
+ * theirs alone; checked again here). A policy left half applied ends the
+ * sandbox, as a failure of the gateway does.
+ */
+static void net_update(struct supervisor *sv, int client, int edits)
+{
+	struct cordon_error err = { 0 };
+	_cleanup_free_ char *text = NULL;
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	size_t size = 0;
+	struct stat st;
+	int r;
+
+	if (getsockopt(client, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 ||
+	    (cred.uid != 0 && cred.uid != geteuid()))
+		cordon_error_set(&err, CORDON_E_USAGE, EPERM, "container %s: update refused",
+				 sv->state->id);
+	else if (edits < 0 || fstat(edits, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size == 0 ||
+		 lseek(edits, 0, SEEK_SET) < 0)
+		cordon_error_set(&err, CORDON_E_USAGE, EINVAL,
+				 "container %s: an update without its changes", sv->state->id);
+	else if (cordon_input_read_fd(edits, CORDON_DNSCTL_POLICY_MAX, CORDON_E_USAGE,
+				      "the allowlist changes", &text, &size, &err) == 0) {
+		r = sv->child_done ? -1 : sandbox_net_update(&sv->net, text, size, &err);
+		if (sv->child_done)
+			cordon_error_set(&err, CORDON_E_STATE, 0, "container %s: it has ended",
+					 sv->state->id);
+		if (r == -2) {
+			struct cordon_result *res = sv->result;
+
+			res->failed = true;
+			res->exit_code = CORDON_EXIT_FAILURE;
+			res->error = err;
+			cordon_pidfd_send_signal(sv->pidfd, SIGKILL);
+		}
+		if (r == 0) {
+			memcpy(sv->state->info.net_fingerprint, sv->result->net.fingerprint,
+			       sizeof(sv->state->info.net_fingerprint));
+			if (cordon_state_save(sv->state, &err) < 0)
+				cordon_error_print(&err);
+			memset(&err, 0, sizeof(err));
+			cordon_closep(&edits);
+			reply(&client, NULL, sv->result->net.fingerprint);
+			return;
+		}
+	}
+	cordon_closep(&edits);
+	reply(&client, &err, NULL);
+}
+
 /* A client's request, read once it is there (the socket is SOCK_SEQPACKET). */
 static void client_request(struct supervisor *sv, int *slot)
 {
@@ -275,6 +334,11 @@ static void client_request(struct supervisor *sv, int *slot)
 	epoll_ctl(sv->epfd, EPOLL_CTL_DEL, *slot, NULL);
 	fd = *slot;
 	*slot = -1;
+	if (n == (ssize_t)sizeof(req) && req == MONITOR_NET_UPDATE) {
+		cordon_closep(&out[1]);
+		net_update(sv, fd, out[0]);
+		return;
+	}
 	if (n != (ssize_t)sizeof(req) || req != MONITOR_START) {
 		cordon_closep(&out[0]);
 		cordon_closep(&out[1]);

@@ -271,7 +271,7 @@ int cordon_sandbox_print_profile(const struct cordon_spec *spec, struct cordon_e
 	yajl_gen_bool(g, !spec->overlay);
 	key(g, "network");
 	yajl_gen_map_open(g);
-	sandbox_json_net_policy(g, spec);
+	sandbox_json_net_policy(g, spec, NULL);
 	yajl_gen_map_close(g);
 	yajl_gen_map_close(g);
 

@@ -96,7 +96,7 @@ int cordon_result_write_to(const struct cordon_result_target *to, const char *id
 	if (res->net.enabled && res->net.spec) {
 		gen_key(g, "network");
 		yajl_gen_map_open(g);
-		sandbox_json_net_policy(g, res->net.spec);
+		sandbox_json_net_policy(g, res->net.spec, res->net.allowlist);
 		sandbox_json_net_outcome(g, &res->net);
 		yajl_gen_map_close(g);
 	}
@@ -128,5 +128,7 @@ void cordon_result_free(struct cordon_result *result)
 {
 	free(result->net.names);
 	result->net.names = NULL;
+	cordon_allowlist_free(result->net.allowlist);
+	result->net.allowlist = NULL;
 	result->net.n_names = 0;
 }

@@ -78,6 +78,9 @@ struct child_ctx {
 };
 
 /* The supervisor's side of allowlisted egress (egress/, its files in egress/egress.h). */
+#define ADMITTED_NAMES 4
+struct egress_name;
+
 struct sandbox_net {
 	const struct cordon_spec *spec;
 	struct cordon_result *result;
@@ -104,8 +107,23 @@ struct sandbox_net {
 	struct admitted_until {
 		struct cordon_addr addr;
 		uint64_t until_ms;
+		/* The names it was admitted for, newest first (egress/admitted.c). */
+		struct egress_name *names[ADMITTED_NAMES];
 	} *admitted;
 	size_t cap_admitted;
+	struct egress_name **name_buckets; /* the names, interned */
+	size_t n_buckets, n_names;
+	/*
+	 * The allowlist in force: the spec's, or since a live update
+	 * result->net.allowlist; and what the blocked sets hold besides the
+	 * vetting table (the host's addresses, gained ones too, its gateways,
+	 * the uplink), to make them anew for a new allowlist.
+	 */
+	const struct cordon_allowlist *allowlist;
+	struct cordon_addr *extra;
+	size_t n_extra;
+	bool policy_pending;   /* a POLICY went to the proxy, its answer not yet in */
+	int32_t policy_error;  /* the answer's */
 	uid_t proxy_uid;                  /* its ids inside the sandbox's user namespace */
 	gid_t proxy_gid;
 	bool proxy_setgroups;
@@ -165,6 +183,15 @@ void sandbox_net_proxy_stop(struct sandbox_net *n);
  * ends the sandbox.
  */
 int sandbox_net_watch(struct sandbox_net *n, struct cordon_error *err);
+/*
+ * egress/update.c: a live update of the allowlist (edits: "+VALUE" and
+ * "-VALUE" lines, cordon_allowlist_edit). 0: in force, its fingerprint
+ * in result->net; -1 (err set): refused, nothing changed; -2 (err set):
+ * in force in the gateway but not everywhere (a cut or the proxy
+ * failed): the caller ends the sandbox.
+ */
+int sandbox_net_update(struct sandbox_net *n, const char *edits, size_t len,
+		       struct cordon_error *err);
 /* pasta exited: fills err with its last words. */
 bool sandbox_net_uplink_died(struct sandbox_net *n, struct cordon_error *err);
 /* Counters and statistics into the result; stop pasta; close everything. */
@@ -179,7 +206,9 @@ int sandbox_gateway_start(const struct child_ctx *ctx, struct cordon_error *err)
 int sandbox_gateway_finish(const struct child_ctx *ctx, struct cordon_error *err);
 
 /* egress/json.c: inside an open map, the keys of the "network" object. */
-void sandbox_json_net_policy(yajl_gen g, const struct cordon_spec *spec);
+/* The policy: the spec's, or al (a live update's) when not NULL. */
+void sandbox_json_net_policy(yajl_gen g, const struct cordon_spec *spec,
+			     const struct cordon_allowlist *al);
 void sandbox_json_net_outcome(yajl_gen g, const struct cordon_net_report *rep);
 
 struct output {
@@ -295,7 +324,11 @@ int sandbox_audit_begin(struct supervisor *sv, struct cordon_error *err);
 void sandbox_audit_end(struct supervisor *sv);
 
 /* Requests on the monitor's control socket and their answer. */
-enum monitor_request { MONITOR_START = 1 };
+enum monitor_request {
+	MONITOR_START = 1,
+	/* A live update of the allowlist: its edits in a memfd; the answer's msg the fingerprint. */
+	MONITOR_NET_UPDATE,
+};
 
 struct monitor_reply {
 	uint32_t code; /* CORDON_OK or the error's code */

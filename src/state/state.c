@@ -234,6 +234,8 @@ static char *state_json(const char *id, const struct cordon_state_info *info)
 	gen_int(g, "owner_start_time", (long long)info->owner_start);
 	gen_str(g, "host", host);
 	gen_int(g, "created_ms", (long long)info->created_ms);
+	if (info->net_fingerprint[0])
+		gen_str(g, "net_fingerprint", info->net_fingerprint);
 	if (info->has_exit)
 		gen_int(g, "exit_status", info->exit_status);
 	yajl_gen_map_close(g);
@@ -313,6 +315,7 @@ static int parse_state(const char *id, const char *text, struct cordon_state_inf
 	const char *status_path[] = { "status", NULL }, *bundle_path[] = { "bundle", NULL };
 	const char *ann_path[] = { "annotations", NULL }, *kept_path[] = { "kept", NULL };
 	const char *exit_path[] = { "exit_status", NULL };
+	const char *fp_path[] = { "net_fingerprint", NULL };
 	yajl_val tree = yajl_tree_parse(text, NULL, 0), v;
 	const char *st;
 
@@ -344,6 +347,13 @@ static int parse_state(const char *id, const char *text, struct cordon_state_inf
 	}
 	v = yajl_tree_get(tree, bundle_path, yajl_t_string);
 	info->bundle = cordon_xstrdup(v ? YAJL_GET_STRING(v) : "");
+	v = yajl_tree_get(tree, fp_path, yajl_t_string);
+	if (v) {
+		const char *fp = YAJL_GET_STRING(v);
+
+		if (fp && strnlen(fp, sizeof(info->net_fingerprint)) < sizeof(info->net_fingerprint))
+			memcpy(info->net_fingerprint, fp, strlen(fp) + 1);
+	}
 	v = yajl_tree_get(tree, ann_path, yajl_t_object);
 	for (size_t i = 0, n = 0; v && i < YAJL_GET_OBJECT(v)->len; i++) {
 		yajl_val val = YAJL_GET_OBJECT(v)->values[i];

@@ -309,6 +309,31 @@ NET_LH_ADDRS=$(_lh_addrs)
 NET_LH_LINKS=$(_lh_links)
 NET_LH_TABLES=$(_lh_tables)
 
+# oci_bundle ANNOTATIONS_JSON SCRIPT: a bundle in $CASE_DIR/b whose process
+# is sh -c "PROBES; SCRIPT" (no workspace in OCI mode: the probes travel in
+# the command line); BUNDLE.
+oci_bundle() {
+	local spec_args=(spec -b "$CASE_DIR/b")
+	BUNDLE=$CASE_DIR/b
+	mk_dir "$BUNDLE"
+	[ "$MODE" = rootless ] && spec_args+=(--rootless)
+	cordon "${spec_args[@]}"
+	expect_rc 0 || return 1
+	"$PYTHON" - "$BUNDLE/config.json" "$ROOTFS" "$1" "$(cat "$NET_PROBES"); $2" <<'EOF' || { fail "editing config.json"; return 1; }
+import json, sys
+path, rootfs, ann, script = sys.argv[1], sys.argv[2], json.loads(sys.argv[3]), sys.argv[4]
+c = json.load(open(path))
+c["root"] = {"path": rootfs, "readonly": True}
+c["process"]["terminal"] = False
+c["process"]["args"] = ["sh", "-c", script]
+c["mounts"] = [m for m in c["mounts"] if not m["destination"].startswith("/sys")]
+# The lab's isolation has no pids controller: no limit to ask for.
+c.get("linux", {}).pop("resources", None)
+c["annotations"] = ann
+json.dump(c, open(path, "w"))
+EOF
+}
+
 # net_case FUNCTION: the case, then the network leftover checks.
 net_case() {
 	local fn=$1 strays

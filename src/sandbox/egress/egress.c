@@ -249,8 +249,9 @@ void sandbox_net_finish(struct sandbox_net *n)
 	egress_pasta_stop(n);
 	cordon_closep(&n->addr_watch);
 	free(TAKE_PTR(n->blocked));
-	free(TAKE_PTR(n->admitted));
-	n->cap_admitted = 0;
+	egress_admitted_free(n);
+	free(TAKE_PTR(n->extra));
+	n->n_extra = 0;
 	n->n_blocked = 0;
 	cordon_nft_close(TAKE_PTR(n->nft));
 }
@@ -271,6 +272,7 @@ void sandbox_net_init(struct sandbox_net *n, const struct cordon_spec *spec,
 	n->ttl_floor_s = ttl_floor_s();
 	result->net.enabled = spec->net.enabled;
 	result->net.spec = spec;
+	n->allowlist = spec->net.allowlist;
 	if (spec->net.enabled)
 		cordon_allowlist_fingerprint(spec->net.allowlist, result->net.fingerprint);
 }

@@ -24,6 +24,30 @@
 int egress_fail(struct cordon_error *err, int errnum, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/*
+ * admitted.c: the addresses admitted into the allow sets and their
+ * names. Until when a stays in the sets (0: not known, or ended); is a
+ * known with a name (ended or not: an update's cut spares its flows);
+ * record an admit of a for name; a new policy's verdict on every entry
+ * (apply: names it refuses dropped, entries left without one freed),
+ * the live ones kept written to keep/keep_ms (room for
+ * egress_admitted_live of them), their count; free it all.
+ */
+uint64_t egress_admitted_until(const struct sandbox_net *n, const struct cordon_addr *a,
+			       uint64_t now_ms);
+bool egress_admitted_known(const struct sandbox_net *n, const struct cordon_addr *a);
+void egress_admitted_put(struct sandbox_net *n, const struct cordon_addr *a, const char *name,
+			 uint64_t until_ms, uint64_t now_ms);
+size_t egress_admitted_revet(struct sandbox_net *n, const struct cordon_allowlist *al,
+			     const struct cordon_cidr *blocked, size_t n_blocked, bool apply,
+			     uint64_t now_ms, struct cordon_addr *keep, uint32_t *keep_ms);
+size_t egress_admitted_live(const struct sandbox_net *n, uint64_t now_ms);
+void egress_admitted_free(struct sandbox_net *n);
+
+/* proxy.c: tell the proxy a new allowlist, and wait for its answer. */
+int egress_proxy_policy(struct sandbox_net *n, const struct cordon_allowlist *al,
+			struct cordon_error *err);
+
 /* uplink.c */
 int egress_pasta_start(struct sandbox_net *n, int userns, int gw_ns, struct cordon_error *err);
 void egress_pasta_stop(struct sandbox_net *n);

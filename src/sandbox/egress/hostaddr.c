@@ -260,6 +260,9 @@ static int watch_datagram(struct sandbox_net *n, const void *buf, size_t len,
 		return cordon_error_wrap(err,
 					 "network: the host gained %s, which cannot be blocked", a);
 	}
+	n->extra = cordon_xrealloc(n->extra, (n->n_extra + fresh.n) * sizeof(*n->extra));
+	memcpy(n->extra + n->n_extra, fresh.v, fresh.n * sizeof(*n->extra));
+	n->n_extra += fresh.n;
 	n->blocked = cordon_xrealloc(n->blocked, (n->n_blocked + fresh.n) * sizeof(*n->blocked));
 	for (size_t i = 0; i < fresh.n; i++)
 		n->blocked[n->n_blocked++] = (struct cordon_cidr){
@@ -321,6 +324,10 @@ int egress_commit_ruleset(struct sandbox_net *n, struct cordon_error *err)
 		return -1;
 	n->n_blocked = cordon_gateway_blocked(net->allowlist, extra.v, extra.n, &n->blocked);
 	n_static = cordon_allowlist_cidrs(net->allowlist, &statics);
+	/* Kept: a live update makes the blocked sets anew from them. */
+	n->extra = cordon_xmalloc((extra.n ? extra.n : 1) * sizeof(*n->extra));
+	memcpy(n->extra, extra.v, extra.n * sizeof(*n->extra));
+	n->n_extra = extra.n;
 	cfg = (struct cordon_nft_config){
 		.workload_if = CORDON_GW_IF,
 		.uplink_if = CORDON_GW_UPLINK_IF,

@@ -49,7 +49,8 @@ static const char *backend_name(enum cordon_net_backend b)
 	return b == CORDON_NET_BACKEND_VETH ? "veth" : "pasta";
 }
 
-void sandbox_json_net_policy(yajl_gen g, const struct cordon_spec *spec)
+void sandbox_json_net_policy(yajl_gen g, const struct cordon_spec *spec,
+			     const struct cordon_allowlist *al)
 {
 	const struct cordon_net_spec *net = &spec->net;
 	struct cordon_gateway_addrs gw;
@@ -64,13 +65,15 @@ void sandbox_json_net_policy(yajl_gen g, const struct cordon_spec *spec)
 		return;
 	}
 	cordon_gateway_addrs(&gw);
+	if (!al)
+		al = net->allowlist;
 	str(g, "allowlist");
 	key(g, "allow");
 	yajl_gen_array_open(g);
-	for (size_t i = 0; i < cordon_allowlist_count(net->allowlist); i++)
-		str(g, cordon_allowlist_entry(net->allowlist, i)->text);
+	for (size_t i = 0; i < cordon_allowlist_count(al); i++)
+		str(g, cordon_allowlist_entry(al, i)->text);
 	yajl_gen_array_close(g);
-	cordon_allowlist_fingerprint(net->allowlist, fingerprint);
+	cordon_allowlist_fingerprint(al, fingerprint);
 	key(g, "fingerprint");
 	str(g, fingerprint);
 	key(g, "backend");

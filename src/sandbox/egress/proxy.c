@@ -46,6 +46,7 @@
 
 #define PROXY_TITLE "cordon-dnsproxy"
 #define PROXY_STATS_TIMEOUT_MS 250
+#define PROXY_POLICY_TIMEOUT_MS 5000
 #define PROXY_SOCKETS_PER_S 200
 #define PROXY_ADMITS_PER_S 1000
 
@@ -598,116 +599,6 @@ static uint32_t clamp_ttl(const struct sandbox_net *n, uint32_t ttl)
 }
 
 /*
- * Until when each address we admitted stays in the allow sets: an admit
- * never shortens what an earlier one promised a client (the kernel takes
- * the newest timeout). A table by address, open addressing with a few
- * probes: an entry past its end is free. When an address's probes find
- * nothing free the table doubles, up to twice the allow sets' size;
- * there, the entry that ends first gives way, and a later admit of that
- * address may cut its time short, which costs only the workload that
- * floods us. Each address costs a few probes, whatever the proxy has
- * admitted before; the table is at most a few MiB.
- */
-#define ADMITTED_FIRST 256
-#define ADMITTED_MAX (2 * (size_t)CORDON_NFT_SET_MAX)
-#define ADMITTED_PROBES 8
-
-static size_t admitted_hash(const struct cordon_addr *a)
-{
-	uint32_t h = 2166136261u; /* FNV-1a */
-
-	h = (h ^ (uint32_t)a->family) * 16777619u;
-	for (size_t i = 0; i < (a->family == AF_INET6 ? 16u : 4u); i++)
-		h = (h ^ a->u.bytes[i]) * 16777619u;
-	return h;
-}
-
-static bool same_address(const struct cordon_addr *a, const struct cordon_addr *b)
-{
-	return a->family == b->family &&
-	       memcmp(a->u.bytes, b->u.bytes, a->family == AF_INET6 ? 16 : 4) == 0;
-}
-
-/* Until when a stays in the sets as far as we know (ms; 0: not known or ended). */
-static uint64_t admitted_until(const struct sandbox_net *n, const struct cordon_addr *a,
-			       uint64_t now_ms)
-{
-	size_t h = admitted_hash(a);
-
-	for (size_t k = 0; k < ADMITTED_PROBES && n->cap_admitted; k++) {
-		const struct admitted_until *e = &n->admitted[(h + k) & (n->cap_admitted - 1)];
-
-		if (e->until_ms > now_ms && same_address(&e->addr, a))
-			return e->until_ms;
-	}
-	return 0;
-}
-
-/*
- * Where a goes in table: its own entry, else the first free one among
- * its probes, else the one that ends first (*evicts: it is still in use).
- */
-static size_t admitted_slot(const struct admitted_until *table, size_t cap,
-			    const struct cordon_addr *a, uint64_t now_ms, bool *evicts)
-{
-	size_t h = admitted_hash(a), victim = h & (cap - 1), free_at = cap;
-
-	for (size_t k = 0; k < ADMITTED_PROBES; k++) {
-		size_t i = (h + k) & (cap - 1);
-
-		if (table[i].until_ms <= now_ms) {
-			if (free_at == cap)
-				free_at = i;
-			continue;
-		}
-		if (same_address(&table[i].addr, a)) {
-			*evicts = false;
-			return i;
-		}
-		if (table[i].until_ms < table[victim].until_ms)
-			victim = i;
-	}
-	*evicts = free_at == cap;
-	return free_at == cap ? victim : free_at;
-}
-
-/* Double the table (the first: ADMITTED_FIRST), keeping what has not ended. */
-static void admitted_grow(struct sandbox_net *n, uint64_t now_ms)
-{
-	size_t cap = n->cap_admitted ? n->cap_admitted * 2 : ADMITTED_FIRST;
-	struct admitted_until *table = cordon_xcalloc(cap, sizeof(*table));
-	bool evicts;
-
-	for (size_t i = 0; i < n->cap_admitted; i++) {
-		const struct admitted_until *e = &n->admitted[i];
-
-		if (e->until_ms > now_ms)
-			table[admitted_slot(table, cap, &e->addr, now_ms, &evicts)] = *e;
-	}
-	free(n->admitted);
-	n->admitted = table;
-	n->cap_admitted = cap;
-}
-
-static void admitted_put(struct sandbox_net *n, const struct cordon_addr *a, uint64_t until_ms,
-			 uint64_t now_ms)
-{
-	bool evicts = false;
-	size_t i;
-
-	if (!n->cap_admitted)
-		admitted_grow(n, now_ms);
-	for (;;) {
-		i = admitted_slot(n->admitted, n->cap_admitted, a, now_ms, &evicts);
-		if (!evicts || n->cap_admitted >= ADMITTED_MAX)
-			break;
-		admitted_grow(n, now_ms);
-	}
-	n->admitted[i].addr = *a;
-	n->admitted[i].until_ms = until_ms;
-}
-
-/*
  * The audit's dns event of an admit: our verdict, never the proxy's
  * word. The name was checked printable by cordon_dnsctl_check; the
  * addresses are those now in the allow sets, the TTL how long the
@@ -736,7 +627,7 @@ static void audit_admit(struct sandbox_net *n, const struct cordon_dnsctl_msg *m
 			 &(struct cordon_audit_dns){
 				 .name = m->name,
 				 .qtype = m->qtype,
-				 .allowed = cordon_allowlist_match_name(n->spec->net.allowlist, m->name),
+				 .allowed = cordon_allowlist_match_name(n->allowlist, m->name),
 				 .addrs = in,
 				 .n_addrs = k,
 				 .ttl_s = k ? (uint32_t)(ttl_ms / 1000) : 0,
@@ -774,7 +665,7 @@ static void audit_event(struct sandbox_net *n, const struct cordon_dnsctl_msg *m
 		uint64_t until;
 
 		cordon_dnsctl_addr_get(&m->addrs[i], &a);
-		until = admitted_until(n, &a, now_ms);
+		until = egress_admitted_until(n, &a, now_ms);
 		if (!until)
 			continue;
 		in[k++] = a;
@@ -785,7 +676,7 @@ static void audit_event(struct sandbox_net *n, const struct cordon_dnsctl_msg *m
 			 &(struct cordon_audit_dns){
 				 .name = m->name,
 				 .qtype = m->qtype,
-				 .allowed = cordon_allowlist_match_name(n->spec->net.allowlist, m->name),
+				 .allowed = cordon_allowlist_match_name(n->allowlist, m->name),
 				 .addrs = in,
 				 .n_addrs = k,
 				 .ttl_s = k ? (uint32_t)(ttl_ms / 1000) : 0,
@@ -813,14 +704,14 @@ static void proxy_admit(struct sandbox_net *n, const struct cordon_dnsctl_msg *m
 
 	for (size_t i = 0; i < m->n_addrs; i++)
 		cordon_dnsctl_addr_get(&m->addrs[i], &addrs[i]);
-	cordon_dnsctl_vet_admit(n->spec->net.allowlist, n->blocked, n->n_blocked, m->name, addrs,
+	cordon_dnsctl_vet_admit(n->allowlist, n->blocked, n->n_blocked, m->name, addrs,
 				m->n_addrs, why);
 	memset(&reply, 0, sizeof(reply));
 	reply.type = CORDON_DNSCTL_ADMITTED;
 	reply.token = m->token;
 	reply.n_addrs = m->n_addrs;
 	for (size_t i = 0; i < m->n_addrs; i++) {
-		uint64_t held = admitted_until(n, &addrs[i], now_ms);
+		uint64_t held = egress_admitted_until(n, &addrs[i], now_ms);
 
 		until[i] = held > want ? held : want;
 		done[i] = why[i] != CORDON_VET_OK;
@@ -842,7 +733,7 @@ static void proxy_admit(struct sandbox_net *n, const struct cordon_dnsctl_msg *m
 		}
 		/* Recorded once in the sets: a refused insert promises nothing. */
 		for (size_t j = 0; j < k; j++)
-			admitted_put(n, &batch[j], until[i], now_ms);
+			egress_admitted_put(n, &batch[j], m->name, until[i], now_ms);
 	}
 	for (size_t i = 0; i < m->n_addrs; i++)
 		cordon_dnsctl_addr_put(&addrs[i], why[i], &reply.addrs[i]);
@@ -873,7 +764,7 @@ static void proxy_event(struct sandbox_net *n, const struct cordon_dnsctl_msg *m
 		cordon_dnsctl_addr_get(&m->refused[i], &refused[i]);
 		why[i] = (enum cordon_vet)m->refused[i].why;
 	}
-	sandbox_net_report(n, m->name, cordon_allowlist_match_name(n->spec->net.allowlist, m->name),
+	sandbox_net_report(n, m->name, cordon_allowlist_match_name(n->allowlist, m->name),
 			   refused, m->n_refused, why);
 }
 
@@ -918,6 +809,13 @@ int sandbox_net_proxy_io(struct sandbox_net *n, struct cordon_error *err)
 		case CORDON_DNSCTL_STATS:
 			n->proxy_stats = m.stats;
 			n->proxy_stats_known = true;
+			break;
+		case CORDON_DNSCTL_POLICY:
+			if (!n->policy_pending)
+				return fail(err, EPROTO,
+					    "broke its protocol: an answer to no policy");
+			n->policy_pending = false;
+			n->policy_error = m.error;
 			break;
 		default: /* READY again, FAILED once serving: not in the protocol */
 			return fail(err, EPROTO, "broke its protocol: message %u while serving",
@@ -1006,6 +904,77 @@ int sandbox_net_proxy_sockets(struct sandbox_net *n, struct cordon_error *err)
 		if (fd >= 0)
 			close(fd);
 	}
+	return 0;
+}
+
+/*
+ * POLICY: the allowlist's entries, one a line, in a sealed memfd, and the
+ * proxy's answer waited for (its socket requests served meanwhile: it
+ * may be waiting on one). 0, or -1 (err set): the proxy could not take
+ * it, or did not answer; the caller ends the sandbox.
+ */
+int egress_proxy_policy(struct sandbox_net *n, const struct cordon_allowlist *al,
+			struct cordon_error *err)
+{
+	_cleanup_close_ int fd = memfd_create("cordon-policy", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	uint64_t deadline = cordon_now_mono_us() + PROXY_POLICY_TIMEOUT_MS * 1000;
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} control;
+	struct cordon_dnsctl_msg m;
+	struct iovec iov = { .iov_base = &m, .iov_len = sizeof(m) };
+	struct msghdr mh = {
+		.msg_iov = &iov,
+		.msg_iovlen = 1,
+		.msg_control = control.buf,
+		.msg_controllen = sizeof(control.buf),
+	};
+	struct cmsghdr *c;
+	size_t len = 0;
+
+	if (n->proxy_ctl < 0)
+		return 0; /* --dns none: no proxy to tell */
+	if (fd < 0)
+		return fail(err, errno, "memfd");
+	for (size_t i = 0; i < cordon_allowlist_count(al); i++) {
+		const char *text = cordon_allowlist_entry(al, i)->text;
+
+		if (cordon_write_all(fd, text, strlen(text)) < 0 || cordon_write_all(fd, "\n", 1) < 0)
+			return fail(err, errno, "memfd");
+		len += strlen(text) + 1;
+	}
+	if (len > CORDON_DNSCTL_POLICY_MAX)
+		return fail(err, E2BIG, "an allowlist of %zu bytes", len);
+	if (fcntl(fd, F_ADD_SEALS, F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE) < 0)
+		return fail(err, errno, "sealing the memfd");
+	memset(&m, 0, sizeof(m));
+	m.type = CORDON_DNSCTL_POLICY;
+	m.token = (uint32_t)len;
+	c = CMSG_FIRSTHDR(&mh);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	if (sendmsg(n->proxy_ctl, &mh, MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t)sizeof(m))
+		return fail(err, errno, "sending it the new policy");
+	n->policy_pending = true;
+	while (n->policy_pending) {
+		uint64_t now = cordon_now_mono_us();
+		struct pollfd p[2] = { { .fd = n->proxy_ctl, .events = POLLIN },
+				       { .fd = n->proxy_sockets, .events = POLLIN } };
+
+		if (now >= deadline)
+			return fail(err, ETIMEDOUT, "it did not take the new policy");
+		if (poll(p, 2, (int)((deadline - now) / 1000) + 1) < 0 && errno != EINTR)
+			return fail(err, errno, "poll");
+		if ((p[1].revents & POLLIN) && sandbox_net_proxy_sockets(n, err) < 0)
+			return -1;
+		if ((p[0].revents & (POLLIN | POLLHUP)) && sandbox_net_proxy_io(n, err) < 0)
+			return -1;
+	}
+	if (n->policy_error)
+		return fail(err, -n->policy_error, "it refused the new policy");
 	return 0;
 }
 
