@@ -265,6 +265,30 @@ static ssize_t recv_request(int fd, uint32_t *req, int out[2])
 	return n;
 }
 
+/* The audit's policy event of an update: its edits as given, the new fingerprint. */
+static int audit_policy(struct supervisor *sv, const char *edits, size_t len,
+			struct cordon_error *err)
+{
+	_cleanup_free_ char *copy = NULL;
+	_cleanup_free_ const char **added = NULL, **removed = NULL;
+	size_t n_added = 0, n_removed = 0;
+	char *save = NULL;
+
+	if (!sv->audit)
+		return 0;
+	copy = cordon_xasprintf("%.*s", (int)len, edits);
+	added = cordon_xcalloc(len + 1, sizeof(*added));
+	removed = cordon_xcalloc(len + 1, sizeof(*removed));
+	for (char *line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if (line[0] == '+')
+			added[n_added++] = line + 1;
+		else if (line[0] == '-')
+			removed[n_removed++] = line + 1;
+	}
+	return cordon_audit_policy(sv->audit, added, n_added, removed, n_removed,
+				   sv->result->net.fingerprint, err);
+}
+
 /*
  * MONITOR_NET_UPDATE: the edits in a file the client sent (a sealed
  * memfd), applied (egress/update.c), the answer the new fingerprint. Only
@@ -296,6 +320,8 @@ static void net_update(struct supervisor *sv, int client, int edits)
 		if (sv->child_done)
 			cordon_error_set(&err, CORDON_E_STATE, 0, "container %s: it has ended",
 					 sv->state->id);
+		if (r == 0 && audit_policy(sv, text, size, &err) < 0)
+			r = -2;
 		if (r == -2) {
 			struct cordon_result *res = sv->result;
 
