@@ -10,13 +10,28 @@
 # and what was counted.
 . "$(dirname "$0")/oci-lib.sh"
 
-# start_sandbox ID: a started container running `sleep $MARK`; WPID its process.
+# The kind of sandbox a case runs in (the case's first argument): "oci", a
+# started container of a bundle running `sleep $MARK`; "native", a session
+# of `cordon create ROOTFS`.
+have_sessions() { "$CORDON" create --help 2>&1 | grep -q ROOTFS; }
+
+# start_sandbox ID [KIND]: a running sandbox of KIND (default oci); WPID its
+# workload process, SHM a directory inside that every command may write.
 start_sandbox() {
-	mk_bundle b sleep "$MARK" || return 1
-	oc create -b "$BUNDLE" "$1" && oc start "$1"
-	expect_rc 0 || return 1
+	if [ "${2:-oci}" = native ]; then
+		have_sessions || { skip_case "cordon create ROOTFS (a session) is not in this build"; return 1; }
+		oc create --name "$1" "$ROOTFS"
+		expect_rc 0 || return 1
+		SHM=/tmp
+	else
+		mk_bundle b sleep "$MARK" || return 1
+		oc create -b "$BUNDLE" "$1" && oc start "$1"
+		expect_rc 0 || return 1
+		SHM=/dev/shm
+	fi
 	oc state "$1"
 	WPID=$(user_process)
+	[ -n "$WPID" ] || { fail "no workload process in $1"; return 1; }
 }
 
 # exec_bg NAME ARGS...: `cordon exec ARGS` in the background; its stdout,
@@ -53,10 +68,10 @@ t_timeout_ends_the_tree() {
 	local id=$CASE_ID-t bg daemon fg
 	setup_case
 	bg=$((MARK + 1)) daemon=$((MARK + 2)) fg=$((MARK + 3))
-	start_sandbox "$id" || return
+	start_sandbox "$id" "${1:-oci}" || return
 	# Started first, ends only when told: the timed-out command must not take it along.
 	exec_bg first --timeout 60 "$id" -- sh -c \
-		'while [ ! -e /dev/shm/go ]; do sleep 0.05; done; echo first-done'
+		"while [ ! -e $SHM/go ]; do sleep 0.05; done; echo first-done"
 	# A background child, a daemon in a session of its own (double fork), and a
 	# foreground that ignores SIGTERM: SIGKILL after --kill-after ends all three.
 	oc exec --timeout 1 --kill-after 0.5 "$id" -- sh -c \
@@ -68,7 +83,7 @@ t_timeout_ends_the_tree() {
 	[ "$(host_procs "sleep $fg")" = 0 ] || fail "the command itself survived the timeout"
 	[ -d "/proc/$WPID" ] || fail "the timeout ended the sandbox's own process"
 	exec_done first && fail "the timeout ended another exec's command"
-	oc exec "$id" touch /dev/shm/go
+	oc exec "$id" touch "$SHM/go"
 	expect_rc 0
 	exec_wait first 30 || return
 	expect_rc 0
@@ -84,7 +99,7 @@ t_timeout_term() {
 	local id=$CASE_ID-m kid
 	setup_case
 	kid=$((MARK + 4))
-	start_sandbox "$id" || return
+	start_sandbox "$id" "${1:-oci}" || return
 	oc exec --timeout 0.5 --kill-after 30 --result-json "$CASE_DIR/r.json" "$id" -- \
 		sh -c "sleep $kid & sleep $((kid + 1))"
 	expect_rc 124
@@ -103,7 +118,7 @@ t_timeout_term() {
 t_timeout_term_ignored() {
 	local id=$CASE_ID-i kid
 	setup_case
-	start_sandbox "$id" || return
+	start_sandbox "$id" "${1:-oci}" || return
 	kid=$((MARK + 8))
 	oc exec --timeout 0.5 --kill-after 0.5 "$id" -- \
 		sh -c "(trap '' TERM; exec sleep $kid) & exec sleep $((kid + 1))"
@@ -119,7 +134,7 @@ t_timeout_fork_race() {
 	local id=$CASE_ID-f orphan
 	setup_case
 	orphan=$((MARK + 5))
-	start_sandbox "$id" || return
+	start_sandbox "$id" "${1:-oci}" || return
 	oc exec --timeout 1 --kill-after 0 "$id" -- sh -c \
 		"trap '' TERM; while :; do (setsid sleep $orphan &); (sleep $orphan &); done"
 	expect_rc 124
@@ -133,12 +148,12 @@ t_timeout_fork_race() {
 t_concurrent() {
 	local id=$CASE_ID-c
 	setup_case
-	start_sandbox "$id" || return
+	start_sandbox "$id" "${1:-oci}" || return
 	# Each ends only once the other has started: they run at once or not at all.
 	exec_bg a --timeout 60 "$id" -- sh -c \
-		'touch /dev/shm/a; while [ ! -e /dev/shm/b ]; do sleep 0.05; done; echo a-done'
+		"touch $SHM/a; while [ ! -e $SHM/b ]; do sleep 0.05; done; echo a-done"
 	exec_bg b --timeout 60 "$id" -- sh -c \
-		'touch /dev/shm/b; while [ ! -e /dev/shm/a ]; do sleep 0.05; done; echo b-done; exit 3'
+		"touch $SHM/b; while [ ! -e $SHM/a ]; do sleep 0.05; done; echo b-done; exit 3"
 	exec_wait a 60 || return
 	expect_rc 0
 	expect_out_eq a-done
@@ -152,7 +167,7 @@ t_concurrent() {
 t_output_max() {
 	local id=$CASE_ID-o
 	setup_case
-	start_sandbox "$id" || return
+	start_sandbox "$id" "${1:-oci}" || return
 	oc exec --output-max 100 --result-json "$CASE_DIR/r.json" "$id" -- \
 		sh -c 'head -c 100000 /dev/zero | tr "\0" x; echo oops >&2'
 	expect_rc 0
@@ -177,7 +192,7 @@ t_output_max() {
 t_statuses_and_result() {
 	local id=$CASE_ID-s r=$CASE_DIR/r.json
 	setup_case
-	start_sandbox "$id" || return
+	start_sandbox "$id" "${1:-oci}" || return
 	oc exec --result-json "$r" "$id" -- sh -c 'echo 12345; exit 7'
 	expect_rc 7
 	"$PYTHON" - "$r" "$id" <<'PY' || fail "the result JSON's fields"
@@ -222,7 +237,7 @@ PY
 t_reaper_killed_rootless() {
 	local id=$CASE_ID-q
 	setup_case
-	start_sandbox "$id" || return
+	start_sandbox "$id" "${1:-oci}" || return
 	# shellcheck disable=SC2016
 	oc exec --timeout 30 --result-json "$CASE_DIR/r.json" "$id" -- sh -c 'kill -9 $PPID; sleep 1'
 	expect_cordon_error STATE "reaper ended"
@@ -236,7 +251,7 @@ t_reaper_killed_rootless() {
 t_stalled_reader() {
 	local id=$CASE_ID-r _argv
 	setup_case
-	start_sandbox "$id" || return
+	start_sandbox "$id" "${1:-oci}" || return
 	mkfifo "$CASE_DIR/fifo"
 	# Held open at both ends here and never read.
 	exec 7<>"$CASE_DIR/fifo"
@@ -260,7 +275,7 @@ t_stalled_reader() {
 t_reader_gone() {
 	local id=$CASE_ID-g kid _argv
 	setup_case
-	start_sandbox "$id" || return
+	start_sandbox "$id" "${1:-oci}" || return
 	kid=$((MARK + 7))
 	_cordon_argv --root "$OROOT" exec --timeout 1 --kill-after 0 --output-max 100000000 "$id" -- \
 		sh -c "sleep $kid & trap '' TERM; while :; do echo line; done"
@@ -278,7 +293,7 @@ t_reader_gone() {
 t_sandbox_ends_under_exec() {
 	local id=$CASE_ID-e
 	setup_case
-	start_sandbox "$id" || return
+	start_sandbox "$id" "${1:-oci}" || return
 	exec_bg long --timeout 600 --result-json "$CASE_DIR/r.json" "$id" -- sleep $((MARK + 6))
 	wait_until 30 pgrep -f "^sleep $((MARK + 6))\$" ||
 		fail "the exec's command did not start"
@@ -295,7 +310,7 @@ t_sandbox_ends_under_exec() {
 t_result_json_hostile() {
 	local id=$CASE_ID-h
 	setup_case
-	start_sandbox "$id" || return
+	start_sandbox "$id" "${1:-oci}" || return
 	echo "precious-$MARK" >"$CASE_DIR/target"
 	ln -s "$CASE_DIR/target" "$CASE_DIR/link.json"
 	oc exec --result-json "$CASE_DIR/link.json" "$id" -- true
@@ -315,7 +330,7 @@ t_result_json_hostile() {
 t_reaper_unkillable() {
 	local id=$CASE_ID-k
 	setup_case
-	start_sandbox "$id" || return
+	start_sandbox "$id" "${1:-oci}" || return
 	# shellcheck disable=SC2016
 	oc exec --timeout 30 "$id" -- sh -c 'kill -9 $PPID && echo killed || echo refused'
 	expect_rc 0
@@ -337,4 +352,10 @@ each_mode "exec: the sandbox ends under a supervised exec: 125, nothing waits" t
 each_mode "exec --result-json: a planted link or a directory is refused" t_result_json_hostile
 rootful_only "exec: the reaper cannot be signalled from the container" t_reaper_unkillable
 rootless_only "exec: a root command that kills the reaper (rootless: the caller's uid) gets 125, not a made-up status" t_reaper_killed_rootless
+# The same in a session of `cordon create ROOTFS` (skipped, saying so, in a build without it).
+each_mode "session: exec --timeout: the command's whole tree ends, another exec and the session do not" t_timeout_ends_the_tree native
+each_mode "session: exec --timeout: a child that ignores SIGTERM ends at --kill-after" t_timeout_term_ignored native
+each_mode "session: exec: two commands at once" t_concurrent native
+each_mode "session: exec --output-max: the cap, the counts, a flood" t_output_max native
+each_mode "session: exec: cordon run's exit statuses and result JSON" t_statuses_and_result native
 done_testing
