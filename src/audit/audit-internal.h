@@ -25,7 +25,7 @@ enum audit_class {
 
 struct audit_rule {
 	regex_t re;
-	bool icase;
+	bool compiled; /* a default rule is, once a word needs it */
 };
 
 struct cordon_audit {
