@@ -1157,6 +1157,10 @@ int cordon_sandbox_run_opts(const struct cordon_spec *spec, const struct cordon_
 	/* The state (stopped, or gone) and whoever waits for the outcome. */
 	lifecycle_finish(&sv);
 	cordon_trace("state-remove");
+	/* pasta, killed in sandbox_net_finish, has had the teardown's time to die. */
+	sandbox_net_reap(&sv.net);
+	if (spec->net.enabled)
+		cordon_trace("uplink-reap");
 	cordon_closep(&sv.notify_fd);
 	cordon_closep(&sv.pidfd);
 	cordon_closep(&sv.sigfd);

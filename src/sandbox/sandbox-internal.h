@@ -194,8 +194,13 @@ int sandbox_net_update(struct sandbox_net *n, const char *edits, size_t len,
 		       struct cordon_error *err);
 /* pasta exited: fills err with its last words. */
 bool sandbox_net_uplink_died(struct sandbox_net *n, struct cordon_error *err);
-/* Counters and statistics into the result; stop pasta; close everything. */
+/*
+ * Counters and statistics into the result; pasta killed (first, so that
+ * its exit overlaps the rest of the teardown); close everything else.
+ */
 void sandbox_net_finish(struct sandbox_net *n);
+/* pasta's exit waited for: the last step of a run's teardown, before it returns. */
+void sandbox_net_reap(struct sandbox_net *n);
 
 /*
  * egress/egress.c, in the init: prepare the gateway namespace just entered and

@@ -227,6 +227,7 @@ void sandbox_net_finish(struct sandbox_net *n)
 	struct cordon_net_report *rep = &n->result->net;
 	struct cordon_nft_counters counters;
 
+	egress_pasta_kill(n);
 	if (n->nft && cordon_nft_read_counters(n->nft, &counters, &err) == 0) {
 		rep->dropped_known = true;
 		rep->dropped_packets = counters.dropped_packets;
@@ -246,7 +247,6 @@ void sandbox_net_finish(struct sandbox_net *n)
 		cordon_addr_format(&n->uplink.gateway_addr, rep->uplink_gateway,
 				   sizeof(rep->uplink_gateway));
 	}
-	egress_pasta_stop(n);
 	cordon_closep(&n->addr_watch);
 	free(TAKE_PTR(n->blocked));
 	egress_admitted_free(n);

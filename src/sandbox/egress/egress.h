@@ -50,7 +50,8 @@ int egress_proxy_policy(struct sandbox_net *n, const struct cordon_allowlist *al
 
 /* uplink.c */
 int egress_pasta_start(struct sandbox_net *n, int userns, int gw_ns, struct cordon_error *err);
-void egress_pasta_stop(struct sandbox_net *n);
+/* SIGKILL, at once; its exit is waited for later (sandbox_net_reap). */
+void egress_pasta_kill(struct sandbox_net *n);
 
 /* hostaddr.c: does the host route IPv6 (pasta's tap will then too); G's ruleset. */
 bool egress_host_routes_ipv6(void);

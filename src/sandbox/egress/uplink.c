@@ -123,14 +123,27 @@ static void pasta_stderr(struct sandbox_net *n, char *buf, size_t cap)
 		memmove(buf, nl + 1, strlen(nl + 1) + 1);
 }
 
-void egress_pasta_stop(struct sandbox_net *n)
+/*
+ * pasta's exit takes it tens of milliseconds (its tap's unregistration
+ * waits for RCU grace periods, docs/benchmarks.md): the signal goes
+ * first, the wait for it comes last (sandbox_net_reap), and the rest of
+ * the teardown runs in between.
+ */
+void egress_pasta_kill(struct sandbox_net *n)
 {
-	if (n->pasta_pidfd >= 0) {
+	if (n->pasta_pidfd >= 0)
 		cordon_pidfd_send_signal(n->pasta_pidfd, SIGKILL);
+	else if (n->pasta > 0)
+		kill(n->pasta, SIGKILL);
+}
+
+void sandbox_net_reap(struct sandbox_net *n)
+{
+	egress_pasta_kill(n);
+	if (n->pasta_pidfd >= 0) {
 		waitid(P_PIDFD, (id_t)n->pasta_pidfd, &(siginfo_t){ 0 }, WEXITED);
 		cordon_closep(&n->pasta_pidfd);
 	} else if (n->pasta > 0) {
-		kill(n->pasta, SIGKILL);
 		waitpid(n->pasta, NULL, 0);
 	}
 	n->pasta = 0;
