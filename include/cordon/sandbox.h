@@ -141,6 +141,13 @@ int cordon_container_start(const char *root, const char *id, struct cordon_error
  * new policy's fingerprint, or -1 (err set; CORDON_E_USAGE: the edits
  * were refused and nothing changed).
  */
+/*
+ * `cordon inspect`: sandbox id's effective posture as JSON (malloc'd):
+ * its state, its process's ids, maps, capabilities, no_new_privs,
+ * seccomp and mounts, its cgroups' limits and usage, and its
+ * supervisor's account of the network policy in force. Read-only.
+ */
+char *cordon_container_inspect(const char *root, const char *id, struct cordon_error *err);
 int cordon_container_net_update(const char *root, const char *id, const char *edits, size_t len,
 				char fingerprint[65], struct cordon_error *err);
 /* The OCI state document (malloc'd JSON). */

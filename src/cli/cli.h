@@ -76,6 +76,7 @@ int cli_create(int argc, char **argv);
 int cli_start(int argc, char **argv);
 int cli_exec(int argc, char **argv);
 int cli_state(int argc, char **argv);
+int cli_inspect(int argc, char **argv);
 int cli_kill(int argc, char **argv);
 int cli_delete(int argc, char **argv);
 int cli_list(int argc, char **argv);

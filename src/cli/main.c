@@ -83,6 +83,7 @@ static const struct {
 	{ "spec", cli_spec, false },	{ "features", cli_features, false },
 	{ "ps", cli_ps, true },		{ "pause", cli_pause, true },
 	{ "resume", cli_resume, true }, { "update", cli_update, true },
+	{ "inspect", cli_inspect, true },
 };
 
 /* A relative --root is made absolute: the monitor leaves the caller's directory. */

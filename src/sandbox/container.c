@@ -220,7 +220,7 @@ static int monitor_connect(int fd, const struct sockaddr_un *sa)
 }
 
 /* The monitor's answer to start: 0, -EPIPE when it ended without one, -EINTR, -errno. */
-static int monitor_answer(int fd, struct monitor_reply *rep)
+int sandbox_monitor_answer(int fd, struct monitor_reply *rep)
 {
 	struct pollfd p = { .fd = fd, .events = POLLIN };
 	int r = cordon_wait_poll(&p, 1, -1);
@@ -268,7 +268,7 @@ static int monitor_is_owner(int fd, const struct cordon_state_info *info)
  * anything is asked (a hard link is the socket). The connected socket,
  * or -1 (err set).
  */
-static int monitor_reach(const struct cordon_state *state, struct cordon_error *err)
+int sandbox_monitor_reach(const struct cordon_state *state, struct cordon_error *err)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	_cleanup_close_ int fd = -1, sock = -1;
@@ -300,8 +300,8 @@ static int monitor_reach(const struct cordon_state *state, struct cordon_error *
 }
 
 /* The monitor's answer, as an error when it is one: 0 or -1 (err set). */
-static int monitor_reply_error(const char *id, int r, struct monitor_reply *rep, const char *what,
-			       struct cordon_error *err)
+int sandbox_monitor_reply_error(const char *id, int r, struct monitor_reply *rep,
+				const char *what, struct cordon_error *err)
 {
 	if (r == -EINTR)
 		return cordon_interrupt_error(err, "container %s: waiting for its monitor to %s",
@@ -334,7 +334,7 @@ int cordon_container_start(const char *root, const char *id, struct cordon_error
 		cordon_state_close(&state);
 		return -1;
 	}
-	fd = monitor_reach(&state, err);
+	fd = sandbox_monitor_reach(&state, err);
 	if (fd >= 0 && send_start_request(fd, MONITOR_START) < 0)
 		cordon_error_set(err, CORDON_E_STATE, errno, "container %s: reaching its monitor",
 				 id);
@@ -343,9 +343,9 @@ int cordon_container_start(const char *root, const char *id, struct cordon_error
 		return -1;
 	}
 	/* The lock stays held until the answer: a second start waits, then sees "running". */
-	r = monitor_answer(fd, &rep);
+	r = sandbox_monitor_answer(fd, &rep);
 	cordon_state_close(&state);
-	if (monitor_reply_error(id, r, &rep, "start it (the start goes on)", err) < 0)
+	if (sandbox_monitor_reply_error(id, r, &rep, "start it (the start goes on)", err) < 0)
 		return -1;
 	/* Started; a poststart hook that failed is a warning (runtime-spec, as runc). */
 	if (rep.msg[0])
@@ -390,7 +390,7 @@ int cordon_container_net_update(const char *root, const char *id, const char *ed
 		cordon_state_close(&state);
 		return -1;
 	}
-	fd = monitor_reach(&state, err);
+	fd = sandbox_monitor_reach(&state, err);
 	if (fd < 0) {
 		cordon_state_close(&state);
 		return -1;
@@ -406,9 +406,9 @@ int cordon_container_net_update(const char *root, const char *id, const char *ed
 		cordon_state_close(&state);
 		return -1;
 	}
-	r = monitor_answer(fd, &rep);
+	r = sandbox_monitor_answer(fd, &rep);
 	cordon_state_close(&state);
-	if (monitor_reply_error(id, r, &rep, "apply the update (it goes on)", err) < 0)
+	if (sandbox_monitor_reply_error(id, r, &rep, "apply the update (it goes on)", err) < 0)
 		return -1;
 	snprintf(fingerprint, 65, "%.64s", rep.msg);
 	return 0;

@@ -345,6 +345,46 @@ static void net_update(struct supervisor *sv, int client, int edits)
 	reply(&client, &err, NULL);
 }
 
+/*
+ * MONITOR_NET_INFO: the network's live state as JSON, written into the
+ * memfd the client sent (only a memfd: F_GET_SEALS fails on anything
+ * else, so a root supervisor never writes where a client points it).
+ */
+static void net_info(struct supervisor *sv, int client, int out)
+{
+	struct cordon_error err = { 0 };
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	const unsigned char *buf;
+	size_t size;
+	yajl_gen g;
+
+	if (getsockopt(client, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 ||
+	    (cred.uid != 0 && cred.uid != geteuid()) || out < 0 || fcntl(out, F_GET_SEALS) < 0) {
+		cordon_error_set(&err, CORDON_E_USAGE, EPERM, "container %s: refused",
+				 sv->state->id);
+		cordon_closep(&out);
+		reply(&client, &err, NULL);
+		return;
+	}
+	g = yajl_gen_alloc(NULL);
+	yajl_gen_map_open(g);
+	if (sv->spec->net.enabled && sv->net.nft) {
+		sandbox_json_net_live(g, &sv->net);
+	} else {
+		yajl_gen_string(g, (const unsigned char *)"mode", 4);
+		yajl_gen_string(g, (const unsigned char *)"none", 4);
+	}
+	yajl_gen_map_close(g);
+	yajl_gen_get_buf(g, &buf, &size);
+	if (ftruncate(out, 0) < 0 || pwrite(out, buf, size, 0) != (ssize_t)size)
+		cordon_error_set(&err, CORDON_E_INTERNAL, errno, "container %s: writing its state",
+				 sv->state->id);
+	yajl_gen_free(g);
+	cordon_closep(&out);
+	reply(&client, err.code ? &err : NULL, NULL);
+}
+
 /* A client's request, read once it is there (the socket is SOCK_SEQPACKET). */
 static void client_request(struct supervisor *sv, int *slot)
 {
@@ -360,6 +400,11 @@ static void client_request(struct supervisor *sv, int *slot)
 	epoll_ctl(sv->epfd, EPOLL_CTL_DEL, *slot, NULL);
 	fd = *slot;
 	*slot = -1;
+	if (n == (ssize_t)sizeof(req) && req == MONITOR_NET_INFO) {
+		cordon_closep(&out[1]);
+		net_info(sv, fd, out[0]);
+		return;
+	}
 	if (n == (ssize_t)sizeof(req) && req == MONITOR_NET_UPDATE) {
 		cordon_closep(&out[1]);
 		net_update(sv, fd, out[0]);

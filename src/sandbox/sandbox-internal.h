@@ -215,6 +215,12 @@ int sandbox_gateway_finish(const struct child_ctx *ctx, struct cordon_error *err
 void sandbox_json_net_policy(yajl_gen g, const struct cordon_spec *spec,
 			     const struct cordon_allowlist *al);
 void sandbox_json_net_outcome(yajl_gen g, const struct cordon_net_report *rep);
+/*
+ * The policy in force and its live state, for `cordon inspect`: the
+ * allowlist and fingerprint, the admitted addresses with their names and
+ * what is left of their TTL, the blocked ranges, the drop counters.
+ */
+void sandbox_json_net_live(yajl_gen g, struct sandbox_net *n);
 
 struct output {
 	int fd;   /* read end, -1 when closed */
@@ -333,6 +339,8 @@ enum monitor_request {
 	MONITOR_START = 1,
 	/* A live update of the allowlist: its edits in a memfd; the answer's msg the fingerprint. */
 	MONITOR_NET_UPDATE,
+	/* The network's live state for inspect: JSON written into the memfd sent along. */
+	MONITOR_NET_INFO,
 };
 
 struct monitor_reply {
@@ -340,6 +348,17 @@ struct monitor_reply {
 	int32_t errnum;
 	char msg[768];
 };
+
+/*
+ * container.c, the client's end: connect to the monitor of a sandbox
+ * whose state is open (its socket checked to be its own; the fd, or -1
+ * with err set); wait for its answer (0, -EPIPE when it ended without
+ * one, -EINTR, -errno); an answer that is an error into err (0 or -1).
+ */
+int sandbox_monitor_reach(const struct cordon_state *state, struct cordon_error *err);
+int sandbox_monitor_answer(int fd, struct monitor_reply *rep);
+int sandbox_monitor_reply_error(const char *id, int r, struct monitor_reply *rep,
+				const char *what, struct cordon_error *err);
 
 /*
  * prepare.c. The id plan of the sandbox's user namespace: the config's

@@ -276,6 +276,34 @@ t_trace() {
 	XENV=()
 }
 
+# inspect: the posture of a live sandbox, as the kernel and its supervisor say it.
+inspect_ready() { [ -e "$WS/up" ]; }
+t_inspect() {
+	local j limits=()
+	# Rootless on this host's hybrid layout a pids limit has no delegated cgroup.
+	[ "$MODE" = rootful ] && limits=(--pids 40)
+	crun_bg "${limits[@]}" -- sh -c 'touch /workspace/up; sleep 30'
+	wait_until 10 inspect_ready || { fail "the sandbox did not start"; wait_bg; return; }
+	cordon inspect "$ID"
+	expect_rc 0
+	j=$OUT
+	"$PYTHON" - "$j" "$ID" "${#limits[@]}" <<'EOF' || fail "inspect's JSON is not what the sandbox is: $j"
+import json, sys
+d = json.loads(sys.argv[1])
+p = d["process"]
+assert d["id"] == sys.argv[2] and d["status"] == "running", d["status"]
+assert p["no_new_privs"] is True and p["seccomp"] == "filter"
+assert p["capabilities"]["CapEff"] == [] and p["uid_map"] and p["gids"]
+assert any(m["target"] == "/workspace" for m in p["mounts"])
+assert sys.argv[3] == "0" or any(c.get("pids.max") == "40" for c in d["cgroups"]), d["cgroups"]
+assert d["network"] == {"mode": "none"}
+EOF
+	cordon kill "$ID" KILL
+	wait_bg
+	cordon inspect "$ID"
+	expect_cordon_error STATE "$ID"
+}
+
 each_mode "cordon --version" t_version
 each_mode "hello: echo prints hello" t_hello
 each_mode "id: uid=0 gid=0 inside by default" t_id_default_root
@@ -285,6 +313,7 @@ each_mode "hostname: default cordon, --hostname foo" t_hostname
 each_mode "env: host environment scrubbed, exact keys, --env/--env-pass" t_env_scrub
 each_mode "exit status: 0, 3, 1, 137, 143 pass through" t_exit_status
 each_mode "exec failures: 126 not executable, 127 not found" t_exec_failures
+each_mode "inspect: a live sandbox's ids, capabilities, seccomp, mounts, cgroups and network" t_inspect
 each_mode "argument forms: no --, default rootfs, options stop at ROOTFS" t_argument_forms
 each_mode "stdin reaches the workload" t_stdin_passthrough
 rootful_only "--userns host runs as root" t_userns_host

@@ -109,6 +109,15 @@ t_update() {
 	go 2 || { give_up; return; }
 	s_line '^LOOK denied.test OK .*198\.18\.1\.20' "expected denied.test to resolve once allowed"
 	s_line '^GET denied.test:80 OK server2$' "expected denied.test to answer once allowed"
+	# inspect: the policy in force and what it admitted, for which name, for how long.
+	cordon inspect "$ID"
+	expect_rc 0
+	JSON=$OUT
+	expect_json '.fingerprint == "'"$fp1"'" and (.allow | sort) == ["allowed.test", "denied.test"]'
+	expect_json '.admitted | map(select(.address == "198.18.1.20" and .names == ["denied.test"] and .ttl_s > 0)) | length == 1' \
+		"expected inspect to show 198.18.1.20 admitted for denied.test"
+	printf '%s' "$OUT" | jq -e '.process.seccomp == "filter" and .process.no_new_privs' >/dev/null ||
+		fail "expected inspect to show the process's seccomp filter and no_new_privs"
 	wait_until 20 stream_has 5 || {
 		fail "the ticker's stream never reached the workload"
 		give_up
@@ -127,6 +136,10 @@ t_update() {
 	after=$(stream_lines)
 	[ $((after - before)) -le 3 ] ||
 		fail "the connection to denied.test was not cut: $((after - before)) more lines arrived"
+	cordon inspect "$ID"
+	JSON=$OUT
+	expect_json '.fingerprint == "'"$fp2"'" and (.admitted | map(select(.address == "198.18.1.20")) | length == 0)' \
+		"expected 198.18.1.20 gone from what inspect shows admitted"
 	go 3 || { give_up; return; }
 	s_line '^LOOK denied.test FAIL' "expected denied.test refused again"
 	s_line '^GET denied.test:80 FAIL' "expected denied.test's address closed again"

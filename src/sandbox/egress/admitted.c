@@ -81,6 +81,11 @@ static struct egress_name *name_get(struct sandbox_net *n, const char *text)
 	return e;
 }
 
+const char *egress_name_text(const struct egress_name *name)
+{
+	return name->text;
+}
+
 static void name_put(struct sandbox_net *n, struct egress_name *name)
 {
 	struct egress_name **p;

@@ -43,6 +43,7 @@ size_t egress_admitted_revet(struct sandbox_net *n, const struct cordon_allowlis
 			     uint64_t now_ms, struct cordon_addr *keep, uint32_t *keep_ms);
 size_t egress_admitted_live(const struct sandbox_net *n, uint64_t now_ms);
 void egress_admitted_free(struct sandbox_net *n);
+const char *egress_name_text(const struct egress_name *name);
 
 /* proxy.c: tell the proxy a new allowlist, and wait for its answer. */
 int egress_proxy_policy(struct sandbox_net *n, const struct cordon_allowlist *al,

@@ -175,3 +175,51 @@ void sandbox_json_net_outcome(yajl_gen g, const struct cordon_net_report *rep)
 	key(g, "dns_rate_limited");
 	yajl_gen_integer(g, (long long)rep->dns.rate_limited);
 }
+
+static void cidr(yajl_gen g, const struct cordon_cidr *c)
+{
+	char buf[INET6_ADDRSTRLEN + 4];
+
+	cordon_cidr_format(c, buf, sizeof(buf));
+	str(g, buf);
+}
+
+void sandbox_json_net_live(yajl_gen g, struct sandbox_net *n)
+{
+	struct cordon_nft_counters counters;
+	struct cordon_error err = { 0 };
+	uint64_t now_ms = cordon_now_mono_us() / 1000;
+
+	sandbox_json_net_policy(g, n->spec, n->result->net.allowlist);
+	key(g, "admitted");
+	yajl_gen_array_open(g);
+	for (size_t i = 0; i < n->cap_admitted; i++) {
+		const struct admitted_until *e = &n->admitted[i];
+
+		if (e->until_ms <= now_ms)
+			continue;
+		yajl_gen_map_open(g);
+		key(g, "address");
+		addr(g, &e->addr);
+		key(g, "names");
+		yajl_gen_array_open(g);
+		for (size_t k = 0; k < ADMITTED_NAMES && e->names[k]; k++)
+			str(g, egress_name_text(e->names[k]));
+		yajl_gen_array_close(g);
+		key(g, "ttl_s");
+		yajl_gen_integer(g, (long long)((e->until_ms - now_ms + 999) / 1000));
+		yajl_gen_map_close(g);
+	}
+	yajl_gen_array_close(g);
+	key(g, "blocked");
+	yajl_gen_array_open(g);
+	for (size_t i = 0; i < n->n_blocked; i++)
+		cidr(g, &n->blocked[i]);
+	yajl_gen_array_close(g);
+	if (n->nft && cordon_nft_read_counters(n->nft, &counters, &err) == 0) {
+		key(g, "dropped_packets");
+		yajl_gen_integer(g, (long long)counters.dropped_packets);
+		key(g, "dropped_bytes");
+		yajl_gen_integer(g, (long long)counters.dropped_bytes);
+	}
+}
