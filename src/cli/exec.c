@@ -220,7 +220,8 @@ static int apply_flag(struct exec_args *a, int id, const char *value, struct cor
 		a->supervised = true;
 		a->opts.count_output = true;
 		if (a->result.dir_fd >= 0)
-			return cordon_error_set(err, CORDON_E_USAGE, 0, "--result-json: given twice");
+			return cordon_error_set(err, CORDON_E_USAGE, 0,
+						"--result-json: given twice");
 		a->result.path = value;
 		return cli_result_target_open(value, &a->result.dir_fd, &a->result_name, err);
 	case X_EXPECT_FINGERPRINT:
@@ -331,7 +332,8 @@ static int exec_supervised(struct exec_args *a, struct cordon_audit *audit,
 	if (res.failed)
 		cordon_error_print(&res.error);
 	a->result.name = a->result_name;
-	if (a->result.dir_fd >= 0 && cordon_result_write_to(&a->result, a->opts.id, &res, err) < 0) {
+	if (a->result.dir_fd >= 0 &&
+	    cordon_result_write_to(&a->result, a->opts.id, &res, err) < 0) {
 		cordon_error_print(err);
 		code = CORDON_EXIT_FAILURE;
 	}

@@ -235,7 +235,7 @@ static size_t tree_signal(struct exec_sv *sv, int sig, int **pidfds)
 			fd = cordon_pidfd_open(l[i].pid);
 			if (fd < 0)
 				continue;
-			/* The pidfd holds the process the checks look at: the scan's, or another's. */
+			/* The pidfd holds the process the checks see: the scan's, or another. */
 			if (proc_parent(l[i].pid, &ppid, &zombie) < 0 || ppid != parent ||
 			    !in_container_pidns(sv, l[i].pid) ||
 			    cordon_pidfd_send_signal(fd, sig) < 0) {
@@ -295,7 +295,8 @@ static bool tree_kill(struct exec_sv *sv)
 static int arm_timer(int fd, uint64_t ms)
 {
 	struct itimerspec its = {
-		.it_value = { .tv_sec = (time_t)(ms / 1000), .tv_nsec = (long)(ms % 1000) * 1000000 },
+		.it_value = { .tv_sec = (time_t)(ms / 1000),
+			      .tv_nsec = (long)(ms % 1000) * 1000000 },
 	};
 
 	if (ms == 0)
@@ -362,7 +363,7 @@ static void out_write(struct exec_sv *sv, struct exec_out *o, const char *buf, s
 	}
 }
 
-/* One read of o's pipe: counted, passed on up to --output-max. False at its end (or nothing now). */
+/* One read of o's pipe: counted, passed on up to --output-max. False at its end or when empty. */
 static bool out_forward(struct exec_sv *sv, struct exec_out *o)
 {
 	char buf[65536];
