@@ -104,6 +104,7 @@ t_timeout_term() {
 		sh -c "sleep $kid & sleep $((kid + 1))"
 	expect_rc 124
 	# SIGTERM is sent to every process, not waited for (SIGKILL rounds are): it ends by itself.
+	# shellcheck disable=SC2016 # expanded by eval
 	wait_until 30 eval '[ "$(host_procs "sleep $kid")" = 0 ]' ||
 		fail "the command's child survived SIGTERM"
 	[ "$(jget "$CASE_DIR/r.json" timed_out)" = True ] || fail "timed_out is not true"
