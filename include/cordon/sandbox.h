@@ -233,8 +233,9 @@ int cordon_container_exec_wait(pid_t pid);
  * A command with cordon run's outcome: started below a reaper of its own
  * in the container, its whole process tree ended at --timeout (SIGTERM,
  * then SIGKILL after --kill-after), its output counted and capped. Fills
- * *result (cordon run's fields; the cgroup's are the sandbox's, not
- * measured); returns the exit status: the command's, 128+N, 124, or
+ * *result (cordon run's fields; cpu_usage_us the command's own CPU time
+ * with its waited-for children's, the other cgroup fields not measured);
+ * returns the exit status: the command's, 128+N, 124, or
  * 125/126/127 with result->failed.
  */
 int cordon_container_exec_supervised(const struct cordon_exec_opts *opts,

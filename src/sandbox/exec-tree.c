@@ -474,8 +474,13 @@ static void on_reaper(struct exec_sv *sv)
 		for (size_t i = 0; i < n_fds; i++)
 			close(fds[i]);
 		if (msg.type == SYNC_EXITED && !sv->cmd_done) {
+			char *end;
+
 			sv->cmd_done = true;
 			sv->cmd_status = msg.status;
+			msg.text[sizeof(msg.text) - 1] = '\0';
+			sv->res->cgroup.cpu_usage_us = strtoull(msg.text, &end, 10);
+			sv->res->cgroup.cpu_usage_known = end != msg.text && !*end;
 			/* Started while the first SIGTERM's scan ran: it gets its own. */
 			if (sv->res->timed_out && !sv->tree_empty)
 				tree_term(sv);

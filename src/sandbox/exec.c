@@ -49,6 +49,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -270,6 +271,7 @@ static _Noreturn void exec_reaper(struct exec_ctx *x)
 		struct pollfd p[2] = { { .fd = t->reaper_sock, .events = POLLIN },
 				       { .fd = sigfd, .events = POLLIN } };
 		struct signalfd_siginfo si;
+		struct rusage ru;
 		int st;
 		pid_t w;
 
@@ -277,11 +279,16 @@ static _Noreturn void exec_reaper(struct exec_ctx *x)
 			_exit(CORDON_EXIT_FAILURE);
 		while (read(sigfd, &si, sizeof(si)) > 0)
 			;
-		while ((w = waitpid(-1, &st, WNOHANG)) > 0) {
+		while ((w = wait4(-1, &st, WNOHANG, &ru)) > 0) {
 			if (w != cmd)
 				continue;
 			cmd_reaped = true;
+			/* Its CPU time with that of the children it waited for, in microseconds. */
 			msg = (struct sync_msg){ .type = SYNC_EXITED, .status = st };
+			snprintf(msg.text, sizeof(msg.text), "%llu",
+				 (unsigned long long)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) *
+						 1000000ULL +
+					 (unsigned long long)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec));
 			sync_send(t->reaper_sock, &msg, NULL, 0);
 		}
 		/*
