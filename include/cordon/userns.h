@@ -89,6 +89,15 @@ int cordon_userns_write_direct(pid_t pid, const struct cordon_idmap *uid,
  */
 int cordon_userns_open(const struct cordon_idmap *uid, const struct cordon_idmap *gid,
 		       struct cordon_error *err);
+/*
+ * The same, without waiting for the child to end: its exit (a wake-up,
+ * an exit, a reap: up to milliseconds on a loaded machine) leaves the
+ * caller's critical path. cordon_userns_reap() waits for it; so does the
+ * next open of either kind (they share the child's stack).
+ */
+int cordon_userns_open_async(const struct cordon_idmap *uid, const struct cordon_idmap *gid,
+			     struct cordon_error *err);
+void cordon_userns_reap(void);
 
 /* --- the sandbox's namespace limits (/proc/sys/user) ---------------------- */
 

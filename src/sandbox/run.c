@@ -795,7 +795,7 @@ static int prepare_host_mounts(const struct cordon_spec *spec, const struct cord
 			(struct cordon_idmap_extent){ spec->workspace_id.uid, (uint32_t)ku, 1 };
 		g.extent[0] =
 			(struct cordon_idmap_extent){ spec->workspace_id.gid, (uint32_t)kg, 1 };
-		ws_userns = cordon_userns_open(&u, &g, err);
+		ws_userns = cordon_userns_open_async(&u, &g, err);
 		if (ws_userns < 0)
 			return cordon_error_wrap(err, "--workspace idmap");
 	}
@@ -822,8 +822,10 @@ static int release_child(const struct cordon_spec *spec, const struct cordon_idp
 			return -1;
 		cordon_trace("idmap");
 		if (cordon_host_root() &&
-		    prepare_host_mounts(spec, plan, child, sync_fd, &host, err) < 0)
+		    prepare_host_mounts(spec, plan, child, sync_fd, &host, err) < 0) {
+			cordon_userns_reap();
 			return -1;
+		}
 		if (cordon_host_root())
 			cordon_trace("host-mounts");
 	}
@@ -838,6 +840,8 @@ static int release_child(const struct cordon_spec *spec, const struct cordon_idp
 	r = sync_send(sync_fd, &go, fds, n);
 	cordon_trace("go");
 	cordon_fs_host_close(&host);
+	/* The workspace's namespace holder, off the init's path now that it has GO. */
+	cordon_userns_reap();
 	if (r < 0)
 		return cordon_error_set(err, CORDON_E_INTERNAL, -r, "starting the sandbox");
 	return 0;

@@ -224,14 +224,30 @@ static int hold_namespace(void *arg)
 	return 0;
 }
 
-int cordon_userns_open(const struct cordon_idmap *uid, const struct cordon_idmap *gid,
-		       struct cordon_error *err)
+/* A holder told to exit and not reaped yet (cordon_userns_open_async): at most one. */
+static pid_t unreaped;
+
+void cordon_userns_reap(void)
+{
+	int status;
+
+	if (unreaped <= 0)
+		return;
+	while (waitpid(unreaped, &status, 0) < 0 && errno == EINTR)
+		;
+	unreaped = 0;
+}
+
+int cordon_userns_open_async(const struct cordon_idmap *uid, const struct cordon_idmap *gid,
+			     struct cordon_error *err)
 {
 	static char stack[16384] __attribute__((aligned(16)));
-	int hold[2], fd = -1, status;
+	int hold[2], fd = -1;
 	char path[64];
 	pid_t child;
 
+	/* The last holder ran on the same stack: it must be gone first. */
+	cordon_userns_reap();
 	if (pipe2(hold, O_CLOEXEC) < 0)
 		return cordon_error_set(err, CORDON_E_USERNS, errno, "pipe");
 	child = clone(hold_namespace, stack + sizeof(stack), CLONE_VM | CLONE_NEWUSER | SIGCHLD,
@@ -247,9 +263,18 @@ int cordon_userns_open(const struct cordon_idmap *uid, const struct cordon_idmap
 		if (fd < 0)
 			cordon_error_set(err, CORDON_E_USERNS, errno, "opening %s", path);
 	}
+	/* Told to exit (EOF); reaped by the next open or cordon_userns_reap. */
 	close(hold[1]);
 	close(hold[0]);
-	while (waitpid(child, &status, 0) < 0 && errno == EINTR)
-		;
+	unreaped = child;
+	return fd;
+}
+
+int cordon_userns_open(const struct cordon_idmap *uid, const struct cordon_idmap *gid,
+		       struct cordon_error *err)
+{
+	int fd = cordon_userns_open_async(uid, gid, err);
+
+	cordon_userns_reap();
 	return fd;
 }
