@@ -102,7 +102,7 @@ time_round() {
 # --- the sandbox ------------------------------------------------------------
 if "$cordon" create --help 2>&1 | grep -q 'ROOTFS'; then
 	kind="native session (cordon create ROOTFS)"
-	"$cordon" --root "$root" create --name "$id" "$rootfs" >/dev/null ||
+	"$cordon" --root "$root" create --owner none --name "$id" "$rootfs" >/dev/null ||
 		die "cordon create $rootfs failed"
 else
 	kind="OCI container (cordon create --bundle)"

@@ -83,7 +83,7 @@ for ((i = 0; i < n; i++)); do
 	id=$prefix$i
 	ids+=("$id")
 	if [ "$native" = 1 ]; then
-		"$cordon" --root "$root" create --name "$id" "$rootfs" >/dev/null </dev/null ||
+		"$cordon" --root "$root" create --owner none --name "$id" "$rootfs" >/dev/null </dev/null ||
 			die "sandbox $i: cordon create failed"
 	else
 		"$cordon" --root "$root" create -b "$tmp/bundle" "$id" </dev/null >/dev/null 2>&1 ||
