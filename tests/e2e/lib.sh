@@ -45,6 +45,11 @@ PYTHON=/usr/bin/python3
 # The scratch tree: readable by the test user, removed at exit.
 E2E_TMP=$(mktemp -d /tmp/cordon-e2e.XXXXXX) || exit 99
 chmod 755 "$E2E_TMP"
+# The audit logs cordon keeps when a sandbox's state goes (docs/audit.md)
+# land in the scratch tree, one directory a mode, not in the host's
+# /var/log/cordon/audit or the test user's home: every cordon call gets
+# CORDON_AUDIT_DIR (a case's own XENV comes after it, and wins).
+E2E_AUDIT_DIR=$E2E_TMP/audit-kept
 
 _tap_n=0
 _tap_failed=0
@@ -235,16 +240,29 @@ run() {
 	return 0
 }
 
+# CORDON_AUDIT_DIR=... for this mode, into AUDIT_ENV (its directory made,
+# the test user's when rootless).
+_audit_env() {
+	local d=$E2E_AUDIT_DIR/$MODE
+	if [ ! -d "$d" ]; then
+		mkdir -p "$d"
+		if [ "$MODE" = rootless ] && is_root; then chown "$TEST_UID:$TEST_GID" "$d"; fi
+	fi
+	AUDIT_ENV=("CORDON_AUDIT_DIR=$d")
+}
+
 # The command line that runs $CORDON in this mode (XENV adds variables).
 _cordon_argv() {
+	local AUDIT_ENV
+	_audit_env
 	if [ "$MODE" = rootful ]; then
 		# Default dispositions: bash starts background jobs with SIGINT
 		# ignored, which the workload would inherit.
-		_argv=(env --default-signal "${XENV[@]}" "$CORDON" "$@")
+		_argv=(env --default-signal "${AUDIT_ENV[@]}" "${XENV[@]}" "$CORDON" "$@")
 	else
 		local USER_PREFIX
 		_user_prefix
-		_argv=("${USER_PREFIX[@]}" "${XENV[@]}" "$CORDON" "$@")
+		_argv=("${USER_PREFIX[@]}" "${AUDIT_ENV[@]}" "${XENV[@]}" "$CORDON" "$@")
 	fi
 }
 

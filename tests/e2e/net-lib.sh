@@ -97,14 +97,18 @@ _net_trap
 # lib.sh's, in LH: rootful with the override in the environment, rootless
 # with it among the test user's (runuser's env -i clears it otherwise).
 _cordon_argv() {
+	local AUDIT_ENV
+	_audit_env
 	if [ "$MODE" = rootful ]; then
 		_argv=(ip netns exec "$LAB_LH" env --default-signal
-			CORDON_LAB_PUBLIC_CIDR="$LAB_PUBLIC_CIDR" "${XENV[@]}" "$CORDON" "$@")
+			CORDON_LAB_PUBLIC_CIDR="$LAB_PUBLIC_CIDR" "${AUDIT_ENV[@]}" "${XENV[@]}"
+			"$CORDON" "$@")
 	else
 		local USER_PREFIX
 		_user_prefix
 		_argv=(ip netns exec "$LAB_LH" "${USER_PREFIX[@]}"
-			CORDON_LAB_PUBLIC_CIDR="$LAB_PUBLIC_CIDR" "${XENV[@]}" "$CORDON" "$@")
+			CORDON_LAB_PUBLIC_CIDR="$LAB_PUBLIC_CIDR" "${AUDIT_ENV[@]}" "${XENV[@]}"
+			"$CORDON" "$@")
 	fi
 }
 
