@@ -321,6 +321,9 @@ int cordon_json_depth(const char *text, size_t len, size_t stop, size_t *depth);
 struct yajl_val_s;
 int cordon_json_parse(const char *text, size_t len, enum cordon_code code, struct yajl_val_s **out,
 		      struct cordon_error *err);
+/* What a yajl generator made, as a NUL-terminated string (malloc'd); the generator is freed. */
+struct yajl_gen_t;
+char *cordon_json_gen_take(struct yajl_gen_t *g);
 
 /*
  * Host root: euid 0 in the initial user namespace (its uid_map maps every
@@ -331,6 +334,13 @@ int cordon_json_parse(const char *text, size_t len, enum cordon_code code, struc
 bool cordon_host_root(void);
 /* euid 0 in a user namespace other than the initial one. */
 bool cordon_userns_root(void);
+
+/*
+ * The length of the well-formed UTF-8 sequence of two to four bytes at s
+ * (RFC 3629: no overlong form, no surrogate, nothing above U+10FFFF), or 0
+ * (ASCII included: the caller takes a byte below 0x80 as it is).
+ */
+size_t cordon_utf8_sequence(const unsigned char *s);
 
 /* Time since boot in ms and µs (CLOCK_MONOTONIC) and wall time in ms. */
 uint64_t cordon_now_mono_us(void);

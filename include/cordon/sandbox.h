@@ -254,8 +254,14 @@ struct cordon_audit *cordon_container_audit_open(const char *root, const char *i
 
 /* Warn (cordon_warn) about each field of the bundle's config that is not applied. */
 void cordon_container_warn_unapplied(const struct cordon_spec *spec);
-/* Every container under the root: a table, ids only (quiet) or a JSON array. */
-int cordon_container_list(const char *root, bool json, bool quiet, struct cordon_error *err);
+/*
+ * Every sandbox under the root (run, session, container): a table, ids
+ * only (quiet) or a JSON array (each state with its kind, labels and
+ * owner). labels: n pairs of key and value (NULL: the key at all), every
+ * one of which a sandbox must have to be listed.
+ */
+int cordon_container_list(const char *root, bool json, bool quiet, const char *const *labels,
+			  size_t n_labels, struct cordon_error *err);
 
 /*
  * --print-profile: the confinement a sandbox of this spec would get, as

@@ -130,6 +130,8 @@ struct yajl_val_s;
 int cordon_seccomp_oci_compile(const struct yajl_val_s *profile, struct cordon_security *sec,
 			       struct cordon_error *err);
 void cordon_seccomp_profile_free(struct cordon_security *sec);
+/* A program of len instructions (malloc'd, taken) as sec's one filter, freed with it. */
+void cordon_seccomp_adopt(struct cordon_security *sec, void *insns, size_t len);
 
 /* The names an OCI profile may use, for the runtime features document. */
 enum cordon_seccomp_oci_kind {

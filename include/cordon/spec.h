@@ -136,6 +136,23 @@ struct cordon_spec {
 	struct cordon_audit_spec audit;
 
 	/*
+	 * A session (`cordon create` without --bundle): the sandbox stays up
+	 * with no command, its workload an idle process, until `cordon rm`,
+	 * idle_timeout_ms without an exec running, or max_lifetime_ms.
+	 */
+	bool session;
+	uint64_t idle_timeout_ms;  /* 0: none */
+	uint64_t max_lifetime_ms;  /* 0: none (run, OCI); a session's default: 24 h */
+	char **labels;		   /* --label K=V: key, value, ... NULL-terminated */
+	size_t n_labels;
+	/*
+	 * The process that asked cordon for the sandbox, recorded in its state
+	 * (cordon sweep): create's caller, run itself. Set by the command line.
+	 */
+	pid_t creator_pid;
+	uint64_t creator_start;
+
+	/*
 	 * What only an OCI config.json can ask for (cordon_spec_from_oci);
 	 * NULL for `cordon run` from flags. The common fields above are
 	 * filled from the config as well (argv, env, cwd, hostname, rootfs,
@@ -158,6 +175,26 @@ void cordon_spec_env_default(struct cordon_spec *spec, const char *kv);
 
 /* Lexical checks that need no filesystem access. */
 bool cordon_id_valid(const char *id);
+
+/*
+ * Labels: at most CORDON_LABELS_MAX, a key of 1..63 of [A-Za-z0-9._/-] (a
+ * letter or digit first and last), a value of at most CORDON_LABEL_VALUE_MAX
+ * bytes without a control character.
+ */
+#define CORDON_LABELS_MAX 32
+#define CORDON_LABEL_KEY_MAX 63
+#define CORDON_LABEL_VALUE_MAX 256
+#define CORDON_SESSION_LIFETIME_DEFAULT_MS (24ULL * 3600 * 1000)
+/* A lifetime or idle timeout longer than this (a year) is refused as a typo. */
+#define CORDON_SESSION_LIFETIME_MAX_MS (366ULL * 24 * 3600 * 1000)
+bool cordon_label_key_valid(const char *key);
+bool cordon_label_value_valid(const char *value);
+/* --label K=V into spec->labels (flag: the option's name, for messages). */
+int cordon_spec_add_label(struct cordon_spec *spec, const char *flag, const char *kv,
+			  struct cordon_error *err);
+/* A --label K=V or K filter: valid key (and value), split into *key, *value (NULL for K). */
+int cordon_label_filter_parse(const char *text, char **key, char **value,
+			      struct cordon_error *err);
 bool cordon_hostname_valid(const char *name);
 /*
  * Normalise an absolute sandbox path: collapse "//" and "/./", refuse ".."
@@ -179,6 +216,15 @@ bool cordon_cwd_in_proc(const char *norm);
  * created; a failure names the flag and the path.
  */
 int cordon_spec_finalize(struct cordon_spec *spec, struct cordon_error *err);
+
+/*
+ * A session's process confinement (src/spec/session.c), kept at create
+ * (process.json) and read back by cordon exec: ids, env, cwd, the
+ * bounding set, rlimits, the seccomp mode and its compiled program.
+ */
+char *cordon_spec_session_json(const struct cordon_spec *spec);
+int cordon_spec_from_session(struct cordon_spec *spec, const char *id, const char *text,
+			     size_t len, struct cordon_error *err);
 
 /*
  * The network part of finalize (src/spec/net.c): the allowlist, DNS

@@ -20,10 +20,18 @@
 #include "cordon/core.h"
 #include "cordon/spec.h"
 
-/* The monitor's control socket in a container's directory (cordon start). */
+/* The monitor's control socket in a container's directory (cordon start, exec, sweep). */
 #define CORDON_STATE_MONITOR_SOCKET "monitor.sock"
+/* Its requests (a uint32_t each): see src/sandbox/sandbox-internal.h. */
+#define CORDON_MONITOR_START 1
+#define CORDON_MONITOR_NET_UPDATE 2
+#define CORDON_MONITOR_NET_INFO 3
+#define CORDON_MONITOR_EXEC 4
+#define CORDON_MONITOR_STOP 5
 /* The bundle's config.json as it was at create: what `cordon exec` confines by. */
 #define CORDON_STATE_CONFIG "config.json"
+/* A session's process confinement at create: what `cordon exec` confines by. */
+#define CORDON_STATE_PROCESS "process.json"
 
 enum cordon_status {
 	CORDON_STATUS_CREATING,
@@ -39,9 +47,19 @@ enum cordon_status {
 
 const char *cordon_status_name(enum cordon_status status);
 
+/* What made the sandbox: one state layout serves the three. */
+enum cordon_state_kind {
+	CORDON_KIND_RUN,     /* `cordon run ROOTFS -- CMD` */
+	CORDON_KIND_SESSION, /* `cordon create ROOTFS`: idle, for `cordon exec` */
+	CORDON_KIND_OCI,     /* a bundle's container (create --bundle, run --bundle) */
+};
+
+const char *cordon_state_kind_name(enum cordon_state_kind kind);
+
 /* What state.json says. */
 struct cordon_state_info {
 	enum cordon_status status; /* as last written; see cordon_state_status */
+	enum cordon_state_kind kind;
 	bool kept;        /* created by `cordon create`: stays (stopped) until `cordon delete` */
 	pid_t pid;        /* the container process (the workload), 0 before created */
 	uint64_t pid_start;
@@ -54,6 +72,21 @@ struct cordon_state_info {
 	size_t n_annotations;
 	uint64_t created_ms; /* wall clock */
 	char net_fingerprint[65]; /* the allowlist's in force ("" without one): exec --expect-fingerprint */
+	/*
+	 * Ownership (cordon sweep): the process that asked for the sandbox
+	 * (create's caller; run itself) with its start time, and where: the
+	 * host name and the boot (a pid and start time mean nothing on
+	 * another host, nor after a reboot of this one).
+	 */
+	pid_t creator_pid;
+	uint64_t creator_start;
+	char *host;
+	char *boot_id;
+	char *version;    /* the cordon that made it */
+	char **labels;    /* key, value, ... NULL-terminated (validated on read too) */
+	size_t n_labels;
+	uint64_t max_lifetime_ms; /* 0: none */
+	uint64_t idle_timeout_ms; /* 0: none */
 	bool has_exit;
 	int exit_status;  /* stopped: the workload's status as `cordon run` exits (128+N) */
 };
@@ -126,18 +159,62 @@ int cordon_state_save_config(struct cordon_state *state, const char *text, size_
 			     struct cordon_error *err);
 int cordon_state_read_config(const struct cordon_state *state, char **text, size_t *len,
 			     struct cordon_error *err);
+/* A session's process confinement (cordon_spec_session_json), for cordon exec. */
+int cordon_state_save_process(struct cordon_state *state, const char *text, size_t len,
+			      struct cordon_error *err);
+int cordon_state_read_process(const struct cordon_state *state, char **text, size_t *len,
+			      struct cordon_error *err);
 /* Host pids of the processes in the sandbox's recorded cgroups (malloc'd); 0 when none. */
 size_t cordon_state_cgroup_pids(const struct cordon_state *state, pid_t **pids);
 /* The ids under the root, sorted (malloc'd, NULL-terminated). */
 char **cordon_state_ids(int root_fd);
 
 /*
- * Remove the state of sandboxes whose owner and init are gone (pid and
- * start time checked), at most `budget` of them. Live sandboxes are never touched,
- * nor containers of `cordon create` (they wait for `cordon delete`).
- * Returns the number removed.
+ * cordon sweep (docs/architecture.md, "Ownership and sweep"): what is
+ * provably orphaned goes, nothing else. REMOVE: a sandbox of this host
+ * whose supervisor and init are gone (pid and start time checked): its
+ * cgroups and directory. FORGET: one recorded on another host past its
+ * lifetime cap, or before this host's last boot: its directory only.
+ * STOP: a live session whose owner is gone or that outlived its cap: its
+ * monitor is asked to end it (and removes it). Live sandboxes of live
+ * owners, containers of `cordon create --bundle`, and entries that cannot
+ * be read for sure are never touched. At most `budget` entries are acted
+ * on; returns how many. report (may be NULL) hears of each with why.
  */
+enum cordon_sweep_action {
+	CORDON_SWEEP_KEEP,
+	CORDON_SWEEP_REMOVE,
+	CORDON_SWEEP_FORGET,
+	CORDON_SWEEP_STOP,
+};
+
+typedef void (*cordon_sweep_fn)(void *ctx, const char *id, enum cordon_sweep_action action,
+				const char *why);
+
+struct cordon_sweep_opts {
+	unsigned budget;
+	bool dry_run;	   /* judge and report, act on nothing */
+	bool wait;	   /* STOP: wait (bounded) for the monitor to be gone */
+	cordon_sweep_fn report;
+	void *ctx;
+};
+
+int cordon_state_sweep_report(int root_fd, const struct cordon_sweep_opts *opts);
+/* The bounded sweep at the start of every run and create: never waits, never fails it. */
 int cordon_state_sweep(int root_fd, unsigned budget);
+
+/*
+ * A connected (non-blocking, close-on-exec) socket to the sandbox's
+ * monitor, whose listener is checked to be the recorded supervisor
+ * (SO_PEERCRED, its start time): a link planted at monitor.sock reaches
+ * no other process. wait: retry while its backlog is full (interruptible).
+ * The fd, or -errno: -EPERM another's listener, -EAGAIN full (not wait).
+ */
+int cordon_state_monitor_connect(int dir_fd, const struct cordon_state_info *info, bool wait);
+
+/* This host's name, and this boot's id (/proc/sys/kernel/random/boot_id), malloc'd. */
+char *cordon_state_host_name(void);
+char *cordon_state_boot_id(void);
 
 /* Start time of a process in clock ticks since boot (field 22 of stat), 0 if gone. */
 uint64_t cordon_proc_start_time(pid_t pid);

@@ -89,6 +89,14 @@ int cli_run_bundle(int argc, char **argv);
 
 int cli_run_parse(int argc, char **argv, struct cordon_spec *spec, bool *help,
 		  struct cordon_error *err);
+/* `cordon create`'s native form: run's options but the command's, --label,
+ * --idle-timeout, --max-lifetime, [ROOTFS], no command. */
+int cli_session_parse(int argc, char **argv, struct cordon_spec *spec, bool *help,
+		      struct cordon_error *err);
+/* --bundle (-b) among the options: the OCI form of run and create. */
+bool cli_wants_bundle(int argc, char **argv);
+/* `cordon create [OPTIONS] [ROOTFS]`: a session (session.c). */
+int cli_create_session(int argc, char **argv);
 int cli_run(int argc, char **argv);
 int cli_sweep(int argc, char **argv);
 int cli_doctor(int argc, char **argv);

@@ -13,6 +13,7 @@
 #include "cli.h"
 #include "cordon/audit.h"
 #include "cordon/sandbox.h"
+#include "cordon/state.h"
 
 static const char create_usage[] =
 	"Usage: cordon create [OPTIONS] ID\n"
@@ -178,6 +179,9 @@ int cli_bundle_load(const struct cli_bundle_args *args, struct cordon_spec *spec
 	free(spec->id);
 	spec->id = cordon_xstrdup(args->id);
 	spec->preserve_fds = args->preserve_fds;
+	/* Recorded in its state: the launcher that asked for it (cordon list, sweep). */
+	spec->creator_pid = getppid();
+	spec->creator_start = cordon_proc_start_time(spec->creator_pid);
 	/* As runc: a terminal goes to a console socket, and a console socket needs one. */
 	if (spec->oci->terminal && !args->console_socket)
 		return cordon_error_set(err, CORDON_E_USAGE, 0,
@@ -237,6 +241,9 @@ int cli_create(int argc, char **argv)
 	struct cordon_spec spec;
 	int code = 0;
 
+	/* Without --bundle: cordon's own form, a session (session.c). */
+	if (!cli_wants_bundle(argc, argv))
+		return cli_create_session(argc, argv);
 	cordon_spec_init(&spec);
 	if (parse_bundle_args(create_flags, argc, argv, &args, &err) < 0)
 		code = cli_fail(&err);

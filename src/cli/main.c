@@ -11,13 +11,14 @@ static const char usage[] =
 	"\n"
 	"Commands:\n"
 	"  run       run a command in a disposable sandbox (or a bundle: run --bundle DIR ID)\n"
-	"  create    create a container from an OCI bundle; it waits for start\n"
+	"  create    create a session: a sandbox that stays up for exec (or, with\n"
+	"            --bundle, a container from an OCI bundle; it waits for start)\n"
 	"  start     start a created container\n"
-	"  exec      run a process in a container\n"
+	"  exec      run a process in a session or a container\n"
 	"  state     print a container's OCI state\n"
 	"  kill      send a signal to a container\n"
-	"  delete    remove a stopped container\n"
-	"  list      list containers\n"
+	"  delete    remove a session, or a stopped container (alias: rm)\n"
+	"  list      list sessions and containers (--label K=V filters)\n"
 	"  ps        list a container's processes\n"
 	"  pause     freeze a container's processes\n"
 	"  resume    thaw a paused container\n"
@@ -84,6 +85,7 @@ static const struct {
 	{ "ps", cli_ps, true },		{ "pause", cli_pause, true },
 	{ "resume", cli_resume, true }, { "update", cli_update, true },
 	{ "inspect", cli_inspect, true },
+	{ "rm", cli_delete, true },
 };
 
 /* A relative --root is made absolute: the monitor leaves the caller's directory. */

@@ -7,6 +7,7 @@
 #include "cli.h"
 #include "cordon/audit.h"
 #include "cordon/sandbox.h"
+#include "cordon/state.h"
 
 static const char run_usage[] =
 	"Usage: cordon run [OPTIONS] [ROOTFS] [--] CMD [ARG...]\n"
@@ -114,6 +115,11 @@ enum run_flag {
 	F_AUDIT_DIR,
 	F_AUDIT_REDACT,
 	F_AUDIT_MAX,
+	/* A session's own (cordon create ROOTFS). */
+	F_LABEL,
+	F_IDLE_TIMEOUT,
+	F_MAX_LIFETIME,
+	F_OWNER,
 	F_HELP,
 };
 
@@ -161,6 +167,10 @@ static const struct cli_flag run_flags[] = {
 	{ "audit-dir", F_AUDIT_DIR, true },
 	{ "audit-redact", F_AUDIT_REDACT, true },
 	{ "audit-max", F_AUDIT_MAX, true },
+	{ "label", F_LABEL, true },
+	{ "idle-timeout", F_IDLE_TIMEOUT, true },
+	{ "max-lifetime", F_MAX_LIFETIME, true },
+	{ "owner", F_OWNER, true },
 	{ "help", F_HELP, false },
 	{ NULL, 0, false },
 };
@@ -229,6 +239,45 @@ static int result_target_open(struct cordon_spec *spec, const char *path, struct
 	spec->result_dir_fd = dir_fd;
 	set_string(&spec->result_name, name);
 	return set_string(&spec->result_json, path);
+}
+
+/* A session's limit: seconds above 0, at most a year (a larger one is a typo, not a cap). */
+static int parse_lifetime(const char *flag, const char *value, uint64_t *ms,
+			  struct cordon_error *err)
+{
+	if (parse_seconds(flag, value, ms, err) < 0)
+		return -1;
+	if (*ms == 0 || *ms > CORDON_SESSION_LIFETIME_MAX_MS)
+		return cordon_error_set(err, CORDON_E_USAGE, 0,
+					"--%s %s: expected seconds above 0, at most %llu", flag,
+					value, CORDON_SESSION_LIFETIME_MAX_MS / 1000);
+	return 0;
+}
+
+/*
+ * --owner PID: the process whose end ends the session (cordon sweep),
+ * instead of create's parent (a wrapper such as sudo or timeout, which
+ * exits with create); its start time is read now. none: no owner, the
+ * lifetime cap alone ends a forgotten session.
+ */
+static int parse_owner(struct cordon_spec *spec, const char *value, struct cordon_error *err)
+{
+	uint64_t v;
+
+	if (strcmp(value, "none") == 0) {
+		spec->creator_pid = -1;
+		spec->creator_start = 0;
+		return 0;
+	}
+	if (cordon_parse_u64(value, &v) < 0 || v == 0 || v > INT32_MAX)
+		return cordon_error_set(err, CORDON_E_USAGE, 0,
+					"--owner: expected a pid or none, got '%s'", value);
+	spec->creator_pid = (pid_t)v;
+	spec->creator_start = cordon_proc_start_time(spec->creator_pid);
+	if (!spec->creator_start)
+		return cordon_error_set(err, CORDON_E_USAGE, 0, "--owner %s: no such process",
+					value);
+	return 0;
 }
 
 /* NAME[,NAME...] into a capability mask. */
@@ -435,19 +484,51 @@ static int apply_flag(struct cordon_spec *spec, int id, const char *value,
 		return cordon_audit_flag_redact(spec, value, err);
 	case F_AUDIT_MAX:
 		return cordon_audit_flag_max(spec, value, err);
+	case F_LABEL:
+		return cordon_spec_add_label(spec, "--label", value, err);
+	case F_OWNER:
+		return parse_owner(spec, value, err);
+	case F_IDLE_TIMEOUT:
+	case F_MAX_LIFETIME:
+		return parse_lifetime(id == F_IDLE_TIMEOUT ? "idle-timeout" : "max-lifetime", value,
+				      id == F_IDLE_TIMEOUT ? &spec->idle_timeout_ms :
+							     &spec->max_lifetime_ms,
+				      err);
 	}
 	return cordon_error_set(err, CORDON_E_INTERNAL, 0, "unhandled flag");
 }
 
-/* Parse `run`'s arguments into spec: options, [ROOTFS], [--], CMD... */
-int cli_run_parse(int argc, char **argv, struct cordon_spec *spec, bool *help,
-		  struct cordon_error *err)
+/*
+ * Which flags a form takes: a session's own only in create; the
+ * command's own (its timeout, output, terminal, result) only in run,
+ * since a session has no command (cordon exec has them per command).
+ */
+static int flag_allowed(int id, bool session, const char *arg, struct cordon_error *err)
+{
+	bool session_only = id == F_LABEL || id == F_IDLE_TIMEOUT || id == F_MAX_LIFETIME ||
+			    id == F_OWNER;
+	bool command_only = id == F_TIMEOUT || id == F_KILL_AFTER || id == F_TTY ||
+			    id == F_OUTPUT_MAX || id == F_RESULT_JSON || id == F_PRINT_PROFILE;
+
+	if (session_only && !session)
+		return cordon_error_set(err, CORDON_E_USAGE, 0,
+					"%s: only for a session (cordon create)", arg);
+	if (command_only && session)
+		return cordon_error_set(err, CORDON_E_USAGE, 0,
+					"%s: a session has no command of its own; give it to "
+					"cordon exec",
+					arg);
+	return 0;
+}
+
+static int parse_options(int argc, char **argv, struct cordon_spec *spec, bool *help,
+			 bool session, struct cordon_error *err)
 {
 	int i = 0;
 
 	*help = false;
 	while (i < argc) {
-		const char *value = NULL;
+		const char *value = NULL, *arg = argv[i];
 		int id, r;
 
 		if (strcmp(argv[i], "--") == 0 || argv[i][0] != '-' || argv[i][1] == '\0')
@@ -457,11 +538,45 @@ int cli_run_parse(int argc, char **argv, struct cordon_spec *spec, bool *help,
 			return -1;
 		if (id == F_HELP) {
 			*help = true;
-			return 0;
+			return i;
 		}
-		if (apply_flag(spec, id, value, err) < 0)
+		if (flag_allowed(id, session, arg, err) < 0 ||
+		    apply_flag(spec, id, value, err) < 0)
 			return -1;
 	}
+	return i;
+}
+
+int cli_session_parse(int argc, char **argv, struct cordon_spec *spec, bool *help,
+		      struct cordon_error *err)
+{
+	int i = parse_options(argc, argv, spec, help, true, err);
+
+	if (i < 0 || *help)
+		return i < 0 ? -1 : 0;
+	if (i < argc && strcmp(argv[i], "--") != 0)
+		spec->rootfs = cordon_xstrdup(argv[i++]);
+	if (i < argc && strcmp(argv[i], "--") == 0)
+		i++;
+	if (i < argc)
+		return cordon_error_set(err, CORDON_E_USAGE, 0,
+					"'%s': a session takes no command (cordon create [OPTIONS] "
+					"[ROOTFS]; then cordon exec ID -- CMD)",
+					argv[i]);
+	spec->session = true;
+	if (!spec->max_lifetime_ms)
+		spec->max_lifetime_ms = CORDON_SESSION_LIFETIME_DEFAULT_MS;
+	return 0;
+}
+
+/* Parse `run`'s arguments into spec: options, [ROOTFS], [--], CMD... */
+int cli_run_parse(int argc, char **argv, struct cordon_spec *spec, bool *help,
+		  struct cordon_error *err)
+{
+	int i = parse_options(argc, argv, spec, help, false, err);
+
+	if (i < 0 || *help)
+		return i < 0 ? -1 : 0;
 	if (i < argc && strcmp(argv[i], "--") == 0) {
 		i++; /* no ROOTFS: the built-in one */
 	} else if (i < argc) {
@@ -506,8 +621,11 @@ static bool takes_value(const char *arg)
 	return false;
 }
 
-/* `cordon run --bundle DIR ID` (or -b) is the OCI command; anything else is cordon's own. */
-static bool wants_bundle(int argc, char **argv)
+/*
+ * `cordon run --bundle DIR ID` (or -b) is the OCI command, and so is
+ * `cordon create --bundle DIR ID`; anything else is cordon's own.
+ */
+bool cli_wants_bundle(int argc, char **argv)
 {
 	for (int i = 0; i < argc; i++) {
 		const char *a = argv[i];
@@ -532,7 +650,7 @@ int cli_run(int argc, char **argv)
 	bool help;
 	int code;
 
-	if (wants_bundle(argc, argv))
+	if (cli_wants_bundle(argc, argv))
 		return cli_run_bundle(argc, argv);
 	cordon_spec_init(&spec);
 	code = cli_run_parse(argc, argv, &spec, &help, &err);

@@ -184,7 +184,7 @@ static void rfc3339_now(char *buf, size_t len)
  * The length of the well-formed UTF-8 sequence at s (RFC 3629: no overlong
  * form, no surrogate, nothing above U+10FFFF), or 0.
  */
-static size_t utf8_sequence(const unsigned char *s)
+size_t cordon_utf8_sequence(const unsigned char *s)
 {
 	size_t len;
 	uint32_t cp;
@@ -220,7 +220,7 @@ char *cordon_utf8_sanitize(const char *s)
 
 		if (*p < 0x80) {
 			out[n++] = (char)*p++;
-		} else if ((len = utf8_sequence(p)) > 0) {
+		} else if ((len = cordon_utf8_sequence(p)) > 0) {
 			memcpy(out + n, p, len);
 			n += len, p += len;
 		} else {
@@ -253,7 +253,7 @@ static size_t json_escape(const char *s, char *out, size_t cap)
 			n += (size_t)snprintf(out + n, cap - n, "\\u%04x", *p++);
 		} else if (*p < 0x80) {
 			out[n++] = (char)*p++;
-		} else if ((len = utf8_sequence(p)) > 0) {
+		} else if ((len = cordon_utf8_sequence(p)) > 0) {
 			memcpy(out + n, p, len);
 			n += len, p += len;
 		} else {

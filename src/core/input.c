@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <yajl/yajl_gen.h>
 #include <yajl/yajl_tree.h>
 
 #include "cordon/core.h"
@@ -146,4 +147,18 @@ int cordon_json_parse(const char *text, size_t len, enum cordon_code code, struc
 	}
 	*out = tree;
 	return 0;
+}
+
+char *cordon_json_gen_take(struct yajl_gen_t *g)
+{
+	const unsigned char *buf;
+	size_t len;
+	char *out;
+
+	yajl_gen_get_buf(g, &buf, &len);
+	out = cordon_xmalloc(len + 1);
+	memcpy(out, buf, len);
+	out[len] = '\0';
+	yajl_gen_free(g);
+	return out;
 }

@@ -651,7 +651,8 @@ _Noreturn void sandbox_child(const struct child_ctx *ctx)
 	 * A program that is not there fails now, not at start: a launcher
 	 * learns it from create, as from runc (podman maps it to 127/126).
 	 */
-	rep.exit_code = sandbox_exec_probe(ctx->spec->argv, ctx->spec->env, &rep.errnum);
+	rep.exit_code = ctx->idle_fd >= 0 ? 0 :
+					  sandbox_exec_probe(ctx->spec->argv, ctx->spec->env, &rep.errnum);
 	if (rep.exit_code) {
 		rep.code = CORDON_E_EXEC;
 		snprintf(rep.text, sizeof(rep.text), "%s", ctx->spec->argv[0]);

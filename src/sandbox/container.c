@@ -23,8 +23,6 @@
 
 /* How long delete waits for a killed container's monitor to finish. */
 #define MONITOR_EXIT_WAIT_MS 10000
-/* How often start tries again while the monitor's backlog is full. */
-#define MONITOR_CONNECT_RETRY_MS 20
 /* How long delete waits for a killed container's init to end before it gives up. */
 #define INIT_EXIT_WAIT_MS 10000
 
@@ -54,16 +52,23 @@ static int keep_aside(int notify_fd, int fd, int first)
 static _Noreturn void monitor_main(const struct cordon_spec *spec, const char *root, int notify_fd,
 				   int console_fd)
 {
-	int stdio[3] = { -1, -1, -1 }, hook_stdio[2];
+	int stdio[3] = { -1, -1, -1 }, hook_stdio[2] = { -1, -1 };
+	/*
+	 * A session (native create) starts at once, has no stdio of the
+	 * caller's and no hooks, is the monitor's own child and leaves
+	 * nothing behind when it ends; a bundle's container waits for start,
+	 * is its caller's child (a launcher reaps it) and stays until delete.
+	 */
+	const bool session = spec->session;
 	const struct cordon_sandbox_opts opts = {
 		.state_root = root,
-		.wait_start = true,
-		.kept = true,
-		.foster_init = true,
+		.wait_start = !session,
+		.kept = !session,
+		.foster_init = !session,
 		.notify_fd = notify_fd,
 		.console_fd = console_fd,
-		.container_stdio = stdio,
-		.hook_stdio = hook_stdio,
+		.container_stdio = session ? NULL : stdio,
+		.hook_stdio = session ? NULL : hook_stdio,
 	};
 	int first = 3 + (int)spec->preserve_fds, null, r;
 	struct cordon_result result;
@@ -81,11 +86,13 @@ static _Noreturn void monitor_main(const struct cordon_spec *spec, const char *r
 	 * caller's --preserve-fds go to the init; ours is /dev/null, and
 	 * every other fd the caller had is closed.
 	 */
-	for (int fd = 0; fd < 3; fd++)
+	for (int fd = 0; fd < 3 && !session; fd++)
 		if (console_fd < 0)
 			stdio[fd] = keep_aside(notify_fd, fd, first);
-	hook_stdio[0] = keep_aside(notify_fd, STDOUT_FILENO, first);
-	hook_stdio[1] = keep_aside(notify_fd, STDERR_FILENO, first);
+	if (!session) {
+		hook_stdio[0] = keep_aside(notify_fd, STDOUT_FILENO, first);
+		hook_stdio[1] = keep_aside(notify_fd, STDERR_FILENO, first);
+	}
 	null = open("/dev/null", O_RDWR | O_CLOEXEC);
 	if (null < 0)
 		monitor_fail(notify_fd, errno, "opening /dev/null");
@@ -198,27 +205,6 @@ static int send_start_request(int fd, uint32_t req)
 	return sendmsg(fd, &mh, MSG_NOSIGNAL) == (ssize_t)sizeof(req) ? 0 : -1;
 }
 
-/*
- * Connect a non-blocking socket to the monitor: a monitor busy in a hook
- * accepts no one, and a full backlog would block connect(2) with our
- * signals blocked. So it is tried again until it goes through or an
- * interrupt ends the wait. 0, -EINTR or -errno.
- */
-static int monitor_connect(int fd, const struct sockaddr_un *sa)
-{
-	for (;;) {
-		int r;
-
-		if (connect(fd, (const struct sockaddr *)sa, sizeof(*sa)) == 0)
-			return 0;
-		if (errno != EAGAIN)
-			return -errno;
-		r = cordon_wait_ms(MONITOR_CONNECT_RETRY_MS);
-		if (r < 0)
-			return r;
-	}
-}
-
 /* The monitor's answer to start: 0, -EPIPE when it ended without one, -EINTR, -errno. */
 int sandbox_monitor_answer(int fd, struct monitor_reply *rep)
 {
@@ -235,68 +221,26 @@ int sandbox_monitor_answer(int fd, struct monitor_reply *rep)
 }
 
 /*
- * Is the listener at the other end of fd this container's monitor? A
- * socket is reached by its inode, and a hard link planted at monitor.sock
- * names another container's socket as well as a symlink would: the
- * listener's pid (SO_PEERCRED, the process that called listen) must be
- * the recorded owner, which is checked to be the process of the recorded
- * start time, and still alive once the peer was looked at (so that its pid
- * was not given to another meanwhile). 0 or -errno (-EPERM: another's).
- */
-static int monitor_is_owner(int fd, const struct cordon_state_info *info)
-{
-	_cleanup_close_ int owner = cordon_pidfd_verified(info->owner_pid, info->owner_start);
-	struct ucred cred;
-	socklen_t len = sizeof(cred);
-
-	if (owner < 0)
-		return owner;
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
-		return -errno;
-	if (cred.pid != info->owner_pid)
-		return -EPERM;
-	if (cordon_pidfd_send_signal(owner, 0) < 0)
-		return -errno;
-	return 0;
-}
-
-/*
- * Connect to the monitor of a sandbox whose state is open: the socket
- * the monitor made, never what a link planted at its name points to
- * (another container's monitor): looked at through an O_PATH fd, reached
- * through that fd, and its listener checked to be our monitor before
- * anything is asked (a hard link is the socket). The connected socket,
+ * Connect to the monitor of a sandbox whose state is open, its listener
+ * checked to be the recorded supervisor (cordon_state_monitor_connect:
+ * a link planted at monitor.sock reaches no other). The connected socket,
  * or -1 (err set).
  */
 int sandbox_monitor_reach(const struct cordon_state *state, struct cordon_error *err)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	_cleanup_close_ int fd = -1, sock = -1;
-	struct stat st;
-	int r;
+	int fd = cordon_state_monitor_connect(state->dir_fd, &state->info, true);
 
-	sock = openat(state->dir_fd, CORDON_STATE_MONITOR_SOCKET, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-	if (sock >= 0 && (fstat(sock, &st) < 0 || !S_ISSOCK(st.st_mode))) {
-		cordon_closep(&sock);
-		errno = ENOTSOCK;
-	}
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "/proc/self/fd/%d", sock);
-	r = sock < 0 ? -errno : 0;
-	if (r == 0) {
-		fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-		r = fd < 0 ? -errno : monitor_connect(fd, &sa);
-	}
-	if (r == 0 && (r = monitor_is_owner(fd, &state->info)) == -EPERM)
+	if (fd == -EPERM)
 		return cordon_error_set(err, CORDON_E_STATE, 0,
 					"container %s: %s is not its monitor's socket (another "
 					"container's, linked there?): refused",
 					state->id, CORDON_STATE_MONITOR_SOCKET);
-	if (r == -EINTR)
+	if (fd == -EINTR)
 		return cordon_interrupt_error(err, "container %s: reaching its monitor", state->id);
-	if (r < 0)
-		return cordon_error_set(err, CORDON_E_STATE, -r, "container %s: reaching its monitor",
+	if (fd < 0)
+		return cordon_error_set(err, CORDON_E_STATE, -fd, "container %s: reaching its monitor",
 					state->id);
-	return TAKE_FD(fd);
+	return fd;
 }
 
 /* The monitor's answer, as an error when it is one: 0 or -1 (err set). */
@@ -435,7 +379,8 @@ static void rfc3339(uint64_t ms, char *buf, size_t len)
  * "created", with the status given: what `cordon state` prints and what
  * a hook reads on its stdin.
  */
-static void gen_state(yajl_gen g, const struct cordon_state *state, enum cordon_status status)
+static void gen_state_open(yajl_gen g, const struct cordon_state *state,
+			   enum cordon_status status)
 {
 	const struct cordon_state_info *info = &state->info;
 	char created[48];
@@ -471,29 +416,21 @@ static void gen_state(yajl_gen g, const struct cordon_state *state, enum cordon_
 		gen_string(g, "exitStatus");
 		yajl_gen_integer(g, info->exit_status);
 	}
+}
+
+static void gen_state(yajl_gen g, const struct cordon_state *state, enum cordon_status status)
+{
+	gen_state_open(g, state, status);
 	yajl_gen_map_close(g);
 }
 
-static char *gen_finish(yajl_gen g)
-{
-	const unsigned char *buf;
-	size_t len;
-	char *out;
-
-	yajl_gen_get_buf(g, &buf, &len);
-	out = cordon_xmalloc(len + 1);
-	memcpy(out, buf, len);
-	out[len] = '\0';
-	yajl_gen_free(g);
-	return out;
-}
 
 char *sandbox_state_json(const struct cordon_state *state, enum cordon_status status)
 {
 	yajl_gen g = yajl_gen_alloc(NULL);
 
 	gen_state(g, state, status);
-	return gen_finish(g);
+	return cordon_json_gen_take(g);
 }
 
 char *cordon_container_state(const char *root, const char *id, struct cordon_error *err)
@@ -514,7 +451,7 @@ char *cordon_container_state(const char *root, const char *id, struct cordon_err
 	yajl_gen_config(g, yajl_gen_indent_string, "  ");
 	gen_state(g, &state, container_status(&state));
 	cordon_state_close(&state);
-	return gen_finish(g);
+	return cordon_json_gen_take(g);
 }
 
 static int signal_process(pid_t pid, uint64_t start, int sig)
@@ -812,7 +749,9 @@ int cordon_container_delete(const char *root, const char *id, bool force, struct
 		return -1;
 	}
 	status = container_status(&state);
-	if ((status == CORDON_STATUS_RUNNING || status == CORDON_STATUS_PAUSED) && !force) {
+	/* A session is always running: `cordon rm` is how it ends. */
+	if ((status == CORDON_STATUS_RUNNING || status == CORDON_STATUS_PAUSED) && !force &&
+	    state.info.kind != CORDON_KIND_SESSION) {
 		not_in_status(&state, status, "stop it first, or delete --force", err);
 		cordon_state_close(&state);
 		return -1;
@@ -848,7 +787,60 @@ int cordon_container_delete(const char *root, const char *id, bool force, struct
 	return r;
 }
 
-int cordon_container_list(const char *root, bool json, bool quiet, struct cordon_error *err)
+/* Has the sandbox every label asked for (value NULL: the key, whatever its value)? */
+static bool labels_match(const struct cordon_state_info *info, const char *const *labels,
+			 size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		bool found = false;
+
+		for (size_t k = 0; k < info->n_labels && !found; k++)
+			found = strcmp(info->labels[2 * k], labels[2 * i]) == 0 &&
+				(!labels[2 * i + 1] ||
+				 strcmp(info->labels[2 * k + 1], labels[2 * i + 1]) == 0);
+		if (!found)
+			return false;
+	}
+	return true;
+}
+
+/* list --format json: the OCI state, and what cordon records of the sandbox besides. */
+static void gen_list_entry(yajl_gen g, const struct cordon_state *state, enum cordon_status status)
+{
+	const struct cordon_state_info *info = &state->info;
+
+	gen_state_open(g, state, status);
+	gen_string(g, "kind");
+	gen_string(g, cordon_state_kind_name(info->kind));
+	gen_string(g, "labels");
+	yajl_gen_map_open(g);
+	for (size_t i = 0; i < info->n_labels; i++) {
+		gen_string(g, info->labels[2 * i]);
+		gen_string(g, info->labels[2 * i + 1]);
+	}
+	yajl_gen_map_close(g);
+	gen_string(g, "owner");
+	yajl_gen_map_open(g);
+	gen_string(g, "pid");
+	yajl_gen_integer(g, info->creator_pid);
+	gen_string(g, "start_time");
+	yajl_gen_integer(g, (long long)info->creator_start);
+	gen_string(g, "host");
+	gen_string(g, info->host);
+	yajl_gen_map_close(g);
+	gen_string(g, "supervisor_pid");
+	yajl_gen_integer(g, info->owner_pid);
+	gen_string(g, "version");
+	gen_string(g, info->version);
+	gen_string(g, "max_lifetime_s");
+	yajl_gen_integer(g, (long long)(info->max_lifetime_ms / 1000));
+	gen_string(g, "idle_timeout_s");
+	yajl_gen_integer(g, (long long)(info->idle_timeout_ms / 1000));
+	yajl_gen_map_close(g);
+}
+
+int cordon_container_list(const char *root, bool json, bool quiet, const char *const *labels,
+			  size_t n_labels, struct cordon_error *err)
 {
 	_cleanup_close_ int root_fd = cordon_state_root_open(root, NULL, err);
 	_cleanup_strv_ char **ids = NULL;
@@ -888,8 +880,12 @@ int cordon_container_list(const char *root, bool json, bool quiet, struct cordon
 		}
 		status = container_status(&state);
 		rfc3339(state.info.created_ms, created, sizeof(created));
+		if (!labels_match(&state.info, labels, n_labels)) {
+			cordon_state_close(&state);
+			continue;
+		}
 		if (json)
-			gen_state(g, &state, status);
+			gen_list_entry(g, &state, status);
 		else if (quiet)
 			printf("%s\n", state.id);
 		else
@@ -902,7 +898,7 @@ int cordon_container_list(const char *root, bool json, bool quiet, struct cordon
 		_cleanup_free_ char *text = NULL;
 
 		yajl_gen_array_close(g);
-		text = gen_finish(g);
+		text = cordon_json_gen_take(g);
 		printf("%s\n", text);
 	}
 	return 0;

@@ -389,6 +389,82 @@ static int not_in_state(const char *id, enum cordon_status status, struct cordon
 				cordon_status_name(status));
 }
 
+/* --cwd DIR: absolute, normalised, not in /proc. */
+static int exec_cwd(struct cordon_spec *spec, const char *cwd, struct cordon_error *err)
+{
+	char *norm = cwd[0] == '/' ? cordon_path_normalize(cwd) : NULL;
+
+	if (!norm)
+		return cordon_error_set(err, CORDON_E_USAGE, 0,
+					"--cwd %s: must be absolute, without '..'", cwd);
+	free(spec->cwd);
+	spec->cwd = norm;
+	if (cordon_cwd_in_proc(norm))
+		return cordon_error_set(err, CORDON_E_USAGE, 0, "--cwd %s: must not be inside /proc",
+					norm);
+	return 0;
+}
+
+/* What exec's flags amend in either kind of spec: --env, --cwd, --user. */
+static int exec_amend(struct cordon_spec *spec, const struct cordon_exec_opts *opts,
+		      struct cordon_error *err)
+{
+	for (char **e = opts->env; e && *e; e++)
+		if (cordon_spec_add_env(spec, *e, err) < 0)
+			return -1;
+	if (opts->cwd && exec_cwd(spec, opts->cwd, err) < 0)
+		return -1;
+	if (opts->has_user) {
+		spec->uid = opts->uid;
+		if (opts->has_gid)
+			spec->gid = opts->gid;
+	}
+	return 0;
+}
+
+/*
+ * A session's process: the confinement its create kept (process.json),
+ * with the command and what the flags amend. --cap is held to the safe
+ * set, as run's --cap-add.
+ */
+static int exec_session_spec(const struct cordon_state *state,
+			     const struct cordon_exec_opts *opts, struct cordon_spec *spec,
+			     struct cordon_error *err)
+{
+	_cleanup_free_ char *text = NULL;
+	cordon_capset refused = opts->caps & ~cordon_cap_safe_set();
+	size_t len = 0, n = 0;
+
+	if (cordon_state_read_process(state, &text, &len, err) < 0 ||
+	    cordon_spec_from_session(spec, state->id, text, len, err) < 0)
+		return -1;
+	free(spec->id);
+	spec->id = cordon_xstrdup(state->id);
+	if (opts->process_json)
+		return cordon_error_set(err, CORDON_E_USAGE, 0,
+					"--process: a session's exec takes a command");
+	for (char **a = opts->argv; a && *a; a++)
+		cordon_strv_push(&spec->argv, &n, *a);
+	if (!spec->argv || !spec->argv[0][0])
+		return cordon_error_set(err, CORDON_E_USAGE, 0, "a command is required");
+	if (exec_amend(spec, opts, err) < 0)
+		return -1;
+	if (refused) {
+		char name[32];
+
+		return cordon_error_set(err, CORDON_E_USAGE, 0,
+					"--cap %s: refused, not in the safe set (docs/security.md)",
+					cordon_cap_name(__builtin_ctzll(refused), name, sizeof(name)));
+	}
+	spec->security.caps |= opts->caps;
+	if (opts->tty && opts->console_fd < 0)
+		return cordon_error_set(err, CORDON_E_USAGE, 0, "a terminal (--tty) needs --console-socket");
+	if (!opts->tty && opts->console_fd >= 0)
+		return cordon_error_set(err, CORDON_E_USAGE, 0,
+					"--console-socket: only with a terminal (--tty)");
+	return 0;
+}
+
 /* The process's spec: the config of create, its process replaced or amended. */
 static int exec_spec(const struct cordon_state *state, const struct cordon_exec_opts *opts,
 		     struct cordon_spec *spec, struct cordon_error *err)
@@ -397,6 +473,8 @@ static int exec_spec(const struct cordon_state *state, const struct cordon_exec_
 	struct cordon_oci *oci;
 	size_t len = 0;
 
+	if (state->info.kind == CORDON_KIND_SESSION)
+		return exec_session_spec(state, opts, spec, err);
 	if (cordon_state_read_config(state, &text, &len, err) < 0)
 		return -1;
 	if (cordon_spec_from_oci(spec, state->info.bundle, text, len, err) < 0)
@@ -420,27 +498,8 @@ static int exec_spec(const struct cordon_state *state, const struct cordon_exec_
 						"a command is required (or --process FILE)");
 		oci->terminal = opts->tty;
 	}
-	for (char **e = opts->env; e && *e; e++)
-		if (cordon_spec_add_env(spec, *e, err) < 0)
-			return -1;
-	if (opts->cwd) {
-		char *cwd = opts->cwd[0] == '/' ? cordon_path_normalize(opts->cwd) : NULL;
-
-		if (!cwd)
-			return cordon_error_set(err, CORDON_E_USAGE, 0,
-						"--cwd %s: must be absolute, without '..'",
-						opts->cwd);
-		free(spec->cwd);
-		spec->cwd = cwd;
-		if (cordon_cwd_in_proc(cwd))
-			return cordon_error_set(err, CORDON_E_USAGE, 0,
-						"--cwd %s: must not be inside /proc", cwd);
-	}
-	if (opts->has_user) {
-		spec->uid = opts->uid;
-		if (opts->has_gid)
-			spec->gid = opts->gid;
-	}
+	if (exec_amend(spec, opts, err) < 0)
+		return -1;
 	/*
 	 * Added to the bounding, permitted and effective sets, as runc does;
 	 * finalize holds them to the config's policy (the safe set under the
@@ -703,6 +762,53 @@ int cordon_container_exec_wait(pid_t pid)
 	}
 }
 
+/*
+ * A session counts its running execs (its idle timeout waits while one
+ * runs): this connection to its monitor says one runs, until it closes.
+ * Kept, close-on-exec, for as long as cordon exec lives (the joiner closes
+ * it); a detached exec lets go of it once its process runs.
+ */
+static int session_hold = -1;
+
+static int session_register(const struct cordon_state *state, struct cordon_error *err)
+{
+	uint32_t req = MONITOR_EXEC;
+	struct monitor_reply rep;
+	struct pollfd p;
+	int fd, r;
+	ssize_t n;
+
+	fd = cordon_state_monitor_connect(state->dir_fd, &state->info, true);
+	if (fd == -EINTR)
+		return cordon_interrupt_error(err, "session %s: reaching its monitor", state->id);
+	if (fd < 0)
+		return cordon_error_set(err, CORDON_E_STATE, -fd, "session %s: reaching its monitor",
+					state->id);
+	p = (struct pollfd){ .fd = fd, .events = POLLIN };
+	r = send(fd, &req, sizeof(req), MSG_NOSIGNAL) == (ssize_t)sizeof(req) ? 0 : -errno;
+	if (r == 0)
+		r = cordon_wait_poll(&p, 1, -1);
+	n = r < 0 ? -1 : recv(fd, &rep, sizeof(rep), MSG_DONTWAIT);
+	if (r == -EINTR) {
+		close(fd);
+		return cordon_interrupt_error(err, "session %s: waiting for its monitor", state->id);
+	}
+	if (n != (ssize_t)sizeof(rep)) {
+		close(fd);
+		return cordon_error_set(err, CORDON_E_STATE, r < 0 ? -r : 0,
+					"session %s: its monitor did not answer (ending?)",
+					state->id);
+	}
+	if (rep.code != CORDON_OK) {
+		close(fd);
+		rep.msg[sizeof(rep.msg) - 1] = '\0';
+		return cordon_error_set(err, CORDON_E_STATE, rep.errnum, "%s", rep.msg);
+	}
+	cordon_closep(&session_hold);
+	session_hold = fd;
+	return 0;
+}
+
 int sandbox_exec_start(const struct cordon_exec_opts *opts, struct exec_tree *tree, pid_t *pid_out,
 		       int *status, struct cordon_error *err)
 {
@@ -742,11 +848,14 @@ int sandbox_exec_start(const struct cordon_exec_opts *opts, struct exec_tree *tr
 				 "container %s: its network policy is %s, not %s: refused", opts->id,
 				 state.info.net_fingerprint[0] ? state.info.net_fingerprint : "none",
 				 opts->expect_fingerprint);
-	else if (exec_spec(&state, opts, &spec, err) == 0 && exec_target(&state, &x, err) == 0) {
+	else if (exec_spec(&state, opts, &spec, err) == 0 && exec_target(&state, &x, err) == 0 &&
+		 (state.info.kind != CORDON_KIND_SESSION || session_register(&state, err) == 0)) {
 		cordon_trace("exec-spec");
 		pid = exec_spawn(&x, status, err);
 		cordon_trace("exec-spawned");
 	}
+	if (pid <= 0 || opts->detach)
+		cordon_closep(&session_hold);
 	cordon_state_close(&state);
 	cordon_closep(&x.pidfd);
 	cordon_closep(&x.outer_userns);

@@ -175,8 +175,13 @@ int lifecycle_created(struct supervisor *sv, pid_t workload, struct cordon_error
 	info->init_start = cordon_proc_start_time(sv->child);
 	if (create_hooks(sv, err) < 0)
 		return -1;
-	/* Every sandbox answers on it: start, and a live update of its policy. */
+	/*
+	 * Every sandbox answers on it: start, a live update of its policy; a
+	 * session's execs, and sweep.
+	 */
 	if (listen_control(sv, err) < 0)
+		return -1;
+	if (sv->spec->session && session_start(sv, err) < 0)
 		return -1;
 	if (sv->spec->net.enabled)
 		memcpy(info->net_fingerprint, sv->result->net.fingerprint,
@@ -186,6 +191,12 @@ int lifecycle_created(struct supervisor *sv, pid_t workload, struct cordon_error
 	    cordon_state_save_config(sv->state, sv->spec->oci->config_text,
 				     sv->spec->oci->config_len, err) < 0)
 		return -1;
+	if (sv->spec->session) {
+		_cleanup_free_ char *process = cordon_spec_session_json(sv->spec);
+
+		if (cordon_state_save_process(sv->state, process, strlen(process), err) < 0)
+			return -1;
+	}
 	if (cordon_state_save(sv->state, err) < 0)
 		return -1;
 	/* Before it is started, as runc's foreground run writes it: the container's pid 1. */
@@ -194,7 +205,9 @@ int lifecycle_created(struct supervisor *sv, pid_t workload, struct cordon_error
 	sv->created = true;
 	/* From here commands on this id may proceed: it is created. */
 	cordon_state_unlock(sv->state);
-	notify_creator(sv, NULL);
+	/* A session's create returns once its idle program runs (lifecycle_running). */
+	if (!sv->spec->session)
+		notify_creator(sv, NULL);
 	if (!sv->opts->wait_start)
 		return start_container(sv, err);
 	return 0;
@@ -215,6 +228,7 @@ void lifecycle_running(struct supervisor *sv)
 		cordon_warn("%s", hook.msg);
 	reply(&sv->start_client, NULL, hook.code ? hook.msg : NULL);
 	hook_out_close(sv);
+	notify_creator(sv, NULL);
 }
 
 /*
@@ -385,6 +399,39 @@ static void net_info(struct supervisor *sv, int client, int out)
 	reply(&client, err.code ? &err : NULL, NULL);
 }
 
+/*
+ * A session's request: EXEC (answered, the connection kept until the
+ * exec ends) or STOP (answered, then the session ends). An exec into a
+ * session that is ending is refused.
+ */
+static void session_request(struct supervisor *sv, uint32_t req, int fd)
+{
+	struct monitor_reply rep = { .code = CORDON_OK };
+	struct cordon_error err = { 0 };
+	int r;
+
+	if (req == MONITOR_STOP) {
+		reply(&fd, NULL, NULL);
+		session_end(sv, "cordon sweep asked (its owner is gone, or its lifetime passed)");
+		return;
+	}
+	if (sv->session_ending || sv->child_done) {
+		cordon_error_set(&err, CORDON_E_STATE, 0, "session %s is ending", sv->state->id);
+		reply(&fd, &err, NULL);
+		return;
+	}
+	/* Counted before it is answered: an exec that has its answer keeps the session up. */
+	r = session_exec_begin(sv, fd);
+	if (r < 0) {
+		cordon_error_set(&err, CORDON_E_STATE, -r,
+				 "session %s: at most %d execs at once", sv->state->id,
+				 SESSION_EXECS_MAX);
+		reply(&fd, &err, NULL);
+		return;
+	}
+	send(fd, &rep, sizeof(rep), MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
 /* A client's request, read once it is there (the socket is SOCK_SEQPACKET). */
 static void client_request(struct supervisor *sv, int *slot)
 {
@@ -408,6 +455,13 @@ static void client_request(struct supervisor *sv, int *slot)
 	if (n == (ssize_t)sizeof(req) && req == MONITOR_NET_UPDATE) {
 		cordon_closep(&out[1]);
 		net_update(sv, fd, out[0]);
+		return;
+	}
+	if (n == (ssize_t)sizeof(req) && (req == MONITOR_EXEC || req == MONITOR_STOP) &&
+	    sv->spec->session) {
+		cordon_closep(&out[0]);
+		cordon_closep(&out[1]);
+		session_request(sv, req, fd);
 		return;
 	}
 	if (n != (ssize_t)sizeof(req) || req != MONITOR_START) {
@@ -472,6 +526,8 @@ static void accept_clients(struct supervisor *sv)
 
 bool lifecycle_dispatch(struct supervisor *sv, void *tag)
 {
+	if (session_dispatch(sv, tag))
+		return true;
 	if (sv->listen_fd < 0)
 		return false;
 	if (tag == &sv->listen_fd) {
@@ -507,6 +563,7 @@ void lifecycle_finish(struct supervisor *sv)
 	notify_creator(sv, why);
 	reply(&sv->start_client, why, NULL);
 	hook_out_close(sv);
+	session_finish(sv);
 	if (sv->listen_fd >= 0) {
 		for (size_t i = 0; i < MONITOR_CLIENTS; i++)
 			client_drop(sv, &sv->clients[i]);

@@ -929,7 +929,7 @@ static int run(struct supervisor *sv, struct cordon_error *err)
 	/* The caller's terminal never enters the sandbox (relay.c); -t: a pty of its own. */
 	bool relay = sv->opts->relay_terminal && !terminal && !spec->tty;
 	bool relay_out = relay && (isatty(STDOUT_FILENO) || isatty(STDERR_FILENO));
-	_cleanup_close_ int child_sync = -1, stdin_rd = -1, console = -1, null_fd = -1;
+	_cleanup_close_ int child_sync = -1, stdin_rd = -1, console = -1, null_fd = -1, idle = -1;
 	int sp[2], wr[2] = { -1, -1 };
 	struct sandbox_around around;
 	sigset_t set, old;
@@ -985,6 +985,13 @@ static int run(struct supervisor *sv, struct cordon_error *err)
 	if (null_fd < 0)
 		return cordon_error_set(err, CORDON_E_INTERNAL, errno, "opening /dev/null");
 	ctx.null_fd = null_fd;
+	/* A session's workload: the idle program (session.c). */
+	if (spec->session) {
+		idle = sandbox_session_program(err);
+		if (idle < 0)
+			return -1;
+		ctx.idle_fd = idle;
+	}
 	ctx.console_fd = terminal ? sv->opts->console_fd : console;
 	ctx.stdin_fd = stdin_rd;
 	ctx.sync_fd = child_sync;
@@ -1040,6 +1047,7 @@ static int run(struct supervisor *sv, struct cordon_error *err)
 	cordon_closep(&console);
 	cordon_closep(&stdin_rd);
 	cordon_closep(&null_fd);
+	cordon_closep(&idle);
 	/*
 	 * The monitor holds nothing of its caller's past this point: the
 	 * container's stdio and --preserve-fds are the init's to pass on.
@@ -1118,12 +1126,15 @@ int cordon_sandbox_run_opts(const struct cordon_spec *spec, const struct cordon_
 		.listen_fd = -1,
 		.start_client = -1,
 		.hook_out = { -1, -1 },
+		.session_timer = -1,
 	};
 	struct cordon_state state;
 	uint64_t t0 = cordon_now_mono_us();
 	int r;
 
 	memset(result, 0, sizeof(*result));
+	for (size_t i = 0; i < SESSION_EXECS_MAX; i++)
+		sv.execs[i] = -1;
 	/* Ours from here: closed once `cordon create` is told. */
 	if (opts->hook_stdio) {
 		sv.hook_out[0] = TAKE_FD(opts->hook_stdio[0]);

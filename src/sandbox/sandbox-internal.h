@@ -278,6 +278,8 @@ void relay_close(struct relay *r);
 
 /* One sandbox's supervisor (run.c), whether `cordon run` or the monitor of `cordon create`. */
 #define MONITOR_CLIENTS 8
+/* Execs a session counts at once; one more is refused (cordon exec fails, 125). */
+#define SESSION_EXECS_MAX 256
 
 struct supervisor {
 	const struct cordon_spec *spec;
@@ -323,6 +325,15 @@ struct supervisor {
 	 */
 	int clients[MONITOR_CLIENTS];
 	unsigned clients_next;
+
+	/* A session (session.c). */
+	int session_timer;	   /* the lifetime cap and the idle timeout, -1 without */
+	uint64_t session_start_ms; /* monotonic */
+	uint64_t idle_since_ms;	   /* when the last exec ended (or the session started) */
+	bool session_ending;	   /* ended by a limit or a request: the init is killed */
+	/* Connections of the `cordon exec`s running now (MONITOR_EXEC), -1 free. */
+	int execs[SESSION_EXECS_MAX];
+	size_t n_execs;
 };
 
 /*
@@ -334,13 +345,21 @@ struct supervisor {
 int sandbox_audit_begin(struct supervisor *sv, struct cordon_error *err);
 void sandbox_audit_end(struct supervisor *sv);
 
-/* Requests on the monitor's control socket and their answer. */
+/*
+ * Requests on the monitor's control socket and their answer. START:
+ * release a created container (cordon start). NET_UPDATE: below. EXEC: a
+ * `cordon exec` runs in the session until this connection closes
+ * (answered, kept open). STOP: end the session (cordon sweep, its owner
+ * gone; answered).
+ */
 enum monitor_request {
-	MONITOR_START = 1,
+	MONITOR_START = CORDON_MONITOR_START,
 	/* A live update of the allowlist: its edits in a memfd; the answer's msg the fingerprint. */
-	MONITOR_NET_UPDATE,
+	MONITOR_NET_UPDATE = CORDON_MONITOR_NET_UPDATE,
 	/* The network's live state for inspect: JSON written into the memfd sent along. */
-	MONITOR_NET_INFO,
+	MONITOR_NET_INFO = CORDON_MONITOR_NET_INFO,
+	MONITOR_EXEC = CORDON_MONITOR_EXEC,
+	MONITOR_STOP = CORDON_MONITOR_STOP,
 };
 
 struct monitor_reply {
@@ -387,6 +406,21 @@ void lifecycle_running(struct supervisor *sv);
 bool lifecycle_dispatch(struct supervisor *sv, void *tag);
 /* The end, however it came: state stopped (or removed), waiting callers answered. */
 void lifecycle_finish(struct supervisor *sv);
+
+/*
+ * session.c. The idle program (a sealed memfd, close-on-exec) that a
+ * session's workload executes; -1 (err set) where there is none.
+ */
+int sandbox_session_program(struct cordon_error *err);
+/* Once the loop exists: the timer of the lifetime cap and the idle timeout. */
+int session_start(struct supervisor *sv, struct cordon_error *err);
+/* End the session (why: for the log): the init is killed, the rest follows. */
+void session_end(struct supervisor *sv, const char *why);
+/* A `cordon exec` began (its connection fd, taken): 0, or -errno (too many). */
+int session_exec_begin(struct supervisor *sv, int fd);
+/* The session's timer and exec connections: true if tag was one of them. */
+bool session_dispatch(struct supervisor *sv, void *tag);
+void session_finish(struct supervisor *sv);
 
 /* The status now: cordon_state_status, or paused when its freezer cgroup is frozen (ops.c). */
 enum cordon_status container_status(const struct cordon_state *state);

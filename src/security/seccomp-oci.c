@@ -289,7 +289,6 @@ static int export_filter(scmp_filter_ctx ctx, struct cordon_security *sec, struc
 {
 	_cleanup_close_ int fd = memfd_create("cordon-seccomp", MFD_CLOEXEC);
 	_cleanup_free_ char *buf = NULL;
-	struct owned_filter *of;
 	size_t len;
 	char path[CORDON_FD_PATH_MAX];
 	int r;
@@ -304,14 +303,21 @@ static int export_filter(scmp_filter_ctx ctx, struct cordon_security *sec, struc
 	if (r < 0 || len == 0 || len % sizeof(struct sock_filter) || len / 8 > BPF_MAXINSNS)
 		return cordon_error_set(err, CORDON_E_SECURITY, r < 0 ? -r : E2BIG,
 					"seccomp profile: compiled program unusable");
-	of = cordon_xcalloc(1, sizeof(*of));
-	of->insns = (struct sock_filter *)TAKE_PTR(buf);
+	cordon_seccomp_adopt(sec, TAKE_PTR(buf), len / sizeof(struct sock_filter));
+	return 0;
+}
+
+void cordon_seccomp_adopt(struct cordon_security *sec, void *insns, size_t len)
+{
+	struct owned_filter *of = cordon_xcalloc(1, sizeof(*of));
+
+	cordon_seccomp_profile_free(sec);
+	of->insns = insns;
 	of->bpf.insns = of->insns;
-	of->bpf.len = len / sizeof(struct sock_filter);
+	of->bpf.len = len;
 	sec->owned = of;
 	sec->filters = &of->bpf;
 	sec->n_filters = 1;
-	return 0;
 }
 
 void cordon_seccomp_profile_free(struct cordon_security *sec)

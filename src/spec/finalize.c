@@ -546,7 +546,12 @@ int cordon_spec_finalize(struct cordon_spec *spec, struct cordon_error *err)
 
 	if (spec->oci)
 		return finalize_oci(spec, err);
-	if ((!spec->argv || !spec->argv[0] || !spec->argv[0][0]) && !spec->print_profile)
+	/* A session has none: its workload is the idle program, commands come with exec. */
+	if (spec->session && spec->argv)
+		return cordon_error_set(err, CORDON_E_USAGE, 0,
+					"a session takes no command: give it to cordon exec");
+	if ((!spec->argv || !spec->argv[0] || !spec->argv[0][0]) && !spec->print_profile &&
+	    !spec->session)
 		return cordon_error_set(err, CORDON_E_USAGE, 0, "no command given");
 	if (!spec->id)
 		spec->id = cordon_id_generate();

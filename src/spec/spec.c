@@ -56,6 +56,7 @@ void cordon_spec_free(struct cordon_spec *spec)
 	cordon_allowlist_free(spec->net.allowlist);
 	free(spec->net.helper_path);
 	free(spec->net.pasta_path);
+	cordon_strv_free(spec->labels);
 	cordon_oci_free(spec->oci);
 	memset(spec, 0, sizeof(*spec));
 	spec->result_dir_fd = -1; /* a second free closes nothing */
@@ -74,6 +75,104 @@ bool cordon_id_valid(const char *id)
 			return false;
 	}
 	return true;
+}
+
+/*
+ * Labels are written into state.json and printed by `cordon list`: a key
+ * of a fixed alphabet, a value of printable bytes, both bounded, so that
+ * no label can make a state file or a listing large or ambiguous.
+ */
+bool cordon_label_key_valid(const char *key)
+{
+	size_t n = key ? strlen(key) : 0;
+
+	/* Letters or digits at both ends, as Kubernetes asks of its label names. */
+	if (n == 0 || n > CORDON_LABEL_KEY_MAX || !isalnum((unsigned char)key[0]) ||
+	    !isalnum((unsigned char)key[n - 1]))
+		return false;
+	for (size_t i = 1; i < n; i++) {
+		unsigned char c = (unsigned char)key[i];
+
+		if (!isalnum(c) && c != '_' && c != '.' && c != '-' && c != '/')
+			return false;
+	}
+	return true;
+}
+
+bool cordon_label_value_valid(const char *value)
+{
+	size_t n = strlen(value);
+
+	if (n > CORDON_LABEL_VALUE_MAX)
+		return false;
+	/*
+	 * Well-formed UTF-8 (state.json must parse back), never a control
+	 * character (a newline, an escape: list prints it).
+	 */
+	for (size_t i = 0; i < n;) {
+		const unsigned char *p = (const unsigned char *)value + i;
+		size_t len = *p < 0x80 ? 1 : cordon_utf8_sequence(p);
+
+		if (len == 0 || *p < 0x20 || *p == 0x7f)
+			return false;
+		i += len;
+	}
+	return true;
+}
+
+static int label_split(const char *flag, const char *text, bool need_value, char **key,
+		       char **value, struct cordon_error *err)
+{
+	_cleanup_free_ char *k = cordon_xstrdup(text);
+	char *eq = strchr(k, '=');
+
+	if (eq)
+		*eq = '\0';
+	/* Echoed only when it cannot break the one line of the message. */
+	if (!cordon_label_key_valid(k))
+		return cordon_error_set(err, CORDON_E_USAGE, 0,
+					"%s '%s': a key is 1 to %d of [A-Za-z0-9._/-], a letter or "
+					"digit first and last",
+					flag, cordon_label_value_valid(text) ? text : "(not printable)",
+					CORDON_LABEL_KEY_MAX);
+	if (!eq && need_value)
+		return cordon_error_set(err, CORDON_E_USAGE, 0, "%s '%s': expected KEY=VALUE", flag,
+					text);
+	if (eq && !cordon_label_value_valid(eq + 1))
+		return cordon_error_set(err, CORDON_E_USAGE, 0,
+					"%s %s: a value is at most %d bytes of UTF-8, without "
+					"control characters",
+					flag, k, CORDON_LABEL_VALUE_MAX);
+	*value = eq ? cordon_xstrdup(eq + 1) : NULL;
+	*key = TAKE_PTR(k);
+	return 0;
+}
+
+int cordon_spec_add_label(struct cordon_spec *spec, const char *flag, const char *kv,
+			  struct cordon_error *err)
+{
+	_cleanup_free_ char *key = NULL, *value = NULL;
+	size_t n = 2 * spec->n_labels;
+
+	if (label_split(flag, kv, true, &key, &value, err) < 0)
+		return -1;
+	for (size_t i = 0; i < spec->n_labels; i++)
+		if (strcmp(spec->labels[2 * i], key) == 0)
+			return cordon_error_set(err, CORDON_E_USAGE, 0, "%s %s: given twice", flag,
+						key);
+	if (spec->n_labels >= CORDON_LABELS_MAX)
+		return cordon_error_set(err, CORDON_E_USAGE, 0, "%s: at most %d labels", flag,
+					CORDON_LABELS_MAX);
+	cordon_strv_push(&spec->labels, &n, key);
+	cordon_strv_push(&spec->labels, &n, value);
+	spec->n_labels++;
+	return 0;
+}
+
+int cordon_label_filter_parse(const char *text, char **key, char **value,
+			      struct cordon_error *err)
+{
+	return label_split("--label", text, false, key, value, err);
 }
 
 bool cordon_hostname_valid(const char *name)

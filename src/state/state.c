@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <dirent.h>
+#include <poll.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/inotify.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <time.h>
 #include <yajl/yajl_gen.h>
 #include <yajl/yajl_tree.h>
@@ -17,6 +21,10 @@
 /* The temp names of cordon_file_replace_at: a '.' first, never an id. */
 #define STATE_TEMP_PREFIX ".cordon-state-"
 #define SWEEP_BUDGET 16
+/* How long `cordon sweep` waits for a session's monitor it asked to end it. */
+#define SWEEP_STOP_WAIT_MS 10000
+/* How often a connect tries again while the monitor's backlog is full. */
+#define MONITOR_CONNECT_RETRY_MS 20
 
 uint64_t cordon_proc_start_time(pid_t pid)
 {
@@ -40,6 +48,24 @@ uint64_t cordon_proc_start_time(pid_t pid)
 		   &start) != 1)
 		return 0;
 	return start;
+}
+
+char *cordon_state_host_name(void)
+{
+	char host[256] = "";
+
+	gethostname(host, sizeof(host) - 1);
+	return cordon_xstrdup(host);
+}
+
+char *cordon_state_boot_id(void)
+{
+	_cleanup_free_ char *text = NULL;
+
+	if (cordon_read_file_at(AT_FDCWD, "/proc/sys/kernel/random/boot_id", &text, NULL) < 0)
+		return cordon_xstrdup("");
+	text[strcspn(text, "\n")] = '\0';
+	return TAKE_PTR(text);
 }
 
 /*
@@ -164,9 +190,26 @@ const char *cordon_status_name(enum cordon_status status)
 	return "stopped";
 }
 
+const char *cordon_state_kind_name(enum cordon_state_kind kind)
+{
+	switch (kind) {
+	case CORDON_KIND_SESSION:
+		return "session";
+	case CORDON_KIND_OCI:
+		return "oci";
+	case CORDON_KIND_RUN:
+		break;
+	}
+	return "run";
+}
+
 void cordon_state_info_free(struct cordon_state_info *info)
 {
 	free(info->bundle);
+	free(info->host);
+	free(info->boot_id);
+	free(info->version);
+	cordon_strv_free(info->labels);
 	cordon_strv_free(info->annotations);
 	memset(info, 0, sizeof(*info));
 }
@@ -208,12 +251,7 @@ static void gen_int(yajl_gen g, const char *k, long long v)
 static char *state_json(const char *id, const struct cordon_state_info *info)
 {
 	yajl_gen g = yajl_gen_alloc(NULL);
-	const unsigned char *buf;
-	size_t len;
-	char host[256] = "";
-	char *out;
 
-	gethostname(host, sizeof(host) - 1);
 	yajl_gen_map_open(g);
 	gen_str(g, "ociVersion", CORDON_OCI_VERSION);
 	gen_str(g, "id", id);
@@ -232,19 +270,26 @@ static char *state_json(const char *id, const struct cordon_state_info *info)
 	gen_int(g, "init_start_time", (long long)info->init_start);
 	gen_int(g, "owner_pid", info->owner_pid);
 	gen_int(g, "owner_start_time", (long long)info->owner_start);
-	gen_str(g, "host", host);
+	gen_str(g, "kind", cordon_state_kind_name(info->kind));
+	gen_int(g, "creator_pid", info->creator_pid);
+	gen_int(g, "creator_start_time", (long long)info->creator_start);
+	gen_str(g, "host", info->host ? info->host : "");
+	gen_str(g, "boot_id", info->boot_id ? info->boot_id : "");
+	gen_str(g, "version", info->version ? info->version : "");
+	gen_key(g, "labels");
+	yajl_gen_map_open(g);
+	for (size_t i = 0; i < info->n_labels; i++)
+		gen_str(g, info->labels[2 * i], info->labels[2 * i + 1]);
+	yajl_gen_map_close(g);
+	gen_int(g, "max_lifetime_ms", (long long)info->max_lifetime_ms);
+	gen_int(g, "idle_timeout_ms", (long long)info->idle_timeout_ms);
 	gen_int(g, "created_ms", (long long)info->created_ms);
 	if (info->net_fingerprint[0])
 		gen_str(g, "net_fingerprint", info->net_fingerprint);
 	if (info->has_exit)
 		gen_int(g, "exit_status", info->exit_status);
 	yajl_gen_map_close(g);
-	yajl_gen_get_buf(g, &buf, &len);
-	out = cordon_xmalloc(len + 1);
-	memcpy(out, buf, len);
-	out[len] = '\0';
-	yajl_gen_free(g);
-	return out;
+	return cordon_json_gen_take(g);
 }
 
 /*
@@ -309,12 +354,22 @@ static long long get_int(yajl_val tree, const char *key)
 	return v && YAJL_IS_INTEGER(v) ? YAJL_GET_INTEGER(v) : 0;
 }
 
+/* A string field, "" when absent; bounded like any name (a host name, a boot id). */
+static const char *get_str(yajl_val tree, const char *key)
+{
+	const char *path[] = { key, NULL };
+	yajl_val v = yajl_tree_get(tree, path, yajl_t_string);
+	const char *s = v ? YAJL_GET_STRING(v) : NULL;
+
+	return s && strlen(s) < 256 ? s : "";
+}
+
 static int parse_state(const char *id, const char *text, struct cordon_state_info *info,
 		       struct cordon_error *err)
 {
 	const char *status_path[] = { "status", NULL }, *bundle_path[] = { "bundle", NULL };
 	const char *ann_path[] = { "annotations", NULL }, *kept_path[] = { "kept", NULL };
-	const char *exit_path[] = { "exit_status", NULL };
+	const char *exit_path[] = { "exit_status", NULL }, *labels_path[] = { "labels", NULL };
 	const char *fp_path[] = { "net_fingerprint", NULL };
 	yajl_val tree = yajl_tree_parse(text, NULL, 0), v;
 	const char *st;
@@ -354,6 +409,29 @@ static int parse_state(const char *id, const char *text, struct cordon_state_inf
 		if (fp && strnlen(fp, sizeof(info->net_fingerprint)) < sizeof(info->net_fingerprint))
 			memcpy(info->net_fingerprint, fp, strlen(fp) + 1);
 	}
+	info->kind = strcmp(get_str(tree, "kind"), "session") == 0 ? CORDON_KIND_SESSION :
+		     strcmp(get_str(tree, "kind"), "oci") == 0	   ? CORDON_KIND_OCI :
+								     CORDON_KIND_RUN;
+	info->creator_pid = (pid_t)get_int(tree, "creator_pid");
+	info->creator_start = (uint64_t)get_int(tree, "creator_start_time");
+	info->host = cordon_xstrdup(get_str(tree, "host"));
+	info->boot_id = cordon_xstrdup(get_str(tree, "boot_id"));
+	info->version = cordon_xstrdup(get_str(tree, "version"));
+	info->max_lifetime_ms = (uint64_t)get_int(tree, "max_lifetime_ms");
+	info->idle_timeout_ms = (uint64_t)get_int(tree, "idle_timeout_ms");
+	v = yajl_tree_get(tree, labels_path, yajl_t_object);
+	/* What another writer of the root put there is held to what create accepts. */
+	for (size_t i = 0, n = 0; v && i < YAJL_GET_OBJECT(v)->len && i < CORDON_LABELS_MAX; i++) {
+		yajl_val val = YAJL_GET_OBJECT(v)->values[i];
+		const char *k = YAJL_GET_OBJECT(v)->keys[i];
+		const char *value = YAJL_IS_STRING(val) ? YAJL_GET_STRING(val) : NULL;
+
+		if (!value || !cordon_label_key_valid(k) || !cordon_label_value_valid(value))
+			continue;
+		cordon_strv_push(&info->labels, &n, k);
+		cordon_strv_push(&info->labels, &n, value);
+		info->n_labels++;
+	}
 	v = yajl_tree_get(tree, ann_path, yajl_t_object);
 	for (size_t i = 0, n = 0; v && i < YAJL_GET_OBJECT(v)->len; i++) {
 		yajl_val val = YAJL_GET_OBJECT(v)->values[i];
@@ -378,6 +456,82 @@ static int lock_dir(int dir, bool exclusive, const char *id, struct cordon_error
 	if (r < 0)
 		return cordon_error_set(err, CORDON_E_STATE, -r, "locking container %s", id);
 	return 0;
+}
+
+/*
+ * Connect a non-blocking socket to the monitor: a monitor busy in a hook
+ * accepts no one, and a full backlog would block connect(2) with our
+ * signals blocked. So it is tried again (wait) until it goes through or
+ * an interrupt ends the wait. 0, -EAGAIN (not wait), -EINTR or -errno.
+ */
+static int monitor_connect(int fd, const struct sockaddr_un *sa, bool wait)
+{
+	for (;;) {
+		int r;
+
+		if (connect(fd, (const struct sockaddr *)sa, sizeof(*sa)) == 0)
+			return 0;
+		if (errno != EAGAIN || !wait)
+			return -errno;
+		r = cordon_wait_ms(MONITOR_CONNECT_RETRY_MS);
+		if (r < 0)
+			return r;
+	}
+}
+
+/*
+ * Is the listener at the other end of fd this sandbox's monitor? A
+ * socket is reached by its inode, and a hard link planted at monitor.sock
+ * names another sandbox's socket as well as a symlink would: the
+ * listener's pid (SO_PEERCRED, the process that called listen) must be
+ * the recorded supervisor, which is checked to be the process of the
+ * recorded start time, and still alive once the peer was looked at (so
+ * that its pid was not given to another meanwhile). 0 or -errno (-EPERM:
+ * another's).
+ */
+static int monitor_is_owner(int fd, const struct cordon_state_info *info)
+{
+	_cleanup_close_ int owner = cordon_pidfd_verified(info->owner_pid, info->owner_start);
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+
+	if (owner < 0)
+		return owner;
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
+		return -errno;
+	if (cred.pid != info->owner_pid)
+		return -EPERM;
+	if (cordon_pidfd_send_signal(owner, 0) < 0)
+		return -errno;
+	return 0;
+}
+
+int cordon_state_monitor_connect(int dir_fd, const struct cordon_state_info *info, bool wait)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	_cleanup_close_ int sock = -1, fd = -1;
+	struct stat st;
+	int r;
+
+	/*
+	 * The socket the monitor made, never what a link planted at its name
+	 * points to (another sandbox's monitor): looked at through an O_PATH
+	 * fd, reached through that fd, and its listener checked to be our
+	 * monitor before anything is asked (a hard link is the socket).
+	 */
+	sock = openat(dir_fd, CORDON_STATE_MONITOR_SOCKET, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (sock < 0)
+		return -errno;
+	if (fstat(sock, &st) < 0 || !S_ISSOCK(st.st_mode))
+		return -ENOTSOCK;
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "/proc/self/fd/%d", sock);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -errno;
+	r = monitor_connect(fd, &sa, wait);
+	if (r == 0)
+		r = monitor_is_owner(fd, info);
+	return r < 0 ? r : TAKE_FD(fd);
 }
 
 int cordon_state_create(struct cordon_state *state, const char *root,
@@ -423,6 +577,23 @@ int cordon_state_create(struct cordon_state *state, const char *root,
 	info->owner_pid = pid;
 	info->owner_start = cordon_proc_start_time(pid);
 	info->created_ms = cordon_now_wall_ms();
+	info->kind = spec->oci ? CORDON_KIND_OCI : spec->session ? CORDON_KIND_SESSION :
+								  CORDON_KIND_RUN;
+	/* Asked by create's caller (or --owner; -1: none, 0 recorded), run: itself. */
+	info->creator_pid = spec->creator_pid > 0 ? spec->creator_pid : 0;
+	info->creator_start = spec->creator_pid > 0 ? spec->creator_start : 0;
+	if (!spec->creator_pid) {
+		info->creator_pid = pid;
+		info->creator_start = info->owner_start;
+	}
+	info->host = cordon_state_host_name();
+	info->boot_id = cordon_state_boot_id();
+	info->version = cordon_xstrdup(CORDON_VERSION);
+	info->max_lifetime_ms = spec->max_lifetime_ms;
+	info->idle_timeout_ms = spec->idle_timeout_ms;
+	for (size_t i = 0, n = 0; i < 2 * spec->n_labels; i++)
+		cordon_strv_push(&info->labels, &n, spec->labels[i]);
+	info->n_labels = spec->n_labels;
 	if (spec->oci) {
 		info->bundle = cordon_xstrdup(spec->oci->bundle);
 		size_t n = 0;
@@ -660,38 +831,65 @@ int cordon_state_record_cgroups(struct cordon_state *state, const char *const *d
 	return 0;
 }
 
+/* A file the sandbox's commands read back (config.json, process.json): kept 0600. */
+static int keep_file(struct cordon_state *state, const char *name, const char *text, size_t len,
+		     struct cordon_error *err)
+{
+	int r = state_write(state->dir_fd, name, text, len);
+
+	if (r < 0)
+		return cordon_error_set(err, CORDON_E_STATE, -r, "keeping %s of %s", name,
+					state->id);
+	return 0;
+}
+
+static int read_kept(const struct cordon_state *state, const char *name, char **text, size_t *len,
+		     struct cordon_error *err)
+{
+	int r = state_read(state->dir_fd, name, CORDON_INPUT_JSON_MAX, text, len);
+
+	if (r < 0)
+		return cordon_error_set(err, CORDON_E_STATE, -r,
+					"container %s: no %s kept (not made by create?)",
+					state->id, strcmp(name, CORDON_STATE_CONFIG) == 0 ? "config" :
+											    name);
+	return 0;
+}
+
 int cordon_state_save_config(struct cordon_state *state, const char *text, size_t len,
 			     struct cordon_error *err)
 {
-	int r = state_write(state->dir_fd, CORDON_STATE_CONFIG, text, len);
-
-	if (r < 0)
-		return cordon_error_set(err, CORDON_E_STATE, -r, "keeping the config of %s",
-					state->id);
-	return 0;
+	return keep_file(state, CORDON_STATE_CONFIG, text, len, err);
 }
 
 int cordon_state_read_config(const struct cordon_state *state, char **text, size_t *len,
 			     struct cordon_error *err)
 {
-	int r = state_read(state->dir_fd, CORDON_STATE_CONFIG, CORDON_INPUT_JSON_MAX, text, len);
+	return read_kept(state, CORDON_STATE_CONFIG, text, len, err);
+}
 
-	if (r < 0)
-		return cordon_error_set(err, CORDON_E_STATE, -r,
-					"container %s: no config kept (not made by create?)",
-					state->id);
-	return 0;
+int cordon_state_save_process(struct cordon_state *state, const char *text, size_t len,
+			      struct cordon_error *err)
+{
+	return keep_file(state, CORDON_STATE_PROCESS, text, len, err);
+}
+
+int cordon_state_read_process(const struct cordon_state *state, char **text, size_t *len,
+			      struct cordon_error *err)
+{
+	return read_kept(state, CORDON_STATE_PROCESS, text, len, err);
 }
 
 /*
  * A dead sandbox's cgroups: the leaves it recorded (cordon-ID, or the
  * config's linux.cgroupsPath, whatever its name) with the cgroups its
  * workload made below them, never a parent; only below /sys/fs/cgroup and
- * without "..". A tree that still holds a process is left alone.
+ * without "..". A tree that still holds a process is left alone. id: only
+ * leaves named cordon-ID (a sweep of a run's or a session's remains).
  */
-static void remove_cgroups(int dir)
+static void remove_cgroups(int dir, const char *id)
 {
-	_cleanup_free_ char *text = NULL;
+	_cleanup_free_ char *text = NULL, *leaf = id ? cordon_xasprintf("/cordon-%s", id) : NULL;
 	char *save = NULL;
 
 	if (state_read(dir, CGROUPS_FILE, CORDON_INPUT_TEXT_MAX, &text, NULL) < 0)
@@ -702,6 +900,9 @@ static void remove_cgroups(int dir)
 		if (strncmp(p, "/sys/fs/cgroup/", 15) != 0 || strstr(p, "/../") ||
 		    strstr(p, "/./") || p[len - 1] == '/' ||
 		    (len >= 3 && strcmp(p + len - 3, "/..") == 0))
+			continue;
+		/* Sweep of a run or session: only what cordon names so, never another cgroup. */
+		if (leaf && (len < strlen(leaf) || strcmp(p + len - strlen(leaf), leaf) != 0))
 			continue;
 		cordon_cgroup_remove_tree(p, false);
 	}
@@ -771,45 +972,129 @@ void cordon_state_remove(struct cordon_state *state)
 void cordon_state_destroy(struct cordon_state *state)
 {
 	if (state->dir_fd >= 0)
-		remove_cgroups(state->dir_fd);
+		remove_cgroups(state->dir_fd, NULL);
 	remove_entry(state->root_fd, state->id);
 	cordon_state_close(state);
 }
 
+/* What sweep does with an entry, and why (cordon_sweep_fn). */
+struct verdict {
+	enum cordon_sweep_action action;
+	char why[192];
+	pid_t owner_pid; /* CORDON_SWEEP_STOP: its supervisor, to wait for */
+	uint64_t owner_start;
+	bool own_cgroups_only; /* REMOVE: only cgroups named cordon-ID (run, session) */
+};
+
+static void verdict(struct verdict *v, enum cordon_sweep_action action, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void verdict(struct verdict *v, enum cordon_sweep_action action, const char *fmt, ...)
+{
+	va_list ap;
+
+	v->action = action;
+	va_start(ap, fmt);
+	vsnprintf(v->why, sizeof(v->why), fmt, ap);
+	va_end(ap);
+}
+
 /*
- * True when the entry must stay: its owner or its init lives (same pid,
- * same start time: an init still ending its pid namespace keeps
- * processes in the cgroups the entry records), it is a container of
- * `cordon create` (only `cordon delete` removes those), or it cannot be
+ * What is provably left of a sandbox, read from its state: nothing is
+ * removed on a guess. An entry recorded on another host (a shared state
+ * root) ages out only: its pids are that host's. One of an earlier boot
+ * of this host has no process left. Here, a sandbox whose supervisor and
+ * init are gone (pid and start time: a recycled pid is another process)
+ * left its cgroups and directory; a live session whose owner is gone, or
+ * that outlived its lifetime cap, is asked to end (its monitor removes
+ * it). Live sandboxes of live owners, and containers of `cordon create
+ * --bundle` (their launcher deletes them), stay. So does what cannot be
  * read for sure.
  */
-static bool entry_kept(int dir)
+static void judge(int dir, const char *host, const char *boot, uint64_t now, struct verdict *v)
 {
 	_cleanup_free_ char *buf = NULL;
 	struct cordon_state_info info;
 	struct cordon_error err;
 	struct stat st;
-	bool keep;
+	bool expired, live = false;
 
+	memset(v, 0, sizeof(*v));
 	if (state_read(dir, STATE_FILE, CORDON_INPUT_JSON_MAX, &buf, NULL) < 0) {
 		/* A directory without state: an owner between mkdir and write, or one
 		 * that died right there. Only an old one is reaped. */
-		return !(fstat(dir, &st) == 0 && st.st_mtime + 60 < time(NULL));
+		if (fstat(dir, &st) == 0 && st.st_mtime + 60 < time(NULL))
+			verdict(v, CORDON_SWEEP_REMOVE, "no state, made over a minute ago");
+		return;
 	}
 	if (parse_state("", buf, &info, &err) < 0)
-		return true;
-	keep = info.kept || process_alive(info.owner_pid, info.owner_start) ||
-	       process_alive(info.init_pid, info.init_start);
+		return;
+	v->own_cgroups_only = info.kind != CORDON_KIND_OCI;
+	expired = info.max_lifetime_ms && info.created_ms &&
+		  info.created_ms + info.max_lifetime_ms < now;
+	if (info.host[0] && strcmp(info.host, host) != 0) {
+		if (expired)
+			verdict(v, CORDON_SWEEP_FORGET,
+				"recorded on host %s, older than its lifetime cap", info.host);
+	} else if (info.boot_id[0] && boot[0] && strcmp(info.boot_id, boot) != 0) {
+		verdict(v, CORDON_SWEEP_FORGET, "recorded before this host's last boot");
+	} else if (!process_alive(info.owner_pid, info.owner_start) &&
+		   !process_alive(info.init_pid, info.init_start)) {
+		live = false;
+		if (!info.kept)
+			verdict(v, CORDON_SWEEP_REMOVE, "its supervisor (pid %d) is gone",
+				(int)info.owner_pid);
+	} else {
+		live = true;
+	}
+	if (v->action == CORDON_SWEEP_KEEP && live && info.kind == CORDON_KIND_SESSION) {
+		/* creator_pid 0: created with --owner none, its lifetime alone ends it. */
+		if (info.creator_pid && !process_alive(info.creator_pid, info.creator_start))
+			verdict(v, CORDON_SWEEP_STOP, "its owner (pid %d) is gone",
+				(int)info.creator_pid);
+		else if (expired)
+			verdict(v, CORDON_SWEEP_STOP, "older than its lifetime cap");
+		v->owner_pid = info.owner_pid;
+		v->owner_start = info.owner_start;
+	}
 	cordon_state_info_free(&info);
-	return keep;
 }
 
-int cordon_state_sweep(int root_fd, unsigned budget)
+/*
+ * Ask a live session's monitor to end it: only through its control
+ * socket, whose listener must be the recorded supervisor, never by a
+ * signal to a pid a state file names (a forged one could name any
+ * process). wait: until the monitor is gone (bounded); else at once.
+ */
+static int stop_session(int dir, const struct verdict *v, bool wait)
+{
+	struct cordon_state_info info = { .owner_pid = v->owner_pid,
+					  .owner_start = v->owner_start };
+	_cleanup_close_ int fd = cordon_state_monitor_connect(dir, &info, false), owner = -1;
+	uint32_t req = CORDON_MONITOR_STOP;
+	struct pollfd p;
+
+	if (fd < 0)
+		return fd;
+	if (send(fd, &req, sizeof(req), MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t)sizeof(req))
+		return -errno;
+	if (!wait)
+		return 0;
+	owner = cordon_pidfd_verified(v->owner_pid, v->owner_start);
+	p = (struct pollfd){ .fd = owner, .events = POLLIN };
+	if (owner >= 0 && cordon_wait_poll(&p, 1, SWEEP_STOP_WAIT_MS) <= 0)
+		return -ETIMEDOUT;
+	return 0;
+}
+
+int cordon_state_sweep_report(int root_fd, const struct cordon_sweep_opts *opts)
 {
 	_cleanup_close_ int fd = dup(root_fd);
+	_cleanup_free_ char *host = cordon_state_host_name(), *boot = cordon_state_boot_id();
+	uint64_t now = cordon_now_wall_ms();
 	DIR *d;
 	struct dirent *de;
-	int removed = 0;
+	unsigned removed = 0;
 
 	if (fd < 0)
 		return 0;
@@ -820,19 +1105,46 @@ int cordon_state_sweep(int root_fd, unsigned budget)
 	/* The dup shares root_fd's offset: a sweep before this one read it to the end. */
 	rewinddir(d);
 	/* The budget counts removals: live entries read past cost nothing of it. */
-	while ((unsigned)removed < budget && (de = readdir(d))) {
+	while (removed < opts->budget && (de = readdir(d))) {
 		_cleanup_close_ int dir = -1;
+		struct verdict v;
+		int r = 0;
 
 		if (de->d_name[0] == '.' || !cordon_id_valid(de->d_name))
 			continue;
-		dir = openat(root_fd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		/* Ours only, never through a link: what else is in the root is not read. */
+		dir = open_private_dir(root_fd, de->d_name);
 		/* A locked entry is being created or worked on by a command: not ours. */
-		if (dir < 0 || flock(dir, LOCK_EX | LOCK_NB) < 0 || entry_kept(dir))
+		if (dir < 0 || flock(dir, LOCK_EX | LOCK_NB) < 0)
 			continue;
-		remove_cgroups(dir);
-		remove_entry(root_fd, de->d_name);
-		removed++;
+		judge(dir, host, boot, now, &v);
+		if (v.action == CORDON_SWEEP_KEEP)
+			continue;
+		if (!opts->dry_run) {
+			if (v.action == CORDON_SWEEP_STOP)
+				r = stop_session(dir, &v, opts->wait);
+			/* Another host's cgroups, or an earlier boot's, are not this one's. */
+			if (v.action == CORDON_SWEEP_REMOVE)
+				remove_cgroups(dir, v.own_cgroups_only ? de->d_name : NULL);
+			if (v.action != CORDON_SWEEP_STOP)
+				remove_entry(root_fd, de->d_name);
+		}
+		if (r < 0)
+			snprintf(v.why + strlen(v.why), sizeof(v.why) - strlen(v.why),
+				 "; its monitor could not be asked to end it: %s", strerror(-r));
+		if (opts->report)
+			opts->report(opts->ctx, de->d_name, r < 0 ? CORDON_SWEEP_KEEP : v.action,
+				     v.why);
+		if (r == 0)
+			removed++;
 	}
 	closedir(d);
-	return removed;
+	return (int)removed;
+}
+
+int cordon_state_sweep(int root_fd, unsigned budget)
+{
+	const struct cordon_sweep_opts opts = { .budget = budget };
+
+	return cordon_state_sweep_report(root_fd, &opts);
 }

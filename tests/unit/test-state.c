@@ -124,6 +124,61 @@ START_TEST(sweep_skips_locked_entries)
 }
 END_TEST
 
+/* An entry whose supervisor is gone, recorded with HOST and BOOT, created AGE_MS ago. */
+static void entry_recorded(const char *id, const char *host, const char *boot, uint64_t age_ms,
+			   uint64_t lifetime_ms)
+{
+	char rel[128], text[512];
+
+	snprintf(rel, sizeof(rel), "%s/state.json", id);
+	snprintf(text, sizeof(text),
+		 "{\"status\": \"running\", \"kind\": \"session\", \"owner_pid\": 0, "
+		 "\"host\": \"%s\", \"boot_id\": \"%s\", \"created_ms\": %llu, "
+		 "\"max_lifetime_ms\": %llu}",
+		 host, boot, (unsigned long long)(cordon_now_wall_ms() - age_ms),
+		 (unsigned long long)lifetime_ms);
+	free(unit_write(root, rel, text));
+}
+
+static unsigned reported[4];
+
+static void count_report(void *ctx, const char *id, enum cordon_sweep_action action,
+			 const char *why)
+{
+	(void)ctx;
+	(void)id;
+	ck_assert(why && *why);
+	reported[action]++;
+}
+
+/*
+ * Another host's entries only age out (never by their pids, which are that
+ * host's); an earlier boot's go; --dry-run reports the same and acts on
+ * nothing.
+ */
+START_TEST(sweep_other_host_ages_out_only)
+{
+	_cleanup_free_ char *host = cordon_state_host_name(), *boot = cordon_state_boot_id();
+	struct cordon_sweep_opts opts = { .budget = 16, .dry_run = true, .report = count_report };
+	_cleanup_close_ int fd = -1;
+
+	entry_recorded("far-young", "elsewhere.example", boot, 1000, 3600 * 1000);
+	entry_recorded("far-old", "elsewhere.example", boot, 7200 * 1000, 3600 * 1000);
+	entry_recorded("far-nocap", "elsewhere.example", boot, 7200 * 1000, 0);
+	entry_recorded("here-old-boot", host, "00000000-0000-0000-0000-000000000000", 1000, 0);
+	fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ck_assert_int_ge(fd, 0);
+	memset(reported, 0, sizeof(reported));
+	ck_assert_int_eq(cordon_state_sweep_report(fd, &opts), 2);
+	ck_assert_uint_eq(reported[CORDON_SWEEP_FORGET], 2);
+	ck_assert(entry_exists("far-old") && entry_exists("here-old-boot"));
+	opts.dry_run = false;
+	ck_assert_int_eq(cordon_state_sweep_report(fd, &opts), 2);
+	ck_assert(!entry_exists("far-old") && !entry_exists("here-old-boot"));
+	ck_assert(entry_exists("far-young") && entry_exists("far-nocap"));
+}
+END_TEST
+
 /* --- the files of a state directory ------------------------------------ */
 
 #define VICTIM_TEXT "the victim's own content\n"
@@ -359,6 +414,7 @@ static Suite *state_suite(void)
 	tcase_add_checked_fixture(tc, state_setup, state_teardown);
 	tcase_add_test(tc, sweep_budget_counts_removals);
 	tcase_add_test(tc, sweep_skips_locked_entries);
+	tcase_add_test(tc, sweep_other_host_ages_out_only);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("files");
