@@ -448,7 +448,7 @@ int cordon_interrupt_error(struct cordon_error *err, const char *fmt, ...)
 
 /* --- a cordon process that stays inside a sandbox (proc.c) ------------- */
 
-/* Close every fd >= first except the (at most 16) in keep. Returns 0 or -errno. */
+/* Close every fd >= first except the (at most 64) in keep. Returns 0 or -errno. */
 int cordon_close_fds_except(int first, const int *keep, size_t n);
 /* Show TITLE as our cmdline and nothing as our environ. Returns 0 or -errno. */
 int cordon_proc_title_hide(const char *title);

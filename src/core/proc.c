@@ -26,7 +26,7 @@ static int cmp_int(const void *a, const void *b)
 
 int cordon_close_fds_except(int first, const int *keep, size_t n)
 {
-	int sorted[16];
+	int sorted[64];
 	unsigned int lo = (unsigned int)first;
 	size_t m = 0;
 

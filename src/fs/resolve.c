@@ -7,6 +7,8 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <linux/magic.h>
 
 #include "fs-internal.h"
 
@@ -105,6 +107,14 @@ static char *link_target_path(int parent, const char *base, const char *path)
 	return dir ? cordon_xasprintf("%s/%s", strcmp(dir, "/") == 0 ? "" : dir, target) : NULL;
 }
 
+/* Is fd on a procfs (the sandbox's /proc, reached through a symlink or not)? */
+static bool on_procfs(int fd)
+{
+	struct statfs sfs;
+
+	return fstatfs(fd, &sfs) == 0 && (unsigned long)sfs.f_type == PROC_SUPER_MAGIC;
+}
+
 /*
  * A symlink at a mount point is followed (inside root, so it cannot lead
  * out): images often have /etc/resolv.conf or /etc/hosts as a link into
@@ -159,6 +169,18 @@ static int mountpoint_at(int root, const char *path, enum mountpoint_kind kind, 
 		close(fd);
 		return cordon_error_set(err, CORDON_E_PATH, 0,
 					"mount point %s is a directory, the source is not", path);
+	}
+	/*
+	 * Never a mount over procfs: a target the image's symlinks lead into
+	 * /proc (/etc/x -> /proc/self) would cover what the kernel shows
+	 * there (an attr, a sysctl, a mountinfo) with what the config gives.
+	 * The proc mount itself is made on the root's /proc directory.
+	 */
+	if (on_procfs(fd)) {
+		close(fd);
+		return cordon_error_set(err, CORDON_E_MOUNT, 0,
+					"mount point %s resolves into /proc (procfs): refused",
+					path);
 	}
 	return fd;
 }

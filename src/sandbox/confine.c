@@ -26,6 +26,9 @@
  *   terminal      the pty the init made             a pty it makes, as its user
  *   capabilities  the exact sets, ambient raised, no_new_privs
  *   cwd           resolved inside the root, as the process's user
+ *   cgroup        (placed by the init and   writes itself into the
+ *                 the supervisor)           container's cgroups (docs above
+ *                                           exec.c)
  *   seccomp       the filter, last: setup itself is never filtered
  *   exec          execve (PATH of its own environment); a session's
  *                 workload: the idle program
@@ -323,6 +326,31 @@ static int step_cwd(struct confine *c, struct cordon_error *err)
 	return sandbox_enter_cwd(c->spec->cwd, err);
 }
 
+/*
+ * The exec'd process enters the container's cgroups only now, set up:
+ * before, the container (which may freeze the cgroups delegated to it)
+ * could hold it, or its joiner, half-made. Through fds opened on the
+ * host, whose opener the kernel checks; "0" is the writer. A cgroup
+ * closed to processes (EBUSY: the container enabled controllers below
+ * it and moved its processes down) is entered where the workload is.
+ */
+static int step_cgroup(struct confine *c, struct cordon_error *err)
+{
+	for (size_t i = 0; i < c->n_cgroups; i++) {
+		int r = cordon_write_all(c->cgroup_procs[i], "0", 1);
+
+		if (r == -EBUSY && c->cgroup_alt[i] >= 0)
+			r = cordon_write_all(c->cgroup_alt[i], "0", 1);
+		if (r < 0)
+			return cordon_error_set(err, CORDON_E_CGROUP, -r,
+						"joining the container's cgroups");
+		close(c->cgroup_procs[i]);
+		if (c->cgroup_alt[i] >= 0)
+			close(c->cgroup_alt[i]);
+	}
+	return 0;
+}
+
 static int step_seccomp(struct confine *c, struct cordon_error *err)
 {
 	return cordon_security_seccomp(&c->spec->security, c->spec->uid == 0, err);
@@ -346,6 +374,7 @@ static const struct confine_step {
 	{ "terminal", step_terminal, "terminal" },
 	{ "capabilities", step_capabilities, "capabilities" },
 	{ "cwd", step_cwd, "cwd" },
+	{ "cgroup", step_cgroup, "cgroup" },
 	{ "seccomp", step_seccomp, "seccomp" },
 };
 

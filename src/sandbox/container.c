@@ -286,9 +286,15 @@ int cordon_container_start(const char *root, const char *id, struct cordon_error
 		cordon_state_close(&state);
 		return -1;
 	}
-	/* The lock stays held until the answer: a second start waits, then sees "running". */
-	r = sandbox_monitor_answer(fd, &rep);
+	/*
+	 * Not under the lock: the answer comes once the container's process
+	 * reached its execve, which the container can hold up (an exec'd
+	 * process of it stops it); kill, state and delete go on meanwhile.
+	 * The monitor takes one start and refuses any other ("already
+	 * started").
+	 */
 	cordon_state_close(&state);
+	r = sandbox_monitor_answer(fd, &rep);
 	if (sandbox_monitor_reply_error(id, r, &rep, "start it (the start goes on)", err) < 0)
 		return -1;
 	/* Started; a poststart hook that failed is a warning (runtime-spec, as runc). */
@@ -543,6 +549,28 @@ static bool cgroup_lists(const char *dir, pid_t pid)
 	return false;
 }
 
+/* Is pid, by its /proc/PID/cgroup, in a v1 freezer cgroup (hierarchy at mount) not thawed? */
+static bool in_frozen_freezer(pid_t pid, const char *mount)
+{
+	_cleanup_free_ char *text = NULL, *path = cordon_xasprintf("/proc/%d/cgroup", (int)pid);
+	_cleanup_free_ char *state = NULL, *file = NULL;
+	char *save = NULL;
+
+	if (cordon_read_file_at(AT_FDCWD, path, &text, NULL) < 0)
+		return false;
+	for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		char *c = strchr(l, ':'), *rel = c ? strchr(c + 1, ':') : NULL;
+
+		if (!rel || strncmp(c + 1, "freezer:", 8) != 0 || strstr(rel, "/.."))
+			continue;
+		file = cordon_xasprintf("%s%s/freezer.state", mount, rel + 1);
+		if (cordon_read_file_at(AT_FDCWD, file, &state, NULL) < 0)
+			return false;
+		return strncmp(state, "THAWED", 6) != 0;
+	}
+	return false;
+}
+
 /*
  * cgroup v1: a process of the container frozen in a freezer cgroup that
  * is not the container's (one its caller made and froze) takes no
@@ -552,7 +580,16 @@ static bool cgroup_lists(const char *dir, pid_t pid)
  * each is thawed (the kernel makes a task entering a cgroup take its
  * state), and nothing of the caller's cgroup is touched. The init (its
  * start time checked) and the members of the container's other cgroups
- * are moved, each only while it is still listed there.
+ * are moved, each only while it is still listed there and frozen.
+ *
+ * A pid is a number: the process it named may end and the number go to
+ * another (a host process) between the look and the write. So a pid is
+ * written only while it names the process looked at: its start time,
+ * read when it was found, is the same just before the write, and its
+ * pidfd still names a live process after it (then it held the number
+ * throughout). A frozen process cannot end, which narrows that to a
+ * thaw by its freezer's owner at that moment; a process that ended
+ * meanwhile is said, and its number's new owner left where it was put.
  */
 static void reclaim_frozen(const struct cordon_state *state)
 {
@@ -560,7 +597,7 @@ static void reclaim_frozen(const struct cordon_state *state)
 	size_t n_dirs, n;
 	_cleanup_strv_ char **dirs = cordon_state_cgroup_dirs(state, &n_dirs);
 	_cleanup_free_ pid_t *pids = NULL;
-	_cleanup_free_ char *procs = NULL;
+	_cleanup_free_ char *procs = NULL, *mount = NULL;
 	const char *freezer = NULL;
 
 	for (size_t i = 0; i < n_dirs && !freezer; i++) {
@@ -571,28 +608,51 @@ static void reclaim_frozen(const struct cordon_state *state)
 	}
 	if (!freezer)
 		return;
+	/* The hierarchy's mount: what /proc/PID/cgroup's paths start from. */
+	{
+		struct cordon_cgroup_layout layout;
+		struct cordon_error ignored = { 0 };
+
+		if (cordon_cgroup_detect(&layout, &ignored) < 0)
+			return;
+		for (size_t i = 0; i < layout.n && !mount; i++)
+			if (!layout.hier[i].v2 && (layout.hier[i].ctrls & CORDON_CTRL_FREEZER))
+				mount = cordon_xstrdup(layout.hier[i].mount);
+		cordon_cgroup_layout_free(&layout);
+		if (!mount)
+			return;
+	}
 	procs = cordon_xasprintf("%s/cgroup.procs", freezer);
 	n = cordon_state_cgroup_pids(state, &pids);
 	for (size_t i = 0; i <= n; i++) {
 		pid_t pid = i < n ? pids[i] : info->init_pid;
 		_cleanup_close_ int fd = -1;
+		uint64_t start = 0;
 		char text[16];
 		bool ours = false;
 
 		if (pid <= 0 || cgroup_lists(freezer, pid))
 			continue;
 		if (i == n) {
-			fd = cordon_pidfd_verified(pid, info->init_start);
+			start = info->init_start;
+			fd = cordon_pidfd_verified(pid, start);
 			ours = fd >= 0;
 		} else {
 			fd = cordon_pidfd_open(pid);
-			for (size_t k = 0; fd >= 0 && k < n_dirs && !ours; k++)
+			start = cordon_proc_start_time(pid);
+			for (size_t k = 0; fd >= 0 && start && k < n_dirs && !ours; k++)
 				ours = cgroup_lists(dirs[k], pid);
 		}
-		if (!ours)
+		if (!ours || !in_frozen_freezer(pid, mount))
 			continue;
 		snprintf(text, sizeof(text), "%d", (int)pid);
+		if (cordon_proc_start_time(pid) != start || cordon_pidfd_send_signal(fd, 0) < 0)
+			continue;
 		cordon_write_file_at(AT_FDCWD, procs, text, strlen(text));
+		if (cordon_pidfd_send_signal(fd, 0) < 0)
+			cordon_warn("container %s: its process %d ended as it was moved back "
+				    "to its freezer cgroup; another process may have its pid now",
+				    state->id, (int)pid);
 	}
 }
 

@@ -9,10 +9,11 @@
  *     read state.json and the config.json kept at create (shared lock)
  *     spec: the config's process, or --process FILE, plus the flags
  *     pidfd of the workload (start time checked), its user namespace U2
- *     and U2's parent U1 (the sandbox's)
+ *     and U2's parent U1 (the sandbox's); the cgroup.procs of the
+ *     container's cgroups opened (a frozen one refused)
+ *     the lock released: nothing below waits with it held
  *     fork ──► joiner (host pid namespace, non-dumpable, parent-death signal)
  *                close every fd it does not need
- *                write itself into the container's cgroups
  *                setns U1: capabilities over the namespaces U1 owns
  *                setns(pidfd, mnt|pid|uts|ipc|cgroup|net): root and cwd
  *                  become the container's root; no host path stays
@@ -27,6 +28,8 @@
  *                                          cwd, resolved in the root (as the user)
  *                                          close-on-exec all fds but 0-2 and
  *                                            --preserve-fds
+ *                                          writes itself into the container's
+ *                                            cgroups (the fds cordon exec opened)
  *                                          seccomp, execve
  *     report pipe: EOF = execve succeeded
  *     --detach: return the pid; else relay signals, wait, exit with its status
@@ -36,6 +39,17 @@
  * holds no capability over U1's namespaces, so it could not join them
  * afterwards; one in U1 holds every capability over both. Rootless, the
  * caller owns U1, so it may join it with no privilege on the host.
+ *
+ * Why the cgroups last: the container's cgroup2 directory is delegated
+ * to it, so it can freeze any cgroup of its tree (cgroup.freeze) and move
+ * its processes between them. Nothing of cordon exec enters them before
+ * the process is set up: the process writes itself in through fds
+ * opened by cordon exec on the host (the kernel checks the migration
+ * against the opener's credentials and cgroup namespace), just before
+ * its seccomp filter and execve. No wait of cordon exec holds the
+ * container's lock, so a process the container stops or freezes holds
+ * up cordon exec alone, until the container (or the process) is killed;
+ * kill, delete, state and pause go on (docs/security.md).
  */
 #include <fcntl.h>
 #include <linux/openat2.h>
@@ -59,6 +73,9 @@
 /* What the container sees of the joiner and the process before its execve. */
 #define EXEC_TITLE "cordon-exec"
 
+/* cgroup v1 hierarchies and the cgroup2 one: more than enough. */
+#define EXEC_MAX_CGROUPS 16
+
 #define JOIN_NS \
 	(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWCGROUP | CLONE_NEWNET)
 
@@ -68,8 +85,13 @@ struct exec_ctx {
 	int pidfd;	     /* the workload's */
 	int outer_userns;    /* U1, or -1 when it is ours (--userns host) */
 	bool deny_setgroups; /* setgroups(2) is denied in U2 */
-	char **cgroups;	     /* the container's cgroup directories */
-	int report_fd;	     /* the write end, in the children */
+	/* Each of the container's cgroups: its cgroup.procs, and where that is
+	 * closed to processes (a cgroup2 one with controllers enabled below it),
+	 * that of the cgroup the workload was moved to; -1 where none. */
+	int cg_procs[EXEC_MAX_CGROUPS];
+	int cg_alt[EXEC_MAX_CGROUPS];
+	size_t n_cg;
+	int report_fd; /* the write end, in the children */
 	/* Supervised (exec-tree.c): the process is the child of a reaper of its own. */
 	struct exec_tree *tree;
 };
@@ -100,31 +122,101 @@ static int open_sub_cgroup(const char *dir, const char *sub)
 	return cordon_openat2(top, *sub ? sub : ".", &how, sizeof(how));
 }
 
-/*
- * Into the container's cgroups; with sub (--cgroup), into that cgroup
- * below the container's where the container made it (its cgroup2 one: a
- * v1 hierarchy, not delegated, has it only when made by hand), else the
- * container's own. sub must exist somewhere.
- */
-static int join_cgroups(char **dirs, const char *sub, struct cordon_error *err)
+/* Is the cgroup (a directory fd) frozen, or a cgroup2 one frozen by an ancestor? */
+static bool cgroup_frozen_at(int dir)
 {
+	_cleanup_free_ char *text = NULL;
+
+	if (cordon_read_file_at(dir, "cgroup.events", &text, NULL) == 0)
+		return strstr(text, "frozen 1") != NULL;
+	if (cordon_read_file_at(dir, "freezer.state", &text, NULL) == 0)
+		return strncmp(text, "THAWED", 6) != 0;
+	return false;
+}
+
+/*
+ * The cgroup2 directory below dir (the container's) that the workload
+ * is in now, when it is not dir itself: its "0::" line of
+ * /proc/PID/cgroup is a path from the cgroup2 root, dir one from the
+ * filesystem's root; the part of it below the container's own is
+ * resolved beneath dir. -1 when there is none (or it is dir).
+ */
+static int workload_cgroup(const char *dir, pid_t pid)
+{
+	_cleanup_free_ char *text = NULL;
+	char path[64], *line, *nl;
+
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
+	if (cordon_read_file_at(AT_FDCWD, path, &text, NULL) < 0)
+		return -1;
+	line = strstr(text, "0::/");
+	if (!line || (line != text && line[-1] != '\n'))
+		return -1;
+	line += 3;
+	nl = strchr(line, '\n');
+	if (nl)
+		*nl = '\0';
+	/* The longest tail of dir that starts the workload's path: the container's cgroup. */
+	for (const char *t = dir; (t = strchr(t, '/')); t++) {
+		size_t n = strlen(t);
+
+		if (strncmp(line, t, n) == 0 && line[n] == '/' && line[n + 1])
+			return open_sub_cgroup(dir, line + n);
+		if (strcmp(line, t) == 0)
+			return -1;
+	}
+	return -1;
+}
+
+/* dir's cgroup.procs, opened for writing; the process writes itself there later. */
+static int open_procs(int dir)
+{
+	return openat(dir, "cgroup.procs", O_WRONLY | O_CLOEXEC);
+}
+
+/*
+ * What the process will join: in each of the container's cgroups, with
+ * sub (--cgroup) that cgroup below the container's where the container
+ * made it (its cgroup2 one: a v1 hierarchy, not delegated, has it only
+ * when made by hand), else the container's own, and the workload's
+ * cgroup below it as the way in where the container's is closed (EBUSY).
+ * sub must exist somewhere. A frozen target is refused now: a process
+ * cannot join one and run (as a paused container is refused).
+ */
+static int open_cgroups(struct exec_ctx *x, char **dirs, pid_t workload,
+			struct cordon_error *err)
+{
+	const char *sub = x->opts->cgroup;
 	bool found = false;
 
 	for (char **d = dirs; *d; d++) {
-		_cleanup_close_ int fd = sub ? open_sub_cgroup(*d, sub) : -1;
-		_cleanup_free_ char *path = cordon_xasprintf("%s/cgroup.procs", *d);
-		int r;
+		_cleanup_close_ int fd = sub ? open_sub_cgroup(*d, sub) : -1, alt = -1;
+		const char *where = fd >= 0 ? sub : "";
 
 		if (sub && fd < 0 && errno != ENOENT)
 			return cordon_error_set(err, CORDON_E_CGROUP, errno, "--cgroup %s in %s",
 						sub, *d);
 		found = found || fd >= 0;
-		/* "0": the writer itself. */
-		r = fd >= 0 ? cordon_write_file_at(fd, "cgroup.procs", "0", 1) :
-			      cordon_write_file_at(AT_FDCWD, path, "0", 1);
-		if (r < 0)
-			return cordon_error_set(err, CORDON_E_CGROUP, -r, "joining %s%s%s", *d,
-						fd >= 0 ? "/" : "", fd >= 0 ? sub : "");
+		if (fd < 0)
+			fd = open(*d, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0)
+			return cordon_error_set(err, CORDON_E_CGROUP, errno, "opening %s", *d);
+		if (x->n_cg == EXEC_MAX_CGROUPS)
+			return cordon_error_set(err, CORDON_E_CGROUP, E2BIG,
+						"the container's cgroups");
+		if (!sub)
+			alt = workload_cgroup(*d, workload);
+		if (cgroup_frozen_at(fd) || (alt >= 0 && cgroup_frozen_at(alt)))
+			return cordon_error_set(err, CORDON_E_STATE, 0,
+						"container %s: cgroup %s%s%s is frozen: cannot "
+						"exec in it",
+						x->spec->id, *d, *where ? "/" : "", where);
+		x->cg_procs[x->n_cg] = open_procs(fd);
+		if (x->cg_procs[x->n_cg] < 0)
+			return cordon_error_set(err, CORDON_E_CGROUP, errno, "opening %s%s%s",
+						*d, *where ? "/" : "", where);
+		x->cg_alt[x->n_cg] = alt >= 0 ? open_procs(alt) : -1;
+		x->n_cg++;
 	}
 	if (sub && !found)
 		return cordon_error_set(err, CORDON_E_CGROUP, ENOENT,
@@ -145,6 +237,9 @@ static _Noreturn void exec_process(const struct exec_ctx *x)
 		.ready_fd = -1,
 		.exec_fd = -1,
 		.tty = -1,
+		.cgroup_procs = x->cg_procs,
+		.cgroup_alt = x->cg_alt,
+		.n_cgroups = x->n_cg,
 	};
 
 	cordon_trace_process("exec-process");
@@ -244,6 +339,11 @@ static _Noreturn void exec_reaper(struct exec_ctx *x)
 		exec_process(x);
 	}
 	/* Nothing of the process's stays here: its pipes, terminal and fds end with it. */
+	for (size_t i = 0; i < x->n_cg; i++) {
+		close(x->cg_procs[i]);
+		if (x->cg_alt[i] >= 0)
+			close(x->cg_alt[i]);
+	}
 	close(x->report_fd);
 	close(x->pidfd);
 	if (x->opts->console_fd >= 0)
@@ -310,10 +410,14 @@ static _Noreturn void exec_reaper(struct exec_ctx *x)
 static _Noreturn void exec_join(struct exec_ctx *x)
 {
 	struct exec_tree *t = x->tree;
-	int keep[] = { x->report_fd,	    x->pidfd,
-		       x->outer_userns,	    x->opts->console_fd,
-		       t ? t->reaper_sock : -1, t ? t->null_fd : -1,
-		       cordon_trace_fd };
+	int keep[7 + 2 * EXEC_MAX_CGROUPS] = { x->report_fd,
+					       x->pidfd,
+					       x->outer_userns,
+					       x->opts->console_fd,
+					       t ? t->reaper_sock : -1,
+					       t ? t->null_fd : -1,
+					       cordon_trace_fd };
+	size_t n_keep = 7;
 	struct clone_args args = { .flags = CLONE_PARENT };
 	struct cordon_error err = { 0 };
 	struct confine_report rep = { .code = CORDON_OK };
@@ -334,7 +438,12 @@ static _Noreturn void exec_join(struct exec_ctx *x)
 		confine_fail(x->report_fd, CORDON_EXIT_FAILURE, CORDON_E_INTERNAL, errno,
 			     "the process's output pipes");
 	/* The caller's fds (but --preserve-fds) and ours never enter the container. */
-	r = cordon_close_fds_except(3 + (int)x->opts->preserve_fds, keep, ARRAY_SIZE(keep));
+	for (size_t i = 0; i < x->n_cg; i++) {
+		keep[n_keep++] = x->cg_procs[i];
+		if (x->cg_alt[i] >= 0)
+			keep[n_keep++] = x->cg_alt[i];
+	}
+	r = cordon_close_fds_except(3 + (int)x->opts->preserve_fds, keep, n_keep);
 	if (r < 0)
 		confine_fail(x->report_fd, CORDON_EXIT_FAILURE, CORDON_E_INTERNAL, -r,
 			     "closing cordon exec's fds");
@@ -346,9 +455,6 @@ static _Noreturn void exec_join(struct exec_ctx *x)
 
 	cordon_trace_process("joiner");
 	cordon_trace("joiner-start");
-	if (join_cgroups(x->cgroups, x->opts->cgroup, &err) < 0)
-		exec_fail_err(x->report_fd, &err);
-	cordon_trace("cgroups-joined");
 	if (sandbox_join_container(x->spec, x->pidfd, x->outer_userns, &err) < 0)
 		exec_fail_err(x->report_fd, &err);
 	if (x->outer_userns >= 0)
@@ -530,6 +636,8 @@ static int exec_target(const struct cordon_state *state, struct exec_ctx *x,
 	const struct cordon_state_info *info = &state->info;
 	_cleanup_close_ int inner = -1;
 	_cleanup_free_ char *setgroups_text = NULL;
+	_cleanup_strv_ char **dirs = NULL;
+	size_t n_dirs;
 	char path[64];
 
 	x->pidfd = cordon_pidfd_verified(info->pid, info->pid_start);
@@ -547,12 +655,8 @@ static int exec_target(const struct cordon_state *state, struct exec_ctx *x,
 		return not_in_state(state->id, CORDON_STATUS_STOPPED, err);
 	if (sandbox_outer_userns(inner, &x->outer_userns, err) < 0)
 		return -1;
-	{
-		size_t n_dirs;
-
-		x->cgroups = cordon_state_cgroup_dirs(state, &n_dirs);
-	}
-	return 0;
+	dirs = cordon_state_cgroup_dirs(state, &n_dirs);
+	return open_cgroups(x, dirs, info->pid, err);
 }
 
 int cordon_container_exec_seal(const struct cordon_exec_opts *opts, struct cordon_error *err)
@@ -676,9 +780,9 @@ static pid_t exec_spawn(struct exec_ctx *x, int *status, struct cordon_error *er
 	/* Our child, not reaped: the pid is its own. */
 	joiner_fd = cordon_pidfd_open(joiner);
 	/*
-	 * The joiner enters the container's cgroups first: a frozen one
-	 * (frozen behind cordon's back, or one of two hierarchies) stops it
-	 * there, and only a signal to us ends the wait.
+	 * Nothing here holds the container's lock: a process the container
+	 * stops or freezes before its execve holds up this command alone,
+	 * until it or the container is killed, or a signal to us.
 	 */
 	r = report_read(rd, &rep);
 	if (r == -EINTR)
@@ -825,7 +929,11 @@ int sandbox_exec_start(const struct cordon_exec_opts *opts, struct exec_tree *tr
 	*status = CORDON_EXIT_FAILURE;
 	cordon_spec_init(&spec);
 	x.spec = &spec;
-	/* Shared: other execs may run alongside; delete waits until the process runs. */
+	/*
+	 * Shared, and only while the container is looked at: the process's
+	 * spawn waits on what the container controls (docs/security.md), and
+	 * the pidfd and the fds opened meanwhile name what was looked at.
+	 */
 	if (cordon_state_open(&state, opts->root, opts->id, false, err) < 0) {
 		cordon_spec_free(&spec);
 		return -1;
@@ -851,6 +959,7 @@ int sandbox_exec_start(const struct cordon_exec_opts *opts, struct exec_tree *tr
 	else if (exec_spec(&state, opts, &spec, err) == 0 && exec_target(&state, &x, err) == 0 &&
 		 (state.info.kind != CORDON_KIND_SESSION || session_register(&state, err) == 0)) {
 		cordon_trace("exec-spec");
+		cordon_state_close(&state);
 		pid = exec_spawn(&x, status, err);
 		cordon_trace("exec-spawned");
 	}
@@ -859,7 +968,10 @@ int sandbox_exec_start(const struct cordon_exec_opts *opts, struct exec_tree *tr
 	cordon_state_close(&state);
 	cordon_closep(&x.pidfd);
 	cordon_closep(&x.outer_userns);
-	cordon_strv_free(x.cgroups);
+	for (size_t i = 0; i < x.n_cg; i++) {
+		cordon_closep(&x.cg_procs[i]);
+		cordon_closep(&x.cg_alt[i]);
+	}
 	cordon_spec_free(&spec);
 	if (pid > 0) {
 		*pid_out = pid;

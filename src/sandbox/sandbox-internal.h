@@ -594,6 +594,11 @@ struct confine {
 	unsigned preserve_fds; /* fds 3..3+N-1 pass into the program */
 	int ready_fd;	       /* workload: the init's release (SYNC_START), -1 */
 	int exec_fd;	       /* workload of a session: the idle program to execveat, -1 */
+	/* exec'd process: the cgroup.procs it writes itself into (cordon exec opened them),
+	 * and for each the one it uses where that is closed to processes (EBUSY), or -1. */
+	const int *cgroup_procs;
+	const int *cgroup_alt;
+	size_t n_cgroups;
 	/* Filled on the way. */
 	int tty; /* the pty slave to attach, -1 */
 	struct sandbox_sysctls net_sysctls;
