@@ -93,8 +93,13 @@ static bool is_host_root(const struct cordon_path_id *id)
 static int rootfs_open(const struct cordon_spec *spec, const char *path, const char *what,
 		       struct cordon_error *err)
 {
+	/*
+	 * A symlink is followed, inside the root: images keep /etc/passwd
+	 * elsewhere (runc and crun follow it too), and what it names is the
+	 * image's file or none, never the host's.
+	 */
 	struct open_how how = {
-		.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
+		.flags = O_PATH | O_CLOEXEC,
 		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
 	};
 	_cleanup_close_ int root = -1, at = -1;
@@ -109,8 +114,7 @@ static int rootfs_open(const struct cordon_spec *spec, const char *path, const c
 	if (at < 0 || fstat(at, &st) < 0)
 		return cordon_error_set(err, CORDON_E_USAGE, errno, "%s", what);
 	if (!S_ISREG(st.st_mode))
-		return cordon_error_set(err, CORDON_E_USAGE, 0, "%s: not a regular file%s", what,
-					S_ISLNK(st.st_mode) ? " (a symlink)" : "");
+		return cordon_error_set(err, CORDON_E_USAGE, 0, "%s: not a regular file", what);
 	/* The object looked at, opened through its fd; O_NONBLOCK: a lease never holds us. */
 	fd = open(cordon_fd_path(at, link), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0)

@@ -155,14 +155,31 @@ passwd_special() {
 t_rootfs_passwd_fifo_unopened() { passwd_special fifo; }
 t_rootfs_passwd_device_unopened() { passwd_special device; }
 
-# A symlink as /etc/passwd is not followed, even to a file of the rootfs.
+# A symlink as /etc/passwd is followed inside the rootfs (images keep the
+# file elsewhere; runc and crun follow it): to the image's file, and one
+# aimed at the host's /etc/passwd by .. finds the rootfs's own name there
+# (itself: a loop, refused), never the host's file. To a fifo it is
+# refused unopened.
 t_rootfs_passwd_symlink() {
 	ROOTFS=$CASE_DIR/rootfs
 	copy_rootfs "$ROOTFS" || return
-	mv "$ROOTFS/etc/passwd" "$ROOTFS/etc/passwd.real"
-	ln -s passwd.real "$ROOTFS/etc/passwd"
-	crun --user sandbox -- true
-	expect_cordon_error USAGE "$ROOTFS/etc/passwd: not a regular file (a symlink)"
+	mv "$ROOTFS/etc/passwd" "$ROOTFS/usr/passwd.real"
+	ln -s ../usr/passwd.real "$ROOTFS/etc/passwd"
+	crun --user sandbox -- sh -c 'id -u; echo $HOME'
+	expect_rc 0
+	expect_out_eq $'1000\n/home/sandbox'
+	rm "$ROOTFS/etc/passwd"
+	ln -s ../../../../../../../../../etc/passwd "$ROOTFS/etc/passwd"
+	crun --user root -- true
+	expect_cordon_error USAGE "$ROOTFS/etc/passwd"
+	rm "$ROOTFS/etc/passwd"
+	mk_fifo "$ROOTFS/usr/fifo" || return
+	ln -s /usr/fifo "$ROOTFS/etc/passwd"
+	watch_opens "$ROOTFS/usr/fifo" || return
+	crun --user nobody -- true
+	expect_cordon_error USAGE "$ROOTFS/etc/passwd: not a regular file"
+	opens_seen
+	[ "$OPENS" = 0 ] || fail "the fifo behind the rootfs's /etc/passwd was opened"
 }
 
 # A 1 GiB /etc/passwd (sparse) and a 1 GiB /etc/group: refused at once.
@@ -275,7 +292,7 @@ each_mode "exec --process a fifo: not a regular file" t_exec_process_fifo
 each_mode "update --resources a fifo: not a regular file" t_update_resources_fifo
 each_mode "rootfs /etc/passwd a fifo: refused and never opened" t_rootfs_passwd_fifo_unopened
 each_mode "rootfs /etc/passwd a device: refused and never opened" t_rootfs_passwd_device_unopened
-each_mode "rootfs /etc/passwd a symlink: not followed" t_rootfs_passwd_symlink
+each_mode "rootfs /etc/passwd a symlink: followed inside the rootfs only" t_rootfs_passwd_symlink
 each_mode "rootfs /etc/passwd and /etc/group of 1 GiB: refused at once" t_rootfs_passwd_huge
 each_mode "exec: the container's /etc/passwd a fifo: HOME=/ at once, never opened" t_exec_passwd_fifo
 each_mode "exec: the container's /etc/passwd a device: HOME=/ at once, never opened" t_exec_passwd_device
