@@ -809,6 +809,31 @@ t_kill_all_only_the_container() {
 	end_case
 }
 
+# delete --regex RE (crun's): every container whose id RE matches, each
+# as `delete ID` would; a running one only with --force; a bad RE refused.
+t_delete_regex() {
+	local id CID=$CASE_ID-b1
+	setup_case
+	mk_bundle b sleep "$MARK" || return
+	for id in "$CASE_ID-a1" "$CASE_ID-a2" "$CASE_ID-b1"; do
+		oc run -d -b "$BUNDLE" "$id"
+		expect_rc 0 || return
+	done
+	oc delete --regex "$CASE_ID-a[0-9]"
+	expect_cordon_error STATE "container $CASE_ID-a1 is running"
+	oc delete -f --regex "$CASE_ID-a[0-9]"
+	expect_rc 0
+	oc list -q
+	expect_out_eq "$CASE_ID-b1"
+	oc delete -f --regex '('
+	expect_cordon_error USAGE "--regex ("
+	oc delete -f --regex x "$CASE_ID-b1"
+	expect_cordon_error USAGE "takes no container ID"
+	oc delete -f "$CASE_ID-b1"
+	expect_rc 0
+	end_case
+}
+
 each_mode "ps: pids as JSON and a table; unknown and stopped refused" t_ps
 each_mode "monitor: 20 clients that say nothing do not hold cordon start" t_silent_monitor_clients
 each_mode "pause: paused, no progress, refusals; resume; delete --force when paused" t_pause_resume
@@ -829,4 +854,5 @@ each_mode "interrupt: start's wait for the monitor ends at SIGTERM, the lock rel
 each_mode "interrupt: delete's waits for the monitor and a poststop hook end at SIGTERM" t_interrupt_delete_waits
 each_mode "kill --all: the workload and an exec'd process" t_kill_all_reaches_every_process
 rootful_only "kill --all: a host process in the container's cgroup is not signalled" t_kill_all_only_the_container
+each_mode "delete --regex: every matching container, --force for running ones" t_delete_regex
 done_testing
