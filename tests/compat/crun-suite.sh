@@ -13,7 +13,8 @@
 #   - a wrapper per runtime that is not crun: crun's global
 #     `--cgroup-manager M` is dropped (cgroupfs) and its `--config FILE`
 #     becomes the working directory as the bundle (runc's default;
-#     cordon's `run` and `create` get `--bundle .`).
+#     cordon's `run` and `create` get `--bundle .`), FILE linked there as
+#     config.json when it is another name.
 #
 # Usage (as root): tests/compat/crun-suite.sh CRUN_CHECKOUT CORDON [RUNTIME...]
 #   RUNTIME: runc, crun (their paths from PATH) or a path; default runc crun
@@ -112,7 +113,12 @@ while [ \$# -gt 0 ]; do
 	case \$1 in
 	--cgroup-manager) shift 2; continue ;;
 	--cgroup-manager=*) shift; continue ;;
-	--config) shift 2; continue ;;
+	--config)
+		# crun reads the config there, the root relative to the working directory.
+		[ "\$2" = config.json ] || [ -e config.json ] || ln -s "\$2" config.json
+		shift 2
+		continue
+		;;
 	esac
 	if [ -z "\$cmd" ] && [ "\${1#-}" = "\$1" ] && [ "\${args[-1]:-}" != --root ] && [ "\${args[-1]:-}" != --log ]; then
 		cmd=\$1
