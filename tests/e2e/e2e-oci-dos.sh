@@ -98,7 +98,10 @@ t_exec_moved_init() {
 		! grep -qw hugetlb "$top/cgroup.subtree_control"; then
 		echo +hugetlb >"$top/cgroup.subtree_control" && enabled=1
 	fi
-	start_container "$id" "$CG_MOUNT" || return
+	if ! start_container "$id" "$CG_MOUNT"; then
+		[ -z "$enabled" ] || echo -hugetlb >"$top/cgroup.subtree_control"
+		return
+	fi
 	oc exec "$id" sh -c 'cd /sys/fs/cgroup && c=$(cut -d" " -f1 cgroup.controllers) && [ -n "$c" ] && mkdir foo && for p in $(cat cgroup.procs); do echo $p >foo/cgroup.procs 2>/dev/null; done; echo "+$c" >cgroup.subtree_control && cat cgroup.subtree_control'
 	if [ "$RC" != 0 ] || [ -z "$OUT" ]; then
 		oc delete -f "$id" >/dev/null
