@@ -380,6 +380,30 @@ PY
 	end_session_case
 }
 
+# process.json is held to what create could grant: a capability beyond
+# the safe set written there makes every exec fail, never run with it.
+t_exec_forged_process() {
+	setup_case
+	screate --name "$CASE_ID-c" --no-workspace "$ROOTFS" || { end_session_case; return; }
+	"$PYTHON" - "$OROOT/$SID/process.json" <<'PY' || fail "editing process.json"
+import json, os, sys
+path = sys.argv[1]
+p = json.load(open(path))
+p["caps"] |= 1 << 21  # CAP_SYS_ADMIN
+st = os.stat(path)
+with open(path + ".edit", "w") as f:
+    json.dump(p, f)
+os.chown(path + ".edit", st.st_uid, st.st_gid)
+os.chmod(path + ".edit", 0o600)
+os.rename(path + ".edit", path)
+PY
+	oc exec "$SID" -- true
+	expect_cordon_error STATE "caps beyond the safe set"
+	oc rm "$SID"
+	expect_rc 0
+	end_session_case
+}
+
 # The bounded sweep at every start never blocks it and never touches a
 # live session of another run: junk in the root (a fifo for state.json,
 # an unreadable state, a stale empty entry) and a live session, then a run.
@@ -416,5 +440,6 @@ each_mode "sweep removes what a SIGKILLed session monitor left" t_sweep_monitor_
 each_mode "sweep: --owner PID is the owner, --owner none has none" t_sweep_owner_flag
 each_mode "sweep: another host's entry ages out only" t_sweep_other_host
 each_mode "sweep: forged states signal no process, links are not followed" t_sweep_forged
+each_mode "exec: a forged process.json granting a capability beyond the safe set is refused" t_exec_forged_process
 each_mode "the sweep at start: junk entries do not block it, a live session stays" t_start_sweep_safe
 done_testing
