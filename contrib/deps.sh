@@ -28,8 +28,9 @@ CORDON_DEPS_REQUIRED=(
 # e2fsprogs (mke2fs): tests/vm, which boots Debian's own kernel (fetched with
 # apt-get download, never installed) on pure cgroup v2. python3-jsonschema:
 # every audit line the tests produce is validated against docs/audit.schema.json.
+# The lint suite (tests/lint) runs shellcheck.
 CORDON_DEPS_TEST=(passwd nftables dnsmasq-base bind9-dnsutils buildah podman containernetworking-plugins
-	containerd umoci qemu-system-x86 cpio kmod libcap2-bin e2fsprogs python3-jsonschema)
+	containerd umoci qemu-system-x86 cpio kmod libcap2-bin e2fsprogs python3-jsonschema shellcheck)
 # Only tests/bench uses these; nothing else needs them.
 CORDON_DEPS_BENCH=(bubblewrap runc crun iperf3)
 

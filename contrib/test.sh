@@ -13,7 +13,7 @@
 # total: "N passed, N failed[, N skipped]". Exits non-zero if anything failed.
 set -uo pipefail
 
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 root=$(pwd -P)
 # Build trees must be readable by cordon-test.
 umask 022

@@ -19,7 +19,7 @@
 # the medians drop them: the better method on a shared machine.
 set -euo pipefail
 
-n=100 rounds=7 alternate= rootfs=$(cd "$(dirname "$0")/../.." && pwd)/build/rootfs
+n=100 rounds=7 alternate='' rootfs=$(cd "$(dirname "$0")/../.." && pwd)/build/rootfs
 while [ $# -gt 0 ]; do
 	case $1 in
 	-n) n=$2; shift 2 ;;

@@ -41,7 +41,7 @@ top=$(cd "$here/../.." && pwd)
 n=50
 hold=3
 build=$top/build
-user=cordon-test
+user='cordon-test'
 backends="veth pasta-rootless"
 args=("$@")
 while [ $# -gt 0 ]; do
@@ -145,8 +145,15 @@ lh_procs() { # comm of every process in the lab host
 }
 no_pasta() { ! lh_procs | grep -Eqx '(pasta|passt)(\.avx2)?'; } # Debian: pasta -> passt(.avx2)
 no_cordon() { ! lh_procs | grep -qx 'cordon.*'; }
+# The run's state entries left in either state root, by name.
+state_left() {
+	local f
+	for f in /run/cordon/bnc-$$-* "$rootless_state"/bnc-$$-*; do
+		[ -e "$f" ] && printf '%s\n' "${f##*/}"
+	done
+}
 no_state() {
-	! ls /run/cordon "$rootless_state" 2>/dev/null | grep -q "^bnc-$$-"
+	[ -z "$(state_left)" ]
 }
 only_host_table() {
 	[ "$(ip netns exec "$LAB_LH" nft list tables 2>/dev/null | grep -vx 'table inet cordon-host')" = "" ]
@@ -244,7 +251,7 @@ for b in $backends; do
 			case $check in
 			no_cdr_links) ip -n "$LAB_LH" -o link show | grep ' cdr-' | head -n 5 ;;
 			no_pasta | no_cordon) lh_procs | sort | uniq -c ;;
-			no_state) ls /run/cordon "$rootless_state" 2>/dev/null | grep "^bnc-$$-" | head -n 5 ;;
+			no_state) state_left | head -n 5 ;;
 			only_host_table) ip netns exec "$LAB_LH" nft list tables ;;
 			esac
 		fi

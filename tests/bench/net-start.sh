@@ -25,8 +25,8 @@ top=$(cd "$here/../.." && pwd)
 n=${BENCH_N:-30}
 rounds=${BENCH_ROUNDS:-5}
 build=$top/build
-old=
-user=cordon-test
+old=''
+user='cordon-test'
 while [ $# -gt 0 ]; do
 	case $1 in
 	-n) n=$2; shift 2 ;;
@@ -44,7 +44,7 @@ lab_isolate -n "$n" -r "$rounds" --build "$build" ${old:+--old "$old"} --rootles
 lab_up >/dev/null || exit 1
 
 cordon=$build/tests/lab/cordon-lab
-allow=(--net-allow allowed.test,cdn.allowed.test,'*.wild.test',198.18.1.0/24,2001:2:0:1::/64
+allow=(--net-allow 'allowed.test,cdn.allowed.test,*.wild.test,198.18.1.0/24,2001:2:0:1::/64'
 	--dns-upstream "$LAB_DNS4")
 declare -A cmd=(
 	[default-deny]="$cordon run --no-workspace -- /bin/true"

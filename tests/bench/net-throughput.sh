@@ -28,7 +28,7 @@ top=$(cd "$here/../.." && pwd)
 rounds=3
 secs=5
 build=$top/build
-user=cordon-test
+user='cordon-test'
 args=("$@")
 while [ $# -gt 0 ]; do
 	case $1 in

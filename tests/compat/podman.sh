@@ -55,7 +55,7 @@ pm_setup() {
 		return 1
 	fi
 	mkdir -p "$PM_HOME/tmp" "$PM_HOME/config" "$PM_HOME/data"
-	mkdir -p -m 700 "$PM_XDG"
+	mkdir -p "$PM_XDG" && chmod 700 "$PM_XDG"
 	[ -f "$PM_TMP/rootfs.tar" ] || tar -C "$CORDON_ROOTFS" -cf "$PM_TMP/rootfs.tar" . ||
 		{ fail "could not pack the rootfs"; return 1; }
 	chmod 644 "$PM_TMP/rootfs.tar"

@@ -35,7 +35,7 @@ skip_or_fail() {
 }
 
 # sandbox MODE OPTIONS... -- CMD: cordon-lab run in the lab host, as MODE's user.
-OUT= RC=
+OUT='' RC=''
 sandbox() {
 	local mode=$1
 	shift
@@ -67,7 +67,7 @@ leftovers() {
 		sleep 0.1
 	done
 	[ "$links" -eq 0 ] || { OUT="cdr-* links left in the lab host: $links"; return 1; }
-	for i in $(seq 50); do
+	for _ in $(seq 50); do
 		[ "$(pastas)" -le "$PASTAS_BEFORE" ] && return 0
 		sleep 0.1
 	done

@@ -279,7 +279,7 @@ print("noatime" if f & 1024 else "relatime" if f & 4096 else "strictatime", "nod
 # keeps the host mount's setting for a container's mount namespace; the
 # container runs with the source's, and create says so where it differs.
 t_bind_atime() {
-	local id=$CASE_ID-a host want a b
+	local id=$CASE_ID-a host a b
 	setup_case
 	mk_dir "$CASE_DIR/data"
 	host=$(atime_of "$CASE_DIR/data")

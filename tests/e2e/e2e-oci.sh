@@ -982,9 +982,12 @@ t_start_killed_before_execve() {
 # state_watching: the state command in the background waits for the
 # monitor's record (it watches the container's directory).
 state_watching() {
-	local pid
+	local pid fd
 	pid=$(client_of "--root $OROOT state") || return 1
-	ls -l "/proc/$pid/fd" 2>/dev/null | grep -q inotify
+	for fd in /proc/"$pid"/fd/*; do
+		[ "$(readlink "$fd" 2>/dev/null)" = anon_inode:inotify ] && return 0
+	done
+	return 1
 }
 
 # The monitor records the end (stopped, the exit status) a moment after the

@@ -455,6 +455,7 @@ print(n, flush=True)
 opens_seen() {
 	OPENS=
 	echo stop >&"${OPENW[1]}"
+	# shellcheck disable=SC2034 # the result, read by the callers
 	read -r OPENS <&"${OPENW[0]}"
 	wait "$OPENW_PID" 2>/dev/null
 }

@@ -20,6 +20,7 @@ AUDIT_CHECK=$(dirname "$0")/audit-check.py
 audit_check() {
 	local file=$1
 	shift
+	# shellcheck disable=SC2034 # the events, as e2e-audit.sh's audit_check gives them
 	EVENTS=$("$PYTHON" "$AUDIT_CHECK" "$AUDIT_SCHEMA" "$file" "$@" 2>"$CASE_DIR/check.err")
 	local rc=$?
 	[ "$rc" -eq 0 ] && return 0

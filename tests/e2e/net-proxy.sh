@@ -92,7 +92,7 @@ t_killed() {
 t_forged_admit() {
 	local set h0
 	h0=$(lab_http_hits metadata)
-	XENV=(CORDON_LAB_DNS_FORGE_ADMIT=169.254.169.254,198.18.0.1)
+	XENV=('CORDON_LAB_DNS_FORGE_ADMIT=169.254.169.254,198.18.0.1')
 	start_waiting --result-json "$CASE_DIR/r.json" || { XENV=(); return; }
 	XENV=()
 	set=$(nsenter -t "$PROXY" -n nft -j list set inet cordon allow4 2>&1)

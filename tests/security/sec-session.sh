@@ -54,8 +54,8 @@ in_session() {
 	_bg_pids+=("$bg")
 	SHELL_FATE=
 	for ((i = 0; i < 600; i++)); do
-		if grep -qx done "$CASE_DIR/inner.out"; then
-			SHELL_FATE=done
+		if grep -qx 'done' "$CASE_DIR/inner.out"; then
+			SHELL_FATE='done'
 			break
 		fi
 		pgid=$(cat "$CASE_DIR/pgid" 2>/dev/null)
@@ -66,14 +66,14 @@ in_session() {
 				break
 			fi
 			if [ -z "$st" ] || [ "$st" = Z ]; then
-				grep -qx done "$CASE_DIR/inner.out" && SHELL_FATE=done || SHELL_FATE=gone
+				grep -qx 'done' "$CASE_DIR/inner.out" && SHELL_FATE='done' || SHELL_FATE=gone
 				break
 			fi
 		fi
 		sleep 0.05
 	done
 	[ -n "$SHELL_FATE" ] || SHELL_FATE=timeout
-	if [ "$SHELL_FATE" != done ] && [ -n "$pgid" ]; then
+	if [ "$SHELL_FATE" != 'done' ] && [ -n "$pgid" ]; then
 		kill -CONT -- "-$pgid" 2>/dev/null
 		kill -KILL -- "-$pgid" 2>/dev/null
 	fi
@@ -113,7 +113,7 @@ echo "sandbox-job=$(st "$inner")"
 kill -CONT "$inner" 2>/dev/null
 kill "$sib" "$host"
 wait'
-	[ "$SHELL_FATE" = done ] || fail "the caller's shell was $SHELL_FATE by the sandbox's kill -STOP 0"
+	[ "$SHELL_FATE" = 'done' ] || fail "the caller's shell was $SHELL_FATE by the sandbox's kill -STOP 0"
 	[ "$(out_value sibling)" != none ] || fail "the sibling sandbox never started"
 	[ "$(out_value rc)" = 124 ] || fail "expected --timeout to end the run (124), got '$(out_value rc)'"
 	[ "$(out_value host-job)" = S ] || fail "the caller's other job was stopped ($(out_value host-job))"
@@ -136,7 +136,7 @@ echo "host-job=$(st "$host")"
 echo "sandbox-job=$(st "$inner")"
 kill "$sib" "$host"
 wait'
-	[ "$SHELL_FATE" = done ] || fail "the caller's shell was $SHELL_FATE by the sandbox's kill -KILL 0"
+	[ "$SHELL_FATE" = 'done' ] || fail "the caller's shell was $SHELL_FATE by the sandbox's kill -KILL 0"
 	[ "$(out_value sibling)" != none ] || fail "the sibling sandbox never started"
 	[ "$(out_value rc)" = 137 ] || fail "expected the workload's own SIGKILL (137), got '$(out_value rc)'"
 	[ "$(out_value host-job)" = S ] || fail "the caller's other job was killed ($(out_value host-job))"
@@ -153,7 +153,7 @@ t_pipeline() {
 "$CORDON" run --name "$ID-b" --workspace "$WS" --timeout 20 "$ROOTFS" -- \
 	sh -c "touch /workspace/b-ready; cat; echo b-done"
 echo "rc=${PIPESTATUS[*]}"'
-	[ "$SHELL_FATE" = done ] || fail "the caller's shell was $SHELL_FATE by A's kill -KILL 0"
+	[ "$SHELL_FATE" = 'done' ] || fail "the caller's shell was $SHELL_FATE by A's kill -KILL 0"
 	[ "$(out_value rc)" = "137 0" ] || fail "expected A killed by its own SIGKILL and B done (137 0), got '$(out_value rc)'"
 	[[ $OUT == *$'from-a\nb-done'* ]] || fail "expected B to pass on A's output and finish"
 }
