@@ -211,6 +211,14 @@ void cordon_hex(const uint8_t *data, size_t len, char *out);
 
 /* write() all of buf, retrying on EINTR and short writes. */
 int cordon_write_all(int fd, const void *buf, size_t len);
+/*
+ * A memfd holding data, sealed against any change (write, grow, shrink,
+ * new seals), its offset at 0: what one process hands another to read.
+ * The fd (close-on-exec), or -errno.
+ */
+int cordon_memfd_sealed(const char *name, const void *data, size_t len);
+/* One message of len bytes with fd (SCM_RIGHTS; -1: none) on a socket: 0 or -errno. */
+int cordon_send_fd(int sock, const void *buf, size_t len, int fd, int flags);
 /* Write a whole small file (e.g. /proc/PID/uid_map) in one write(). */
 int cordon_write_file_at(int dirfd, const char *path, const char *data, size_t len);
 /* Read a small file into a NUL-terminated malloc'd buffer. */

@@ -3,6 +3,8 @@
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -166,6 +168,54 @@ int cordon_write_all(int fd, const void *buf, size_t len)
 		len -= (size_t)w;
 	}
 	return 0;
+}
+
+int cordon_memfd_sealed(const char *name, const void *data, size_t len)
+{
+	int fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING), r;
+
+	if (fd < 0)
+		return -errno;
+	r = cordon_write_all(fd, data, len);
+	if (r == 0 &&
+	    (fcntl(fd, F_ADD_SEALS, F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE) < 0 ||
+	     lseek(fd, 0, SEEK_SET) < 0))
+		r = -errno;
+	if (r < 0) {
+		close(fd);
+		return r;
+	}
+	return fd;
+}
+
+int cordon_send_fd(int sock, const void *buf, size_t len, int fd, int flags)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} control;
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+	ssize_t w;
+
+	if (fd >= 0) {
+		struct cmsghdr *c;
+
+		memset(&control, 0, sizeof(control));
+		mh.msg_control = control.buf;
+		mh.msg_controllen = sizeof(control.buf);
+		c = CMSG_FIRSTHDR(&mh);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	}
+	do
+		w = sendmsg(sock, &mh, flags | MSG_NOSIGNAL);
+	while (w < 0 && errno == EINTR);
+	if (w < 0)
+		return -errno;
+	return (size_t)w == len ? 0 : -EMSGSIZE;
 }
 
 int cordon_write_file_at(int dirfd, const char *path, const char *data, size_t len)

@@ -308,28 +308,13 @@ int cordon_container_net_update(const char *root, const char *id, const char *ed
 {
 	struct cordon_state state;
 	struct monitor_reply rep;
-	_cleanup_close_ int fd = -1, memfd = -1;
+	_cleanup_close_ int fd = -1, memfd = cordon_memfd_sealed("cordon-update", edits, len);
 	uint32_t req = MONITOR_NET_UPDATE;
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} control;
-	struct iovec iov = { .iov_base = &req, .iov_len = sizeof(req) };
-	struct msghdr mh = {
-		.msg_iov = &iov,
-		.msg_iovlen = 1,
-		.msg_control = control.buf,
-		.msg_controllen = sizeof(control.buf),
-	};
-	struct cmsghdr *c;
 	enum cordon_status status;
 	int r;
 
-	memfd = memfd_create("cordon-update", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-	if (memfd < 0 || cordon_write_all(memfd, edits, len) < 0 ||
-	    fcntl(memfd, F_ADD_SEALS, F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE) < 0 ||
-	    lseek(memfd, 0, SEEK_SET) < 0)
-		return cordon_error_set(err, CORDON_E_INTERNAL, errno, "update: memfd");
+	if (memfd < 0)
+		return cordon_error_set(err, CORDON_E_INTERNAL, -memfd, "update: memfd");
 	/* Exclusive: one update at a time, and an exec that checks the fingerprint waits. */
 	if (cordon_state_open(&state, root, id, true, err) < 0)
 		return -1;
@@ -341,18 +326,9 @@ int cordon_container_net_update(const char *root, const char *id, const char *ed
 		return -1;
 	}
 	fd = sandbox_monitor_reach(&state, err);
-	if (fd < 0) {
-		cordon_state_close(&state);
-		return -1;
-	}
-	c = CMSG_FIRSTHDR(&mh);
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(c), &memfd, sizeof(int));
-	if (sendmsg(fd, &mh, MSG_NOSIGNAL) != (ssize_t)sizeof(req)) {
-		cordon_error_set(err, CORDON_E_STATE, errno, "container %s: reaching its monitor",
-				 id);
+	if (fd >= 0 && (r = cordon_send_fd(fd, &req, sizeof(req), memfd, 0)) < 0)
+		cordon_error_set(err, CORDON_E_STATE, -r, "container %s: reaching its monitor", id);
+	if (fd < 0 || err->code) {
 		cordon_state_close(&state);
 		return -1;
 	}

@@ -313,19 +313,7 @@ static int network(yajl_gen g, const struct cordon_state *state, struct cordon_e
 									 MFD_ALLOW_SEALING);
 	_cleanup_free_ char *text = NULL;
 	uint32_t req = MONITOR_NET_INFO;
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} control;
-	struct iovec iov = { .iov_base = &req, .iov_len = sizeof(req) };
-	struct msghdr mh = {
-		.msg_iov = &iov,
-		.msg_iovlen = 1,
-		.msg_control = control.buf,
-		.msg_controllen = sizeof(control.buf),
-	};
 	struct monitor_reply rep;
-	struct cmsghdr *c;
 	yajl_val tree;
 	size_t len = 0;
 	int r;
@@ -335,14 +323,10 @@ static int network(yajl_gen g, const struct cordon_state *state, struct cordon_e
 	fd = sandbox_monitor_reach(state, err);
 	if (fd < 0)
 		return -1;
-	c = CMSG_FIRSTHDR(&mh);
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(c), &memfd, sizeof(int));
-	if (sendmsg(fd, &mh, MSG_NOSIGNAL) != (ssize_t)sizeof(req))
-		return cordon_error_set(err, CORDON_E_STATE, errno,
-					"container %s: reaching its monitor", state->id);
+	r = cordon_send_fd(fd, &req, sizeof(req), memfd, 0);
+	if (r < 0)
+		return cordon_error_set(err, CORDON_E_STATE, -r, "container %s: reaching its monitor",
+					state->id);
 	r = sandbox_monitor_answer(fd, &rep);
 	if (sandbox_monitor_reply_error(state->id, r, &rep, "answer", err) < 0)
 		return -1;

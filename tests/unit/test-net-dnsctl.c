@@ -571,36 +571,14 @@ END_TEST
 static int32_t send_policy(int ctl, int stub, const char *text)
 {
 	struct cordon_dnsctl_msg m;
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} control;
-	struct iovec iov = { .iov_base = &m, .iov_len = sizeof(m) };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
 	size_t len = text ? strlen(text) : 0;
-	int fd = -1;
+	int fd = text ? cordon_memfd_sealed("policy", text, len) : -1;
 
+	ck_assert(!text || fd >= 0);
 	memset(&m, 0, sizeof(m));
 	m.type = CORDON_DNSCTL_POLICY;
 	m.token = (uint32_t)len;
-	if (text) {
-		struct cmsghdr *c;
-
-		fd = memfd_create("policy", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-		ck_assert_int_ge(fd, 0);
-		ck_assert_int_eq(write(fd, text, len), (ssize_t)len);
-		ck_assert_int_eq(fcntl(fd, F_ADD_SEALS, F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW |
-						     F_SEAL_WRITE),
-				 0);
-		mh.msg_control = control.buf;
-		mh.msg_controllen = sizeof(control.buf);
-		c = CMSG_FIRSTHDR(&mh);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(c), &fd, sizeof(int));
-	}
-	ck_assert_int_eq(sendmsg(ctl, &mh, 0), (ssize_t)sizeof(m));
+	ck_assert_int_eq(cordon_send_fd(ctl, &m, sizeof(m), fd, 0), 0);
 	if (fd >= 0)
 		close(fd);
 	next_msg(ctl, stub, &m);

@@ -916,48 +916,35 @@ int sandbox_net_proxy_sockets(struct sandbox_net *n, struct cordon_error *err)
 int egress_proxy_policy(struct sandbox_net *n, const struct cordon_allowlist *al,
 			struct cordon_error *err)
 {
-	_cleanup_close_ int fd = memfd_create("cordon-policy", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	uint64_t deadline = cordon_now_mono_us() + PROXY_POLICY_TIMEOUT_MS * 1000;
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} control;
+	_cleanup_free_ char *text = NULL;
+	_cleanup_close_ int fd = -1;
 	struct cordon_dnsctl_msg m;
-	struct iovec iov = { .iov_base = &m, .iov_len = sizeof(m) };
-	struct msghdr mh = {
-		.msg_iov = &iov,
-		.msg_iovlen = 1,
-		.msg_control = control.buf,
-		.msg_controllen = sizeof(control.buf),
-	};
-	struct cmsghdr *c;
 	size_t len = 0;
+	int r;
 
 	if (n->proxy_ctl < 0)
 		return 0; /* --dns none: no proxy to tell */
-	if (fd < 0)
-		return fail(err, errno, "memfd");
 	for (size_t i = 0; i < cordon_allowlist_count(al); i++) {
-		const char *text = cordon_allowlist_entry(al, i)->text;
+		const char *entry = cordon_allowlist_entry(al, i)->text;
+		size_t k = strlen(entry);
 
-		if (cordon_write_all(fd, text, strlen(text)) < 0 || cordon_write_all(fd, "\n", 1) < 0)
-			return fail(err, errno, "memfd");
-		len += strlen(text) + 1;
+		text = cordon_xrealloc(text, len + k + 2);
+		memcpy(text + len, entry, k);
+		len += k;
+		text[len++] = '\n';
 	}
 	if (len > CORDON_DNSCTL_POLICY_MAX)
 		return fail(err, E2BIG, "an allowlist of %zu bytes", len);
-	if (fcntl(fd, F_ADD_SEALS, F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE) < 0)
-		return fail(err, errno, "sealing the memfd");
+	fd = cordon_memfd_sealed("cordon-policy", text ? text : "", len);
+	if (fd < 0)
+		return fail(err, -fd, "memfd");
 	memset(&m, 0, sizeof(m));
 	m.type = CORDON_DNSCTL_POLICY;
 	m.token = (uint32_t)len;
-	c = CMSG_FIRSTHDR(&mh);
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(c), &fd, sizeof(int));
-	if (sendmsg(n->proxy_ctl, &mh, MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t)sizeof(m))
-		return fail(err, errno, "sending it the new policy");
+	r = cordon_send_fd(n->proxy_ctl, &m, sizeof(m), fd, MSG_DONTWAIT);
+	if (r < 0)
+		return fail(err, -r, "sending it the new policy");
 	n->policy_pending = true;
 	while (n->policy_pending) {
 		uint64_t now = cordon_now_mono_us();
