@@ -13,6 +13,12 @@
  *
  * No libc: a static glibc would set itself up from the auxiliary vector,
  * which describes cordon, not us.
+ *
+ * Its last segment must be writable, as a real loader's (its data) is:
+ * Debian 12's kernel (6.1) zeroes the rest of the interpreter's last page
+ * after its file data, and when that page is read-only fails the execve
+ * past its point of no return (SIGSEGV, nothing run; later kernels zero
+ * only writable segments). Hence the link's buffer in .data.
  */
 #include <fcntl.h>
 #include <sys/syscall.h>
@@ -58,10 +64,12 @@ static void put_num(long v)
 	put(p);
 }
 
+/* Initialised, so .data, a writable segment after .rodata's (above). */
+static char link[256] = "?";
+
 __attribute__((force_align_arg_pointer, noreturn)) void _start(void)
 {
 	static const char exe[] = "/proc/self/exe";
-	char link[256];
 	long n, fd;
 
 	n = sys3(SYS_readlink, (long)exe, (long)link, sizeof(link) - 1);
