@@ -80,12 +80,19 @@ struct cordon_cgroup_place {
  */
 char *cordon_cgroup_place_path(const struct cordon_cgroup_place *place, const char *caller,
 			       size_t *start);
+/*
+ * The base of the place's path (its first *start components: the root,
+ * --cgroup-parent or the caller's cgroup), "/" for the root; NULL where
+ * cordon_cgroup_place_path refuses the place. Pure; unit tested.
+ */
+char *cordon_cgroup_place_base(const struct cordon_cgroup_place *place, const char *caller);
 
 struct cordon_cgroup_hier {
 	char *mount;      /* where it is mounted */
 	char *path;       /* the caller's cgroup in it (from /proc/self/cgroup) */
 	unsigned ctrls;   /* CORDON_CTRL_* it carries */
 	char *ctrl_names; /* as the kernel lists them ("cpu,cpuacct", or v2's) */
+	char *ctrl_from;  /* v2: the cgroup whose cgroup.controllers gave ctrls */
 	bool v2;
 };
 
@@ -213,8 +220,20 @@ int cordon_cgroup_apply_container(const struct cordon_cgroup_layout *layout,
  */
 int cordon_cgroup_layout_parse(const char *mountinfo, const char *self_cgroup,
 			       struct cordon_cgroup_layout *layout, struct cordon_error *err);
-/* statfs of /sys/fs/cgroup and /sys/fs/cgroup/unified, then the parse. */
+/*
+ * statfs of /sys/fs/cgroup and /sys/fs/cgroup/unified, then the parse; a
+ * v2 hierarchy's controllers are those of the caller's cgroup.
+ */
 int cordon_cgroup_detect(struct cordon_cgroup_layout *layout, struct cordon_error *err);
+/*
+ * A v2 hierarchy's controllers are read again from the cgroup the sandbox's
+ * is made below (cordon_cgroup_place_base: --cgroup-parent, the root for
+ * an absolute linux.cgroupsPath, else the caller's cgroup), which decides
+ * what it can have. A base that cannot be read keeps the caller's: making
+ * the cgroup there fails and says why.
+ */
+void cordon_cgroup_layout_place(struct cordon_cgroup_layout *layout,
+				const struct cordon_cgroup_place *place);
 void cordon_cgroup_layout_free(struct cordon_cgroup_layout *layout);
 const char *cordon_cgroup_kind_name(enum cordon_cgroup_kind kind);
 

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cgroup-internal.h"
 
@@ -179,10 +180,40 @@ static bool requested(unsigned ctrl, const struct cordon_limits *l)
 	}
 }
 
+/*
+ * Rootless on a systemd machine, from a v2 cgroup that is not the caller's
+ * (a login's session-N.scope is root's): systemd delegates
+ * user@UID.service to the user, and running there is the way out. The
+ * advice, or NULL where that is not the case (root, another layout, a
+ * caller already in that subtree).
+ */
+static char *systemd_advice(const struct cordon_cgroup_hier *hi)
+{
+	uid_t uid = getuid();
+	_cleanup_free_ char *rel = NULL, *path = NULL;
+	size_t n;
+	struct stat st;
+
+	if (uid == 0 || !hi->v2)
+		return NULL;
+	rel = cordon_xasprintf("/user.slice/user-%u.slice/user@%u.service", (unsigned)uid,
+			       (unsigned)uid);
+	path = cordon_xasprintf("%s%s", hi->mount, rel);
+	n = strlen(rel);
+	if (stat(path, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != uid ||
+	    (strncmp(hi->path, rel, n) == 0 && (hi->path[n] == '\0' || hi->path[n] == '/')))
+		return NULL;
+	return cordon_xasprintf("your cgroup is not delegated to you, systemd's %s is: mkdir "
+				"%s/cordon.slice, then systemd-run --user --scope -p Delegate=yes "
+				"cordon run --cgroup-parent %s/cordon.slice ...; ",
+				rel, path, rel);
+}
+
 /* WAY_OUT: why already says what to do (a v2 cgroup with processes), which
- * "run as root" would not help. */
+ * "run as root" would not help. ADVICE: what to do instead of the usual
+ * (NULL for none). */
 static int cannot_enforce(const struct cordon_limits *l, unsigned wanted_required, const char *why,
-			  bool way_out, struct cordon_error *err)
+			  bool way_out, const char *advice, struct cordon_error *err)
 {
 	if (!wanted_required || l->best_effort)
 		return 0;
@@ -191,6 +222,11 @@ static int cannot_enforce(const struct cordon_limits *l, unsigned wanted_require
 					"cannot enforce the requested limits: %s, or pass --limits "
 					"best-effort",
 					why);
+	if (advice)
+		return cordon_error_set(err, CORDON_E_CGROUP, 0,
+					"cannot enforce the requested limits: %s (%sor pass --limits "
+					"best-effort)",
+					why, advice);
 	return cordon_error_set(err, CORDON_E_CGROUP, 0,
 				"cannot enforce the requested limits: %s (run as root, use a "
 				"delegated cgroup v2 subtree, or pass --limits best-effort)",
@@ -230,10 +266,17 @@ int cordon_cgroup_create(const struct cordon_cgroup_layout *layout,
 			required[h] |= c;
 	}
 	if (missing) {
-		char why[96];
+		const struct cordon_cgroup_hier *v2 = NULL;
+		char why[sizeof(err->msg) / 2];
 
-		snprintf(why, sizeof(why), "no %s controller available", ctrl_name(missing & -missing));
-		if (cannot_enforce(limits, missing, why, false, err) < 0)
+		/* On v2, where it is missing: the cgroup the sandbox's goes below. */
+		for (size_t h = 0; h < layout->n; h++)
+			if (layout->hier[h].v2 && layout->hier[h].ctrl_from)
+				v2 = &layout->hier[h];
+		snprintf(why, sizeof(why), "no %s controller available%s%s%s",
+			 ctrl_name(missing & -missing), v2 ? " (not in cgroup.controllers of " : "",
+			 v2 ? v2->ctrl_from : "", v2 ? ")" : "");
+		if (cannot_enforce(limits, missing, why, false, NULL, err) < 0)
 			return -1;
 		cg->enforced = false;
 	}
@@ -250,13 +293,16 @@ int cordon_cgroup_create(const struct cordon_cgroup_layout *layout,
 				goto fail;
 			if (required[h]) {
 				char why[sizeof(err->msg) + 64];
+				_cleanup_free_ char *advice = NULL;
 				bool busy = layout->hier[h].v2 && err->errnum == EBUSY;
 
 				/* EBUSY: the message says it (and what to do) in words. */
 				snprintf(why, sizeof(why), "%s%s%s", err->msg,
 					 err->errnum && !busy ? ": " : "",
 					 err->errnum && !busy ? strerror(err->errnum) : "");
-				if (cannot_enforce(limits, required[h], why, busy, err) < 0)
+				if (err->errnum == EACCES || err->errnum == EPERM)
+					advice = systemd_advice(&layout->hier[h]);
+				if (cannot_enforce(limits, required[h], why, busy, advice, err) < 0)
 					goto fail;
 				cg->enforced = false;
 			}

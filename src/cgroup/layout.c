@@ -30,6 +30,7 @@ void cordon_cgroup_layout_free(struct cordon_cgroup_layout *layout)
 		free(layout->hier[i].mount);
 		free(layout->hier[i].path);
 		free(layout->hier[i].ctrl_names);
+		free(layout->hier[i].ctrl_from);
 	}
 	memset(layout, 0, sizeof(*layout));
 }
@@ -193,22 +194,40 @@ int cordon_cgroup_layout_parse(const char *mountinfo, const char *self_cgroup,
 	return 0;
 }
 
-/* v2 controllers available in our cgroup (cgroup.controllers of it). */
-static void v2_controllers(struct cordon_cgroup_hier *h)
+/* v2 controllers available in the cgroup AT (cgroup.controllers of it); false if unread. */
+static bool v2_controllers(struct cordon_cgroup_hier *h, const char *at)
 {
 	_cleanup_free_ char *file = cordon_xasprintf("%s%s/cgroup.controllers", h->mount,
-						     strcmp(h->path, "/") == 0 ? "" : h->path);
+						     strcmp(at, "/") == 0 ? "" : at);
 	_cleanup_free_ char *text = NULL;
 
 	if (cordon_read_file_at(AT_FDCWD, file, &text, NULL) < 0)
-		return;
+		return false;
 	text[strcspn(text, "\n")] = '\0';
 	free(h->ctrl_names);
 	h->ctrl_names = cordon_xstrdup(text);
+	free(h->ctrl_from);
+	h->ctrl_from = cordon_xstrdup(at);
 	h->ctrls = ctrl_bits(text);
 	/* v2's "cpu" controller accounts usage too (cpu.stat usage_usec). */
 	if (h->ctrls & CORDON_CTRL_CPU)
 		h->ctrls |= CORDON_CTRL_CPUACCT;
+	return true;
+}
+
+void cordon_cgroup_layout_place(struct cordon_cgroup_layout *layout,
+				const struct cordon_cgroup_place *place)
+{
+	for (size_t i = 0; i < layout->n; i++) {
+		struct cordon_cgroup_hier *h = &layout->hier[i];
+		_cleanup_free_ char *base = NULL;
+
+		if (!h->v2)
+			continue;
+		base = cordon_cgroup_place_base(place, h->path);
+		if (base && (!h->ctrl_from || strcmp(base, h->ctrl_from) != 0))
+			(void)v2_controllers(h, base);
+	}
 }
 
 int cordon_cgroup_detect(struct cordon_cgroup_layout *layout, struct cordon_error *err)
@@ -242,6 +261,6 @@ int cordon_cgroup_detect(struct cordon_cgroup_layout *layout, struct cordon_erro
 		return r;
 	for (size_t i = 0; i < layout->n; i++)
 		if (layout->hier[i].v2)
-			v2_controllers(&layout->hier[i]);
+			(void)v2_controllers(&layout->hier[i], layout->hier[i].path);
 	return 0;
 }

@@ -56,6 +56,23 @@ char *cordon_cgroup_place_path(const struct cordon_cgroup_place *place, const ch
 	return TAKE_PTR(out);
 }
 
+char *cordon_cgroup_place_base(const struct cordon_cgroup_place *place, const char *caller)
+{
+	_cleanup_free_ char *full = NULL;
+	size_t start, n = 0;
+	char *p;
+
+	full = cordon_cgroup_place_path(place, caller, &start);
+	if (!full)
+		return NULL;
+	/* full is "/c1/c2/...": the base ends before the slash of component start + 1. */
+	for (p = full; *p && n <= start; p++)
+		if (*p == '/' && n++ == start)
+			break;
+	*p = '\0';
+	return cordon_xstrdup(*full ? full : "/");
+}
+
 static bool has_word(const char *list, const char *word)
 {
 	_cleanup_free_ char *copy = cordon_xstrdup(list ? list : "");

@@ -886,6 +886,8 @@ static int create_cgroups(struct supervisor *sv, struct cordon_error *err)
 
 	if (cordon_cgroup_detect(&layout, err) < 0)
 		return -1;
+	/* v2: what the sandbox's cgroup can have is what its parent has, not the caller. */
+	cordon_cgroup_layout_place(&layout, &place);
 	/* An OCI container gets every cgroup it may be paused or updated through later. */
 	r = cordon_cgroup_create(&layout, &place, &spec->limits,
 				 (spec->result_json ? CORDON_CGROUP_WANT_STATS : 0) |

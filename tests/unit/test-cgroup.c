@@ -675,6 +675,38 @@ START_TEST(place_default_and_parent)
 }
 END_TEST
 
+/* The cgroup a v2 sandbox's controllers come from: its parent's, not the caller's. */
+static void expect_base(const char *parent, const char *path, const char *caller, const char *want)
+{
+	struct cordon_cgroup_place place = { .id = "c1", .parent = parent, .path = path };
+	char *got = cordon_cgroup_place_base(&place, caller);
+
+	if (!want) {
+		ck_assert_msg(got == NULL, "base of '%s': expected a refusal, got '%s'",
+			      path ? path : "(none)", got);
+		return;
+	}
+	ck_assert_msg(got != NULL, "base of '%s' below '%s': refused", path ? path : "(none)",
+		      caller);
+	ck_assert_str_eq(got, want);
+	free(got);
+}
+
+START_TEST(place_base)
+{
+	expect_base(NULL, NULL, "/user.slice/s-1.scope", "/user.slice/s-1.scope");
+	expect_base(NULL, NULL, "/", "/");
+	/* --cgroup-parent: the parent, whatever the caller's cgroup */
+	expect_base("/sandboxes", NULL, "/user.slice/s-1.scope", "/sandboxes");
+	expect_base("/a/b/", NULL, "/", "/a/b");
+	expect_base("/", NULL, "/u", "/");
+	/* linux.cgroupsPath: absolute from the root, relative from the caller's */
+	expect_base(NULL, "/k8s.io/ctr1", "/u", "/");
+	expect_base("/ignored", "pod/ctr", "/process_api/q", "/process_api/q");
+	expect_base(NULL, "/a/../b", "/", NULL);
+}
+END_TEST
+
 START_TEST(place_cgroups_path)
 {
 	/* absolute: from each hierarchy's root, every component may be made */
@@ -1675,6 +1707,7 @@ static Suite *cgroup_suite(void)
 	tcase_add_test(tc, resources_to_limits_mapping);
 	tcase_add_test(tc, place_default_and_parent);
 	tcase_add_test(tc, place_cgroups_path);
+	tcase_add_test(tc, place_base);
 	tcase_add_test(tc, device_rules_container_defaults);
 	tcase_add_test(tc, remove_tree_refuses_what_is_not_a_sandbox_cgroup);
 	suite_add_tcase(s, tc);

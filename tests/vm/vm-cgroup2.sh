@@ -276,14 +276,93 @@ t_populated_caller_cgroup_parent() {
 	expect_out_has "0::/" "expected the cgroup namespace's root inside"
 }
 
-# Rootless with no delegation at all (a process in the root cgroup, as a
-# user logged in without systemd): refused, naming the way out.
-t_undelegated_fails_closed() {
+# The caller's cgroup offers no controller (its parent enables none for
+# it), the --cgroup-parent given does: what the sandbox can have is read
+# from the parent, so --memory is enforced there (the controllers were read
+# from the caller's cgroup: 'no memory controller available').
+t_controllers_from_parent() {
+	local res=$CASE_DIR/result.json parent plain scope=$SCOPE
+	if [ "$MODE" = rootless ]; then
+		sandboxes_up || return
+		parent=$SANDBOXES
+		plain=$VM_DELEGATED/vm-plain-$CASE_ID
+		as_user mkdir -p "$plain/caller" || { fail "the test user cannot make $plain/caller"; return; }
+	else
+		parent=/system.slice/vm-$CASE_ID.slice
+		plain=$CG/vm-plain-$CASE_ID
+		mkdir -p "$CG$parent" "$plain/caller"
+	fi
+	[ -z "$(cat "$plain/caller/cgroup.controllers")" ] ||
+		{ fail "$plain/caller offers controllers: $(cat "$plain/caller/cgroup.controllers")"; return; }
+	SCOPE=$plain/caller
+	crun --cgroup-parent "$parent" --memory 32 --memory-swap 32 --result-json "$res" -- \
+		tail -c 200000000 /dev/zero
+	SCOPE=$scope
+	rmdir "$plain/caller" "$plain" 2>/dev/null
+	[ "$MODE" = rootful ] && rmdir "$CG$parent" 2>/dev/null
+	expect_rc 137 "expected the OOM-killed workload's 128+SIGKILL" || return
+	expect_json "$res" oom_killed true
+	expect_json "$res" limits_enforced true
+}
+
+# The other way round: the caller's cgroup offers memory, the parent given
+# does not: refused, naming the parent (it was cordon's write of +memory to
+# the parent that failed, with ENOENT).
+t_controllers_missing_in_parent() {
+	local parent
+	if [ "$MODE" = rootless ]; then
+		parent=$DELEGATED_REL/vm-plain-$CASE_ID/sandboxes
+		as_user mkdir -p "$CG$parent" || { fail "the test user cannot make $CG$parent"; return; }
+	else
+		parent=/vm-plain-$CASE_ID/sandboxes
+		mkdir -p "$CG$parent"
+	fi
+	crun --cgroup-parent "$parent" --memory 32 -- true
+	rmdir "$CG$parent" "${CG}${parent%/*}" 2>/dev/null
+	expect_cordon_error CGROUP "no memory controller available" || return
+	expect_err_has "cgroup.controllers of $parent" "expected the message to name the parent"
+	no_cg_dirs_of "$ID" || fail "a refused run left cgroups: $(cg_dirs_of "$ID")"
+}
+
+# Rootless from a cgroup not delegated to the caller (the root cgroup here;
+# a login's session-N.scope on a systemd machine) while systemd delegates
+# user@UID.service to it: refused, with the way out there (an empty cgroup
+# in it, and cordon run from a scope of the user's manager); following
+# that advice, as systemd-run --user --scope would place cordon, works.
+t_undelegated_systemd_advice() {
+	local mk parent
 	SCOPE=
 	crun --memory 32 -- true
 	expect_cordon_error CGROUP "cannot enforce" || return
 	expect_err_has "Permission denied"
+	expect_err_has "systemd-run --user --scope -p Delegate=yes cordon run --cgroup-parent $DELEGATED_REL/cordon.slice" ||
+		return
+	mk=$(sed -n 's/.*: mkdir \([^ ,]*\), then .*/\1/p' <<<"$ERR")
+	parent=$(sed -n 's/.* --cgroup-parent \([^ ]*\) .*/\1/p' <<<"$ERR")
+	[ "$mk" = "$CG$parent" ] || { fail "the advice's mkdir ($mk) is not its --cgroup-parent ($parent)"; return; }
+	as_user mkdir "$mk" || { fail "the test user cannot mkdir $mk"; return; }
+	SCOPE=$VM_DELEGATED/app.slice/run-$CASE_ID.scope
+	as_user mkdir -p "$SCOPE"
+	crun --cgroup-parent "$parent" --memory 32 --memory-swap 32 --result-json "$CASE_DIR/r.json" -- \
+		tail -c 200000000 /dev/zero
+	rmdir "$SCOPE" "$mk" 2>/dev/null
+	SCOPE=
+	expect_rc 137 "expected the OOM-killed workload's 128+SIGKILL" || return
+	expect_json "$CASE_DIR/r.json" oom_killed true
+}
+
+# Rootless with no delegation at all (a process in the root cgroup, as a
+# user logged in without systemd: no user@UID.service of the user's):
+# refused, naming the way out.
+t_undelegated_fails_closed() {
+	SCOPE=
+	chown 0:0 "$VM_DELEGATED"
+	crun --memory 32 -- true
+	chown "$TEST_UID:$TEST_GID" "$VM_DELEGATED"
+	expect_cordon_error CGROUP "cannot enforce" || return
+	expect_err_has "Permission denied"
 	expect_err_has "delegated cgroup v2 subtree"
+	expect_err_lacks "systemd-run"
 }
 
 rootless_only "delegated v2: --memory 32 hog OOM-killed (137, oom_killed, limits_enforced, memory_peak_bytes)" vm_case t_delegated_oom
@@ -295,5 +374,8 @@ each_mode "caller's cgroup has processes: --memory fails closed, naming why and 
 rootless_only "caller's cgroup has processes: a run without limits runs" vm_case t_populated_caller_plain_run
 rootless_only "caller's cgroup has processes: --limits best-effort runs, limits_enforced false" vm_case t_populated_caller_best_effort
 each_mode "caller's cgroup has processes: --cgroup-parent to an empty cgroup enforces the limit" vm_case t_populated_caller_cgroup_parent
-rootless_only "no delegation (root cgroup): --memory fails closed" t_undelegated_fails_closed
+each_mode "the caller's cgroup offers no controller: --cgroup-parent's are used, --memory enforced" vm_case t_controllers_from_parent
+each_mode "--cgroup-parent offers no memory controller: refused, naming it" vm_case t_controllers_missing_in_parent
+rootless_only "no delegation (root cgroup), user@UID.service delegated: --memory fails closed, advising systemd-run and --cgroup-parent there" t_undelegated_systemd_advice
+rootless_only "no delegation (root cgroup), none by systemd: --memory fails closed" t_undelegated_fails_closed
 done_testing
