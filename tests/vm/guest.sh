@@ -48,6 +48,12 @@ mount -t mqueue mqueue /dev/mqueue 2>/dev/null
 # Pure cgroup v2: cgroup2 alone, no v1 hierarchy anywhere.
 mount -t cgroup2 -o nsdelegate,memory_recursiveprot cgroup2 /sys/fs/cgroup || setup_failed "cgroup2 on /sys/fs/cgroup"
 modprobe -a virtio_blk ext4 tun veth || setup_failed "modprobe virtio_blk ext4 tun veth"
+# nftables' modules, loaded now rather than on first use: read over 9p
+# and set up under emulation on a loaded host, the kernel's own
+# autoloading could take most of cordon-nethelper's 30 s (vm-net.sh's
+# rootful case gave no answer within them once). What a first rootful
+# vm-net.sh case loads on 6.1; one missing is loaded on demand later.
+modprobe -a nf_tables nft_ct nft_chain_nat nft_masq nft_fib_inet nft_connlimit nft_objref 2>/dev/null
 for _ in $(seq 50); do [ -b /dev/vda ] && break; sleep 0.1; done
 mount -t ext4 /dev/vda /tmp || setup_failed "the scratch disk on /tmp"
 chmod 1777 /tmp
