@@ -22,6 +22,8 @@
 
 /* The monitor's control socket in a container's directory (cordon start, exec, sweep). */
 #define CORDON_STATE_MONITOR_SOCKET "monitor.sock"
+/* Present while a live update of the network policy is asked for and not yet applied. */
+#define CORDON_STATE_NET_UPDATE "net-update"
 /* Its requests (a uint32_t each): see src/sandbox/sandbox-internal.h. */
 #define CORDON_MONITOR_START 1
 #define CORDON_MONITOR_NET_UPDATE 2
@@ -154,6 +156,9 @@ int cordon_state_settle(struct cordon_state *state, int timeout_ms);
 void cordon_state_destroy(struct cordon_state *state);
 /* The sandbox's recorded cgroup directories (malloc'd, NULL-terminated; *n set). */
 char **cordon_state_cgroup_dirs(const struct cordon_state *state, size_t *n);
+/* An empty file of the state directory, written (on) or removed: a mark. 0 or -errno. */
+int cordon_state_mark(const struct cordon_state *state, const char *name, bool on);
+bool cordon_state_marked(const struct cordon_state *state, const char *name);
 /* Keep (0600) and read back the config.json a container was created from. */
 int cordon_state_save_config(struct cordon_state *state, const char *text, size_t len,
 			     struct cordon_error *err);

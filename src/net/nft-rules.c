@@ -16,6 +16,8 @@
  *     chain prerouting { type filter hook prerouting priority raw; policy accept;
  *       ip6 daddr ff02::/16 meta l4proto icmpv6 accept
  *       iif != "lo" fib saddr . iif oif missing counter name dropped drop
+ *       iifname W ip6 saddr fe80::/10 accept
+ *       iifname W ip saddr != WORKLOAD4 counter name dropped drop   (and ip6)
  *     }
  *     chain input { type filter hook input priority 0; policy drop;
  *       iif "lo" accept
@@ -68,7 +70,10 @@
  *   rule (the kernel's NFT_BREAK), never the drop. The embedded forms'
  *   and the flow cap's drops are in the total only.
  * - Reverse-path filtering (prerouting) comes before conntrack: a forged
- *   source never gets as far as a reply, a forward or an ICMP error.
+ *   source never gets as far as a reply, a forward or an ICMP error. On
+ *   the workload's link the source must be the workload's own address
+ *   (link-local aside): the reverse-path check alone takes any address
+ *   of its IPv6 /64.
  * - Port 53 takes the workload's own addresses only, and what the gateway
  *   sends itself goes only to them (the proxy's replies, ICMP errors
  *   about their own packets), to neighbour discovery, and through the
@@ -574,7 +579,7 @@ static void put_forward(struct cordon_nft *nft, const struct cordon_nft_config *
  * source does not route back through the interface it came in on is
  * dropped, and counted, before conntrack sees it.
  */
-static void put_prerouting(struct cordon_nft *nft)
+static void put_prerouting(struct cordon_nft *nft, const struct cordon_nft_config *cfg)
 {
 	static const uint8_t link_scope[2] = { 0xff, 0x02 };
 	struct nftnl_rule *r;
@@ -606,6 +611,44 @@ static void put_prerouting(struct cordon_nft *nft)
 	nft_count(r, NFT_COUNTER_DROPPED);
 	nft_verdict(r, NF_DROP);
 	nft_put_rule(nft, r, "iif != lo fib saddr . iif oif missing drop");
+
+	/*
+	 * From the workload's link, only its own address. The reverse-path
+	 * check takes any source its link's prefix routes back to, and
+	 * IPv6's is a /64: a workload may send from any address of it
+	 * (IPV6_FREEBIND needs no privilege), and a flow from one the
+	 * gateway does not know as the workload's own is neither the one
+	 * the proxy answers nor one a live update's cut can judge by its
+	 * source. Link-local sources (neighbour discovery, never forwarded)
+	 * pass to input, which takes neighbour discovery only.
+	 */
+	if (cfg->workload6.family) {
+		static const uint8_t ll_first[2] = { 0xfe, 0x80 }, ll_last[2] = { 0xfe, 0xbf };
+
+		r = rule_new("prerouting");
+		match_ifname(r, NFT_META_IIFNAME, cfg->workload_if);
+		match_nfproto(r, AF_INET6);
+		nft_load_payload(r, NFT_PAYLOAD_NETWORK_HEADER, 8, sizeof(ll_first));
+		nft_cmp(r, NFT_CMP_GTE, ll_first, sizeof(ll_first));
+		nft_cmp(r, NFT_CMP_LTE, ll_last, sizeof(ll_last));
+		nft_verdict(r, NF_ACCEPT);
+		nft_put_rule(nft, r, "iifname W ip6 saddr fe80::/10 accept");
+	}
+	for (size_t i = 0; i < 2; i++) {
+		const struct cordon_addr *w = i ? &cfg->workload6 : &cfg->workload4;
+
+		if (!w->family)
+			continue;
+		r = rule_new("prerouting");
+		match_ifname(r, NFT_META_IIFNAME, cfg->workload_if);
+		match_nfproto(r, w->family);
+		load_saddr(r, w->family);
+		nft_cmp(r, NFT_CMP_NEQ, w->u.bytes, (uint32_t)addr_len(w->family));
+		nft_count(r, NFT_COUNTER_DROPPED);
+		nft_verdict(r, NF_DROP);
+		nft_put_rule(nft, r, i ? "iifname W ip6 saddr != WORKLOAD6 drop" :
+					 "iifname W ip saddr != WORKLOAD4 drop");
+	}
 }
 
 /* ICMPv6 types of MLD reports (RFC 2710: report and done; RFC 3810: v2 report). */
@@ -756,7 +799,7 @@ int nft_build_ruleset(struct cordon_nft *nft, const struct cordon_nft_config *cf
 	put_intervals(nft, SET_STATIC6, cfg->static_allow, cfg->n_static);
 	put_intervals(nft, SET_BLOCKED4, cfg->blocked, cfg->n_blocked);
 	put_intervals(nft, SET_BLOCKED6, cfg->blocked, cfg->n_blocked);
-	put_prerouting(nft);
+	put_prerouting(nft, cfg);
 	put_input(nft, cfg);
 	put_forward(nft, cfg);
 	put_output(nft, cfg);

@@ -325,10 +325,20 @@ int cordon_container_net_update(const char *root, const char *id, const char *ed
 		cordon_state_close(&state);
 		return -1;
 	}
-	fd = sandbox_monitor_reach(&state, err);
+	/*
+	 * Marked before it is asked, under the lock: an exec expecting a
+	 * fingerprint refuses until the supervisor has applied the update
+	 * (or refused it) and removed the mark, even if we are gone by then.
+	 */
+	r = cordon_state_mark(&state, CORDON_STATE_NET_UPDATE, true);
+	if (r < 0)
+		cordon_error_set(err, CORDON_E_STATE, -r, "container %s: marking an update", id);
+	else
+		fd = sandbox_monitor_reach(&state, err);
 	if (fd >= 0 && (r = cordon_send_fd(fd, &req, sizeof(req), memfd, 0)) < 0)
 		cordon_error_set(err, CORDON_E_STATE, -r, "container %s: reaching its monitor", id);
 	if (fd < 0 || err->code) {
+		cordon_state_mark(&state, CORDON_STATE_NET_UPDATE, false);
 		cordon_state_close(&state);
 		return -1;
 	}

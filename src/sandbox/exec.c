@@ -949,6 +949,11 @@ int sandbox_exec_start(const struct cordon_exec_opts *opts, struct exec_tree *tr
 	sigprocmask(SIG_BLOCK, &set, &old);
 	if (st != CORDON_STATUS_CREATED && st != CORDON_STATUS_RUNNING)
 		not_in_state(opts->id, st, err);
+	else if (opts->expect_fingerprint && cordon_state_marked(&state, CORDON_STATE_NET_UPDATE))
+		cordon_error_set(err, CORDON_E_NET_POLICY, 0,
+				 "container %s: an update of its network policy is being applied: "
+				 "refused",
+				 opts->id);
 	else if (opts->expect_fingerprint &&
 		 strcmp(opts->expect_fingerprint, state.info.net_fingerprint) != 0)
 		/* Checked under the lock a live update takes: the policy is this one until it runs. */

@@ -317,6 +317,42 @@ static int audit_policy(struct supervisor *sv, const char *edits, size_t len,
 }
 
 /*
+ * The update, with state.json's fingerprint "updating" while it is
+ * applied: the client holds the state lock until it is answered, but it
+ * may be gone before that (killed, interrupted), and an exec that
+ * expects a fingerprint must then find neither the old one, no longer
+ * sure to be in force, nor the new one, not yet. Refused, the old one
+ * is back; in force, the new one; left half applied (the sandbox ends),
+ * "updating" stays, which no exec expects.
+ */
+static int net_update_marked(struct supervisor *sv, const char *text, size_t size,
+			     struct cordon_error *err)
+{
+	struct cordon_state_info *info = &sv->state->info;
+	struct cordon_error save_err = { 0 };
+	char old[sizeof(info->net_fingerprint)];
+	int r;
+
+	memcpy(old, info->net_fingerprint, sizeof(old));
+	snprintf(info->net_fingerprint, sizeof(info->net_fingerprint), "updating");
+	if (cordon_state_save(sv->state, err) < 0) {
+		memcpy(info->net_fingerprint, old, sizeof(old));
+		return -1;
+	}
+	r = sandbox_net_update(&sv->net, text, size, err);
+	if (r == -1)
+		memcpy(info->net_fingerprint, old, sizeof(old));
+	else if (r == 0)
+		memcpy(info->net_fingerprint, sv->result->net.fingerprint, sizeof(old));
+	if (r != -2 && cordon_state_save(sv->state, &save_err) < 0) {
+		/* A fingerprint that cannot be recorded is a policy no exec can rely on. */
+		*err = save_err;
+		return -2;
+	}
+	return r;
+}
+
+/*
  * MONITOR_NET_UPDATE: the edits in a file the client sent (a sealed
  * memfd), applied (egress/update.c), the answer the new fingerprint. Only
  * root or the sandbox's own user may ask (the socket's directory is
@@ -331,7 +367,7 @@ static void net_update(struct supervisor *sv, int client, int edits)
 	socklen_t len = sizeof(cred);
 	size_t size = 0;
 	struct stat st;
-	int r;
+	int r = -1;
 
 	if (getsockopt(client, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 ||
 	    (cred.uid != 0 && cred.uid != geteuid()))
@@ -343,7 +379,7 @@ static void net_update(struct supervisor *sv, int client, int edits)
 				 "container %s: an update without its changes", sv->state->id);
 	else if (cordon_input_read_fd(edits, CORDON_DNSCTL_POLICY_MAX, CORDON_E_USAGE,
 				      "the allowlist changes", &text, &size, &err) == 0) {
-		r = sv->child_done ? -1 : sandbox_net_update(&sv->net, text, size, &err);
+		r = sv->child_done ? -1 : net_update_marked(sv, text, size, &err);
 		if (sv->child_done)
 			cordon_error_set(&err, CORDON_E_STATE, 0, "container %s: it has ended",
 					 sv->state->id);
@@ -358,17 +394,16 @@ static void net_update(struct supervisor *sv, int client, int edits)
 			cordon_pidfd_send_signal(sv->pidfd, SIGKILL);
 		}
 		if (r == 0) {
-			memcpy(sv->state->info.net_fingerprint, sv->result->net.fingerprint,
-			       sizeof(sv->state->info.net_fingerprint));
-			if (cordon_state_save(sv->state, &err) < 0)
-				cordon_error_print(&err);
-			memset(&err, 0, sizeof(err));
 			cordon_closep(&edits);
+			cordon_state_mark(sv->state, CORDON_STATE_NET_UPDATE, false);
 			reply(&client, NULL, sv->result->net.fingerprint);
 			return;
 		}
 	}
 	cordon_closep(&edits);
+	/* Refused, nothing changed: an exec may rely on the fingerprint again. */
+	if (r != -2)
+		cordon_state_mark(sv->state, CORDON_STATE_NET_UPDATE, false);
 	reply(&client, &err, NULL);
 }
 

@@ -856,6 +856,22 @@ static int read_kept(const struct cordon_state *state, const char *name, char **
 	return 0;
 }
 
+int cordon_state_mark(const struct cordon_state *state, const char *name, bool on)
+{
+	if (on)
+		return state_write(state->dir_fd, name, "", 0);
+	if (unlinkat(state->dir_fd, name, 0) < 0 && errno != ENOENT)
+		return -errno;
+	return 0;
+}
+
+bool cordon_state_marked(const struct cordon_state *state, const char *name)
+{
+	struct stat st;
+
+	return fstatat(state->dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
 int cordon_state_save_config(struct cordon_state *state, const char *text, size_t len,
 			     struct cordon_error *err)
 {

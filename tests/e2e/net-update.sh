@@ -21,11 +21,12 @@ TICK_PORT=9100
 # connection (net-lib.sh, PROBES).
 #
 # A ticker on denied.test's address in the world: one line every 20 ms to
-# the first client, each counted in $CASE_DIR/ticks.
+# the first client, each counted in $CASE_DIR/ticks (replaced whole, so
+# that a reader never finds it empty).
 ticker_start() {
 	: >"$CASE_DIR/ticks"
 	ip netns exec "$LAB_WORLD" "$PYTHON" -c '
-import socket, sys, time
+import os, socket, sys, time
 s = socket.socket()
 s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 s.bind(("198.18.1.20", int(sys.argv[1])))
@@ -38,14 +39,15 @@ while n < 100000:
         c.send(b"tick %d\n" % n)
     except OSError:
         break
-    with open(sys.argv[2], "w") as f:
+    with open(sys.argv[2] + ".tmp", "w") as f:
         f.write("%d\n" % n)
+    os.replace(sys.argv[2] + ".tmp", sys.argv[2])
     time.sleep(0.02)
 ' "$TICK_PORT" "$CASE_DIR/ticks" &
 	TICKER=$!
 	_bg_pids+=("$TICKER")
 }
-ticks() { cat "$CASE_DIR/ticks" 2>/dev/null || echo 0; }
+ticks() { local n; n=$(cat "$CASE_DIR/ticks" 2>/dev/null); echo "${n:-0}"; }
 ticks_past() { [ "$(ticks)" -ge "$1" ]; }
 stream_lines() { local n; n=$(grep -c '^tick' "$WS/stream" 2>/dev/null); echo "${n:-0}"; }
 stream_has() { [ "$(stream_lines)" -ge "$1" ]; }
@@ -198,7 +200,115 @@ t_expect_fingerprint() {
 	expect_rc 0
 }
 
+# A UDP sink on denied.test's IPv6 address in the world: each datagram
+# "TAG N" answered (so that the gateway's flow is established) and
+# counted by TAG in $CASE_DIR/udp-TAG.
+udp_sink_start() {
+	rm -f "$CASE_DIR"/udp-*
+	ip netns exec "$LAB_WORLD" "$PYTHON" -c '
+import os, socket, sys
+s = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
+s.bind(("2001:2:0:1::20", 9200))
+n = {}
+while True:
+    d, a = s.recvfrom(512)
+    tag = d.split()[0].decode()
+    n[tag] = n.get(tag, 0) + 1
+    s.sendto(b"ack", a)
+    with open("%s/.udp-%s" % (sys.argv[1], tag), "w") as f:
+        f.write("%d\n" % n[tag])
+    os.replace("%s/.udp-%s" % (sys.argv[1], tag), "%s/udp-%s" % (sys.argv[1], tag))
+' "$CASE_DIR" &
+	SINK=$!
+	_bg_pids+=("$SINK")
+}
+udp_got() { cat "$CASE_DIR/udp-$1" 2>/dev/null || echo 0; }
+udp_got_past() { [ "$(udp_got "$1")" -ge "$2" ]; }
+udp_sent() { local n; n=$(grep -c "^$1 [0-9]" "$WS/sent-$1" 2>/dev/null); echo "${n:-0}"; }
+udp_sent_past() { [ "$(udp_sent "$1")" -ge "$2" ]; }
+
+# (IPV6_FREEBIND: the sandbox's sec-probe udp-freebind.)
+# The workload may send from any address of its /64 (IPV6_FREEBIND needs
+# no capability): from one not its own nothing leaves the gateway (such a
+# flow could not be judged by its source), and its own flow to a denied
+# destination is cut.
+t_cut_any_source() {
+	local own foreign s0 backend=()
+	[ -n "$NET_PROBE_ROOTFS" ] || { net_probe_missing; return; }
+	# IPv6 leaves through pasta only (the veth uplink is IPv4 only).
+	[ "$MODE" = rootful ] && backend=(--net-backend pasta)
+	udp_sink_start
+	ROOTFS=$NET_PROBE_ROOTFS crun_bg "${backend[@]}" --dns-upstream "$LAB_DNS4" --net-allow 2001:2:0:1::20 -- sh -c '
+P=udp-freebind:fd63:6f72:646f:6e
+sec-probe $P::2,2001:2:0:1::20,9200,own,1500,20 >/workspace/sent-own 2>&1 &
+sec-probe $P::3,2001:2:0:1::20,9200,foreign,1500,20 >/workspace/sent-foreign 2>&1 &
+wait'
+	if ! wait_until 30 udp_got_past own 5 || ! wait_until 30 udp_sent_past foreign 50; then
+		fail "the datagrams did not go out (own $(udp_got own) received, foreign $(udp_sent foreign) sent)"
+		cordon kill "$ID" KILL
+		wait_bg
+		kill "$SINK" 2>/dev/null
+		return
+	fi
+	# From another address of the workload's link nothing leaves the gateway at all.
+	[ "$(udp_got foreign)" = 0 ] ||
+		fail "$(udp_got foreign) datagrams from an address not the workload's own reached the world"
+	cordon update "$ID" --net-deny 2001:2:0:1::20
+	expect_rc 0
+	own=$(udp_got own)
+	foreign=$(udp_got foreign)
+	s0=$(udp_sent foreign)
+	# Counted: once 50 more have gone out, at most what was in flight arrived.
+	wait_until 30 udp_sent_past foreign $((s0 + 50)) || fail "the workload stopped sending"
+	[ $(($(udp_got own) - own)) -le 3 ] ||
+		fail "the flow from the workload's address was not cut: $(($(udp_got own) - own)) more datagrams"
+	[ $(($(udp_got foreign) - foreign)) -le 3 ] ||
+		fail "a flow from another address of the workload's link survived the cut: $(($(udp_got foreign) - foreign)) more datagrams reached the denied address"
+	cordon kill "$ID" KILL
+	wait_bg
+	kill "$SINK" 2>/dev/null
+}
+
+# An update whose client is gone (killed, or interrupted: "it goes on")
+# lets go of the state lock while its supervisor has yet to apply it, or
+# is applying it (the nft sets are replaced before the proxy's answer,
+# which it waits up to 5 s for, and state.json is written last): an exec
+# that names the policy before the update is let through while the one
+# in force may already be the new one. The supervisor is stopped to hold
+# the update in that window: no exec may pass --expect-fingerprint until
+# the update has ended.
+t_expect_fingerprint_client_gone() {
+	local root=$CASE_DIR/root id=$CASE_ID-g fp0 owner upd
+	oci_bundle '{"run.cordon.net.allow": "allowed.test", "run.cordon.dns.upstream": "'"$LAB_DNS4"'"}' \
+		'sleep 60' || return
+	cordon --root "$root" run --bundle "$BUNDLE" --detach "$id"
+	expect_rc 0 || return
+	fp0=$(jq -r .net_fingerprint "$root/$id/state.json")
+	owner=$(jq -r .owner_pid "$root/$id/state.json")
+	kill -STOP "$owner"
+	cordon_bg --root "$root" update "$id" --net-allow denied.test
+	# The client has sent its request and waits in poll for the answer.
+	upd_sent() {
+		upd=$(pgrep -f "update $id --net-allow" | tail -1)
+		[ -n "$upd" ] && ls -l "/proc/$upd/fd" 2>/dev/null | grep -q 'memfd:cordon-update' &&
+			grep -qE '^(7|271) ' "/proc/$upd/syscall" 2>/dev/null
+	}
+	wait_until 10 upd_sent || fail "the update never asked"
+	kill -9 "$upd"
+	wait_bg
+	cordon --root "$root" exec --expect-fingerprint "$fp0" "$id" -- echo ran
+	[ "$RC" != 0 ] ||
+		fail "exec --expect-fingerprint passed while an update of the policy was in flight (its client gone)"
+	kill -CONT "$owner"
+	fp_changed() { [ "$(jq -r .net_fingerprint "$root/$id/state.json")" != "$fp0" ]; }
+	wait_until 10 fp_changed || fail "the update was not applied"
+	cordon --root "$root" kill "$id" KILL
+	cordon --root "$root" delete --force "$id"
+}
+
 each_mode "net-update: a name allowed at run time works at once; denied, it is refused and its connection cut" net_case t_update
 each_mode "net-update: updates that cannot apply are refused" net_case t_update_refusals
 each_mode "net-update: exec --expect-fingerprint refuses once the policy changed" net_case t_expect_fingerprint
+each_mode "net-update: only the workload's own address leaves; its flow to a denied address is cut" net_case t_cut_any_source
+rootful_only "net-update: --expect-fingerprint holds when an update's client is gone" net_case t_expect_fingerprint_client_gone
 done_testing

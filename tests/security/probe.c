@@ -25,7 +25,7 @@
  * tcp:PORT bind:PORT int80[:NR] x32[:NR] dns-reset:HOST:PORT:NAME:COUNT
  * inotify-init inotify-count[:WAIT] inotify-watches forks:MAX
  * sigqueue-one sigqueue-count[:WAIT] sigqueue-uids:K[:WAIT] mq-one
- * mq-count[:WAIT];
+ * mq-count[:WAIT] udp-freebind:SRC,DST,PORT,TAG,COUNT,MS;
  * NS is none, newuser, newns,
  * newnet, newpid, newuts, newipc, newcgroup or newtime. Numbers may be
  * hex and use all 64 bits (passed to the kernel through syscall()).
@@ -604,6 +604,77 @@ static size_t dns_query(const char *name, uint8_t *q, size_t cap)
 	}
 	memcpy(q + n, "\x00\x00\x01\x00\x01", 5);
 	return n + 5;
+}
+
+/*
+ * udp-freebind:SRC,DST,PORT,TAG,COUNT,MS: COUNT datagrams "TAG N" to
+ * DST:PORT, one every MS milliseconds, from SRC bound with IP(V6)_FREEBIND
+ * (no capability needed: SRC need not be one of ours). Each one sent is
+ * printed "TAG N", so a caller counts what went out.
+ */
+static void do_udp_freebind(const char *spec)
+{
+	char buf[512], *f[6] = { NULL }, *save = NULL, msg[64];
+	struct sockaddr_storage from = { 0 }, to = { 0 };
+	socklen_t len;
+	int family, fd, one = 1;
+	long port, count, ms;
+	size_t n_f = 0;
+
+	snprintf(buf, sizeof(buf), "%s", spec);
+	for (char *t = strtok_r(buf, ",", &save); t && n_f < 6; t = strtok_r(NULL, ",", &save))
+		f[n_f++] = t;
+	if (n_f < 6)
+		goto usage;
+	family = strchr(f[0], ':') ? AF_INET6 : AF_INET;
+	port = num(f[2], -1);
+	count = num(f[4], -1);
+	ms = num(f[5], -1);
+	if (port <= 0 || port > 65535 || count < 0 || ms < 0)
+		goto usage;
+	if (family == AF_INET6) {
+		struct sockaddr_in6 *a = (struct sockaddr_in6 *)&from, *b = (struct sockaddr_in6 *)&to;
+
+		a->sin6_family = b->sin6_family = AF_INET6;
+		b->sin6_port = htons((uint16_t)port);
+		if (inet_pton(AF_INET6, f[0], &a->sin6_addr) != 1 ||
+		    inet_pton(AF_INET6, f[1], &b->sin6_addr) != 1)
+			goto usage;
+		len = sizeof(*a);
+	} else {
+		struct sockaddr_in *a = (struct sockaddr_in *)&from, *b = (struct sockaddr_in *)&to;
+
+		a->sin_family = b->sin_family = AF_INET;
+		b->sin_port = htons((uint16_t)port);
+		if (inet_pton(AF_INET, f[0], &a->sin_addr) != 1 ||
+		    inet_pton(AF_INET, f[1], &b->sin_addr) != 1)
+			goto usage;
+		len = sizeof(*a);
+	}
+	fd = socket(family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 ||
+	    (family == AF_INET6 ?
+		     setsockopt(fd, IPPROTO_IPV6, 78 /* IPV6_FREEBIND */, &one, sizeof(one)) :
+		     setsockopt(fd, IPPROTO_IP, 15 /* IP_FREEBIND */, &one, sizeof(one))) < 0 ||
+	    bind(fd, (struct sockaddr *)&from, len) < 0 ||
+	    connect(fd, (struct sockaddr *)&to, len) < 0) {
+		report(-1);
+		return;
+	}
+	for (long i = 1; i <= count; i++) {
+		int n = snprintf(msg, sizeof(msg), "%s %ld\n", f[3], i);
+
+		if (send(fd, msg, (size_t)n, 0) == n)
+			printf("%s %ld\n", f[3], i);
+		else
+			printf("%s send %s\n", f[3], strerror(errno));
+		usleep((useconds_t)ms * 1000);
+	}
+	close(fd);
+	return;
+usage:
+	fprintf(stderr, "sec-probe: udp-freebind:SRC,DST,PORT,TAG,COUNT,MS\n");
+	exit(2);
 }
 
 static void do_send_raw(const char *spec)
@@ -1400,6 +1471,8 @@ static void run(char *spec)
 		do_int80(num(a1, 20 /* i386 getpid */));
 	else if (IS("x32"))
 		do_x32(num(a1, 39 /* getpid */));
+	else if (!strncmp(cur, "udp-freebind:", 13))
+		do_udp_freebind(cur + 13);
 	else if (!strncmp(cur, "send-raw:", 9))
 		do_send_raw(cur + 9);
 	else if (!strncmp(cur, "dns-junk:", 9))

@@ -411,7 +411,11 @@ static int render_expr(struct nftnl_expr *e, void *data)
 			emit(r, "ip6 daddr");
 		else if (base == NFT_PAYLOAD_NETWORK_HEADER && off == 8 && len == 16)
 			emit(r, "ip6 saddr");
-		else if (base == NFT_PAYLOAD_NETWORK_HEADER && off >= 24 && off + len <= 40) {
+		else if (base == NFT_PAYLOAD_NETWORK_HEADER && off >= 8 && off + len <= 24) {
+			/* part of an IPv6 source: bytes from..to */
+			emit(r, "ip6 saddr[%u-%u]", off - 8, off - 8 + len - 1);
+			snprintf(r->loaded, sizeof(r->loaded), "bytes");
+		} else if (base == NFT_PAYLOAD_NETWORK_HEADER && off >= 24 && off + len <= 40) {
 			/* part of an IPv6 destination: bytes from..to */
 			emit(r, "ip6 daddr[%u-%u]", off - 24, off - 24 + len - 1);
 			snprintf(r->loaded, sizeof(r->loaded), "bytes");
@@ -452,7 +456,8 @@ static int render_expr(struct nftnl_expr *e, void *data)
 		uint32_t op = nftnl_expr_get_u32(e, NFTNL_EXPR_CMP_OP);
 
 		if (op != NFT_CMP_EQ)
-			emit(r, "%s", op == NFT_CMP_NEQ ? "!=" : "op?");
+			emit(r, "%s", op == NFT_CMP_NEQ ? "!=" : op == NFT_CMP_GTE ? ">=" :
+							       op == NFT_CMP_LTE ? "<=" : "op?");
 		d = nftnl_expr_get(e, NFTNL_EXPR_CMP_DATA, &len);
 		render_value(r, d, len);
 	} else if (!strcmp(name, "range")) {
@@ -539,6 +544,9 @@ static void assert_rules(const char *chain, const char *const *want, size_t n)
 static const char *const prerouting_rules[] = {
 	"nfproto ipv6 ip6 daddr[0-1] 0xff02 l4proto icmpv6 accept",
 	"iif != 1 fib saddr . iif oif present 0x0 counter name dropped drop",
+	"iifname gw0 nfproto ipv6 ip6 saddr[0-1] >= 0xfe80 <= 0xfebf accept",
+	"iifname gw0 nfproto ipv4 ip saddr != 10.200.0.2 counter name dropped drop",
+	"iifname gw0 nfproto ipv6 ip6 saddr != fd00:200::2 counter name dropped drop",
 };
 
 static const char *const input_rules[] = {

@@ -202,10 +202,17 @@ static void admitted_grow(struct sandbox_net *n, uint64_t now_ms)
 	for (size_t i = 0; i < n->cap_admitted; i++) {
 		struct admitted_until *e = &n->admitted[i];
 
-		if (e->until_ms > now_ms)
-			table[admitted_slot(table, cap, &e->addr, now_ms, &evicts)] = *e;
-		else
+		if (e->until_ms > now_ms) {
+			struct admitted_until *to =
+				&table[admitted_slot(table, cap, &e->addr, now_ms, &evicts)];
+
+			/* A live entry giving way (not expected in a table twice as large). */
+			if (evicts)
+				entry_clear(n, to);
+			*to = *e;
+		} else {
 			entry_clear(n, e);
+		}
 	}
 	free(n->admitted);
 	n->admitted = table;

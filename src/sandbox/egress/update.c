@@ -51,23 +51,33 @@ static bool same(const struct cordon_addr *a, const struct cordon_addr *b)
 }
 
 /*
- * A flow of the workload survives the update if the new policy allows
- * its destination: not blocked, and listed, or admitted (even if its
- * DNS answer has ended: the connection outlived it) for a name still
- * allowed. Flows to the gateway itself (DNS to the proxy) always stay;
- * flows from anyone else are not the workload's.
+ * A flow survives the update if the new policy allows its destination:
+ * not blocked, and listed, or admitted (even if its DNS answer has
+ * ended: the connection outlived it) for a name still allowed. Flows to
+ * the gateway itself (DNS to the proxy) always stay. Whatever its source:
+ * only the workload's own address gets past prerouting, but a flow is
+ * judged by where it goes, not by who claims to send it.
  */
 static bool flow_keep(const struct cordon_addr *src, const struct cordon_addr *dst, void *opaque)
 {
 	const struct cut *c = opaque;
 
-	if (!same(src, &c->gw.workload4) && !same(src, &c->gw.workload6))
-		return true;
+	(void)src;
 	if (same(dst, &c->gw.gw4) || same(dst, &c->gw.gw6))
 		return true;
 	if (blocked_by(c->n->blocked, c->n->n_blocked, dst))
 		return false;
 	return cordon_allowlist_match_addr(c->al, dst) || egress_admitted_known(c->n, dst);
+}
+
+/* The allowlist's text as the proxy gets it (POLICY): each entry and a newline. */
+static size_t policy_text_len(const struct cordon_allowlist *al)
+{
+	size_t len = 0;
+
+	for (size_t i = 0; i < cordon_allowlist_count(al); i++)
+		len += strlen(cordon_allowlist_entry(al, i)->text) + 1;
+	return len;
 }
 
 static int check_list(const struct sandbox_net *n, const struct cordon_allowlist *al,
@@ -110,6 +120,13 @@ int sandbox_net_update(struct sandbox_net *n, const char *edits, size_t len,
 	if (!al)
 		return -1;
 	if (check_list(n, al, err) < 0) {
+		cordon_allowlist_free(al);
+		return -1;
+	}
+	if (policy_text_len(al) > CORDON_DNSCTL_POLICY_MAX) {
+		cordon_error_set(err, CORDON_E_USAGE, E2BIG,
+				 "the allowlist would be %zu bytes, more than the DNS proxy takes (%u)",
+				 policy_text_len(al), CORDON_DNSCTL_POLICY_MAX);
 		cordon_allowlist_free(al);
 		return -1;
 	}
