@@ -95,9 +95,9 @@ struct sandbox_net {
 	pid_t proxy_pid;
 	int proxy_pidfd, proxy_ctl;       /* -1 when none */
 	int proxy_sockets;                /* its upstream sockets' channel, -1 when none */
-	uint64_t sockets_window_us;       /* the second its socket requests are counted in */
-	unsigned sockets_in_window;
-	uint64_t admits_window_us;        /* and its admits */
+	uint64_t sockets_window_us;       /* its socket requests' bucket: last refill */
+	unsigned sockets_in_window;       /* and what it holds (egress/proxy.c) */
+	uint64_t admits_window_us;        /* and its admits' */
 	unsigned admits_in_window;
 	/*
 	 * Until when the addresses we admitted stay in the allow sets (ms,

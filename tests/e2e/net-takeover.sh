@@ -24,7 +24,7 @@ inject_missing() {
 
 start_waiting() {
 	inject_missing && return 1
-	crun_bg --dns-upstream "$LAB_DNS4" --net-allow allowed.test -- sh -c \
+	crun_bg --dns-upstream "$LAB_DNS4" --net-allow allowed.test "$@" -- sh -c \
 		'. /workspace/p.sh; look allowed.test >/workspace/looked; touch /workspace/ready
 		 while [ ! -e /workspace/done ]; do sleep 0.1; done'
 	if ! wait_until 20 test -e "$WS/ready"; then

@@ -50,16 +50,29 @@
 #define PROXY_SOCKETS_PER_S 200
 #define PROXY_ADMITS_PER_S 1000
 
-/* One more in this second's window: true past limit. */
-static bool rate_exceeded(uint64_t *window_us, unsigned *count, unsigned limit)
+/*
+ * One more request against a bucket of limit a second that holds two
+ * seconds' worth: true when it is empty. Counted as we read, not as the
+ * proxy sent: a second in which we were not scheduled leaves its
+ * requests to the next, and a proxy that keeps to the limit must not
+ * be taken for one that breaks it (a window of one second did, under
+ * load). A proxy above the limit for long still empties it.
+ */
+static bool rate_exceeded(uint64_t *at_us, unsigned *tokens, unsigned limit)
 {
-	uint64_t now = cordon_now_mono_us();
+	uint64_t now = cordon_now_mono_us(), add = (now - *at_us) * limit / 1000000;
 
-	if (now - *window_us >= 1000000) {
-		*window_us = now;
-		*count = 0;
+	if (*tokens + add >= 2 * (uint64_t)limit) {
+		*tokens = 2 * limit;
+		*at_us = now;
+	} else if (add) {
+		*tokens += (unsigned)add;
+		*at_us += add * 1000000 / limit;
 	}
-	return ++*count > limit;
+	if (*tokens == 0)
+		return true;
+	--*tokens;
+	return false;
 }
 
 /* Where the proxy's fds are once it has closed the rest: the DNS listeners as in SYNC_NET. */
