@@ -290,7 +290,7 @@ t_expect_fingerprint_client_gone() {
 	# The client has sent its request and waits in poll for the answer.
 	upd_sent() {
 		upd=$(pgrep -f "update $id --net-allow" | tail -1)
-		[ -n "$upd" ] && ls -l "/proc/$upd/fd" 2>/dev/null | grep -q 'memfd:cordon-update' &&
+		[ -n "$upd" ] && find "/proc/$upd/fd" -lname '*memfd:cordon-update*' 2>/dev/null | grep -q . &&
 			grep -qE '^(7|271) ' "/proc/$upd/syscall" 2>/dev/null
 	}
 	wait_until 10 upd_sent || fail "the update never asked"

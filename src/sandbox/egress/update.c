@@ -107,7 +107,7 @@ int sandbox_net_update(struct sandbox_net *n, const char *edits, size_t len,
 	struct cordon_addr *keep;
 	uint32_t *keep_ms;
 	uint64_t now_ms = cordon_now_mono_us() / 1000;
-	size_t n_blocked, n_keep, live = egress_admitted_live(n, now_ms), cut = 0;
+	size_t n_blocked, n_keep, n_static, live = egress_admitted_live(n, now_ms), cut = 0;
 	struct cordon_nft_policy pol;
 	struct cut c = { .n = n };
 	int r;
@@ -134,8 +134,10 @@ int sandbox_net_update(struct sandbox_net *n, const char *edits, size_t len,
 	keep = cordon_xcalloc(live ? live : 1, sizeof(*keep));
 	keep_ms = cordon_xcalloc(live ? live : 1, sizeof(*keep_ms));
 	n_keep = egress_admitted_revet(n, al, blocked, n_blocked, false, now_ms, keep, keep_ms);
+	/* Not in the initializer: the order its expressions are evaluated in is unspecified. */
+	n_static = cordon_allowlist_cidrs(al, &statics);
 	pol = (struct cordon_nft_policy){
-		.n_static = cordon_allowlist_cidrs(al, &statics),
+		.n_static = n_static,
 		.statics = statics,
 		.blocked = blocked,
 		.n_blocked = n_blocked,
