@@ -853,6 +853,13 @@ static bool labels_match(const struct cordon_state_info *info, const char *const
 /* list --format json: the OCI state, and what cordon records of the sandbox besides. */
 static void gen_list_entry(yajl_gen g, const struct cordon_state *state, enum cordon_status status)
 {
+	sandbox_json_state_open(g, state, status);
+	yajl_gen_map_close(g);
+}
+
+void sandbox_json_state_open(yajl_gen g, const struct cordon_state *state,
+			     enum cordon_status status)
+{
 	const struct cordon_state_info *info = &state->info;
 
 	gen_state_open(g, state, status);
@@ -882,7 +889,6 @@ static void gen_list_entry(yajl_gen g, const struct cordon_state *state, enum co
 	yajl_gen_integer(g, (long long)(info->max_lifetime_ms / 1000));
 	gen_string(g, "idle_timeout_s");
 	yajl_gen_integer(g, (long long)(info->idle_timeout_ms / 1000));
-	yajl_gen_map_close(g);
 }
 
 int cordon_container_list(const char *root, bool json, bool quiet, const char *const *labels,

@@ -351,9 +351,6 @@ char *cordon_container_inspect(const char *root, const char *id, struct cordon_e
 	const struct cordon_state_info *info;
 	struct cordon_state state;
 	enum cordon_status status;
-	const unsigned char *buf;
-	char *out = NULL;
-	size_t len;
 	yajl_gen g;
 
 	if (cordon_state_open(&state, root, id, false, err) < 0)
@@ -363,33 +360,9 @@ char *cordon_container_inspect(const char *root, const char *id, struct cordon_e
 	g = yajl_gen_alloc(NULL);
 	yajl_gen_config(g, yajl_gen_beautify, 1);
 	yajl_gen_config(g, yajl_gen_indent_string, "  ");
-	yajl_gen_map_open(g);
-	key(g, "id");
-	str(g, state.id);
-	key(g, "status");
-	str(g, cordon_status_name(status));
-	key(g, "kind");
-	str(g, info->kept ? "created" : "run");
-	key(g, "rootfs");
-	str(g, info->bundle ? info->bundle : "");
-	key(g, "annotations");
-	yajl_gen_map_open(g);
-	for (size_t i = 0; i < info->n_annotations; i++) {
-		str(g, info->annotations[2 * i]);
-		str(g, info->annotations[2 * i + 1]);
-	}
-	yajl_gen_map_close(g);
-	key(g, "owner");
-	yajl_gen_map_open(g);
-	key(g, "pid");
-	yajl_gen_integer(g, info->owner_pid);
-	key(g, "start_time");
-	yajl_gen_integer(g, (long long)info->owner_start);
-	yajl_gen_map_close(g);
-	key(g, "created_ms");
-	yajl_gen_integer(g, (long long)info->created_ms);
-	key(g, "init_pid");
-	yajl_gen_integer(g, info->init_pid);
+	sandbox_json_state_open(g, &state, status);
+	key(g, "net_fingerprint");
+	str(g, info->net_fingerprint);
 	if (status == CORDON_STATUS_CREATED || status == CORDON_STATUS_RUNNING ||
 	    status == CORDON_STATUS_PAUSED) {
 		process(g, info);
@@ -399,16 +372,8 @@ char *cordon_container_inspect(const char *root, const char *id, struct cordon_e
 			cordon_state_close(&state);
 			return NULL;
 		}
-	} else if (info->has_exit) {
-		key(g, "exit_status");
-		yajl_gen_integer(g, info->exit_status);
 	}
 	yajl_gen_map_close(g);
 	cordon_state_close(&state);
-	yajl_gen_get_buf(g, &buf, &len);
-	out = cordon_xmalloc(len + 1);
-	memcpy(out, buf, len);
-	out[len] = '\0';
-	yajl_gen_free(g);
-	return out;
+	return cordon_json_gen_take(g);
 }

@@ -375,6 +375,13 @@ struct monitor_reply {
  * one, -EINTR, -errno); an answer that is an error into err (0 or -1).
  */
 int sandbox_monitor_reach(const struct cordon_state *state, struct cordon_error *err);
+/*
+ * A sandbox's record as list --format json gives it (the OCI state and
+ * what cordon keeps besides: kind, labels, owner, lifetimes), its map
+ * left open for more.
+ */
+void sandbox_json_state_open(yajl_gen g, const struct cordon_state *state,
+			     enum cordon_status status);
 int sandbox_monitor_answer(int fd, struct monitor_reply *rep);
 int sandbox_monitor_reply_error(const char *id, int r, struct monitor_reply *rep,
 				const char *what, struct cordon_error *err);
