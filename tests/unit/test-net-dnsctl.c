@@ -451,6 +451,85 @@ static ssize_t client_reply(int client, int stub, uint8_t *buf, size_t cap)
 }
 
 /*
+ * The proxy's process loop in a child, against a supervisor played here:
+ * an allowlist of allowed.test, the stub as its one upstream, a UDP
+ * listener on 127.0.0.2:5353 and a client connected to it; READY read.
+ * With sockets, its upstream sockets come over a socket channel
+ * (give_socket); without, it makes them itself.
+ */
+struct served {
+	int ctl, stub, client;
+	pid_t pid;
+	struct cordon_allowlist *al;
+};
+
+static void serve_up(struct served *s, bool sockets)
+{
+	struct cordon_error err = { 0 };
+	struct sockaddr_storage up = { 0 };
+	struct sockaddr_in *u = (struct sockaddr_in *)&up, px = { .sin_family = AF_INET };
+	struct cordon_dnsproxy_config cfg = { 0 };
+	struct cordon_dnsctl_msg m;
+	struct cordon_addr source;
+	int sp[2], ss[2] = { -1, -1 };
+
+	private_network();
+	s->al = cordon_allowlist_new();
+	ck_assert_int_eq(cordon_allowlist_add(s->al, "allowed.test", false, &err), 0);
+	u->sin_family = AF_INET;
+	u->sin_port = htons(5300);
+	inet_pton(AF_INET, "127.0.0.1", &u->sin_addr);
+	cfg.allowlist = s->al;
+	cfg.upstreams = &up;
+	cfg.n_upstreams = 1;
+	source = addr("127.0.0.1");
+	cfg.clients = &source;
+	cfg.n_clients = 1;
+	s->stub = udp("127.0.0.1", 5300);
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp), 0);
+	if (sockets)
+		ck_assert_int_eq(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ss), 0);
+	s->pid = fork();
+	ck_assert_int_ge(s->pid, 0);
+	if (s->pid == 0) {
+		int fd = udp("127.0.0.2", 5353);
+
+		close(sp[0]);
+		if (ss[0] >= 0)
+			close(ss[0]);
+		_exit(cordon_dnsproxy_serve(&cfg, &fd, 1, NULL, 0, sp[1], ss[1], &err) == 0 ? 0 :
+											      3);
+	}
+	close(sp[1]);
+	if (ss[1] >= 0)
+		close(ss[1]);
+	s->ctl = sp[0];
+	sockets_fd = ss[0];
+	next_msg(s->ctl, s->stub, &m);
+	ck_assert_uint_eq(m.type, CORDON_DNSCTL_READY);
+	s->client = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	px.sin_port = htons(5353);
+	inet_pton(AF_INET, "127.0.0.2", &px.sin_addr);
+	ck_assert_int_eq(connect(s->client, (struct sockaddr *)&px, sizeof(px)), 0);
+}
+
+/* Hang up: the proxy ends, with status 0. */
+static void serve_down(struct served *s)
+{
+	int status;
+
+	close(s->ctl);
+	if (sockets_fd >= 0)
+		close(sockets_fd);
+	sockets_fd = -1;
+	ck_assert_int_eq(waitpid(s->pid, &status, 0), s->pid);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	close(s->client);
+	close(s->stub);
+	cordon_allowlist_free(s->al);
+}
+
+/*
  * The proxy's process loop against a supervisor played here: READY
  * first; an allowed answer waits for its ADMIT's verdict, and the address
  * refused there is gone from the reply; EVENTs for the report; STATS on
@@ -459,58 +538,18 @@ static ssize_t client_reply(int client, int stub, uint8_t *buf, size_t cap)
  */
 START_TEST(serve_speaks_the_protocol)
 {
-	struct cordon_error err = { 0 };
-	struct cordon_allowlist *al = cordon_allowlist_new();
-	struct sockaddr_storage up = { 0 };
-	struct sockaddr_in *u = (struct sockaddr_in *)&up, px = { .sin_family = AF_INET };
-	struct cordon_dnsproxy_config cfg = { 0 };
+	struct served s;
 	struct cordon_dnsctl_msg m;
 	struct cordon_dns_msg *reply = cordon_xcalloc(1, sizeof(*reply));
-	struct cordon_addr source;
 	uint8_t buf[600];
-	int sp[2], ss[2], stub, client, status;
 	size_t len;
-	pid_t pid;
 
-	private_network();
-	ck_assert_int_eq(cordon_allowlist_add(al, "allowed.test", false, &err), 0);
-	u->sin_family = AF_INET;
-	u->sin_port = htons(5300);
-	inet_pton(AF_INET, "127.0.0.1", &u->sin_addr);
-	cfg.allowlist = al;
-	cfg.upstreams = &up;
-	cfg.n_upstreams = 1;
-	source = addr("127.0.0.1");
-	cfg.clients = &source;
-	cfg.n_clients = 1;
-	stub = udp("127.0.0.1", 5300);
-	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp), 0);
-	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ss), 0);
 	setenv("CORDON_LAB_DNS_FORGE_ADMIT", "169.254.169.254", 1);
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		int fd = udp("127.0.0.2", 5353);
-
-		close(sp[0]);
-		close(ss[0]);
-		_exit(cordon_dnsproxy_serve(&cfg, &fd, 1, NULL, 0, sp[1], ss[1], &err) == 0 ? 0 :
-											      3);
-	}
-	close(sp[1]);
-	close(ss[1]);
-	sockets_fd = ss[0];
+	serve_up(&s, true);
 	unsetenv("CORDON_LAB_DNS_FORGE_ADMIT");
-	next_msg(sp[0], stub, &m);
-	ck_assert_uint_eq(m.type, CORDON_DNSCTL_READY);
-
-	client = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	px.sin_port = htons(5353);
-	inet_pton(AF_INET, "127.0.0.2", &px.sin_addr);
-	ck_assert_int_eq(connect(client, (struct sockaddr *)&px, sizeof(px)), 0);
 	len = query(buf, "allowed.test");
-	ck_assert_int_eq(send(client, buf, len, 0), (ssize_t)len);
-	next_msg(sp[0], stub, &m);
+	ck_assert_int_eq(send(s.client, buf, len, 0), (ssize_t)len);
+	next_msg(s.ctl, s.stub, &m);
 	ck_assert_uint_eq(m.type, CORDON_DNSCTL_ADMIT);
 	ck_assert_str_eq(m.name, "allowed.test");
 	ck_assert_uint_eq(m.n_addrs, 1); /* nothing forged in this build */
@@ -524,12 +563,12 @@ START_TEST(serve_speaks_the_protocol)
 		ck_assert_str_eq(text, "93.184.216.7");
 	}
 	/* Nothing for the client until the verdict. */
-	ck_assert_int_eq(recv(client, buf, sizeof(buf), MSG_DONTWAIT), -1);
+	ck_assert_int_eq(recv(s.client, buf, sizeof(buf), MSG_DONTWAIT), -1);
 	m.type = CORDON_DNSCTL_ADMITTED;
 	m.addrs[0].why = CORDON_VET_BLOCKED;
-	ck_assert_int_eq(send(sp[0], &m, sizeof(m), 0), (ssize_t)sizeof(m));
-	ck_assert_int_gt(client_reply(client, stub, buf, sizeof(buf)), 0);
-	next_msg(sp[0], stub, &m);
+	ck_assert_int_eq(send(s.ctl, &m, sizeof(m), 0), (ssize_t)sizeof(m));
+	ck_assert_int_gt(client_reply(s.client, s.stub, buf, sizeof(buf)), 0);
+	next_msg(s.ctl, s.stub, &m);
 	ck_assert_uint_eq(m.type, CORDON_DNSCTL_EVENT);
 	ck_assert(m.allowed);
 	ck_assert_uint_eq(m.n_addrs, 0);
@@ -537,17 +576,17 @@ START_TEST(serve_speaks_the_protocol)
 	ck_assert_uint_eq(m.refused[0].why, CORDON_VET_BLOCKED);
 
 	len = query(buf, "denied.test");
-	ck_assert_int_eq(send(client, buf, len, 0), (ssize_t)len);
-	ck_assert_int_gt(client_reply(client, stub, buf, sizeof(buf)), 0);
-	next_msg(sp[0], stub, &m);
+	ck_assert_int_eq(send(s.client, buf, len, 0), (ssize_t)len);
+	ck_assert_int_gt(client_reply(s.client, s.stub, buf, sizeof(buf)), 0);
+	next_msg(s.ctl, s.stub, &m);
 	ck_assert_uint_eq(m.type, CORDON_DNSCTL_EVENT);
 	ck_assert(!m.allowed);
 	ck_assert_str_eq(m.name, "denied.test");
 
 	memset(&m, 0, sizeof(m));
 	m.type = CORDON_DNSCTL_STATS;
-	ck_assert_int_eq(send(sp[0], &m, sizeof(m), 0), (ssize_t)sizeof(m));
-	next_msg(sp[0], stub, &m);
+	ck_assert_int_eq(send(s.ctl, &m, sizeof(m), 0), (ssize_t)sizeof(m));
+	next_msg(s.ctl, s.stub, &m);
 	ck_assert_uint_eq(m.type, CORDON_DNSCTL_STATS);
 	ck_assert_uint_eq(m.stats.queries, 2);
 	ck_assert_uint_eq(m.stats.denied, 1);
@@ -555,15 +594,8 @@ START_TEST(serve_speaks_the_protocol)
 	/* Its upstream socket came from us: one for the one upstream, kept for both queries. */
 	ck_assert_uint_eq(sockets_given, 1);
 
-	close(sp[0]);
-	close(ss[0]);
-	sockets_fd = -1;
-	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	close(client);
-	close(stub);
+	serve_down(&s);
 	free(reply);
-	cordon_allowlist_free(al);
 }
 END_TEST
 
@@ -618,94 +650,48 @@ static void ask(int ctl, int stub, int client, const char *name, struct cordon_d
  */
 START_TEST(serve_takes_a_new_policy)
 {
-	struct cordon_error err = { 0 };
-	struct cordon_allowlist *al = cordon_allowlist_new();
-	struct sockaddr_storage up = { 0 };
-	struct sockaddr_in *u = (struct sockaddr_in *)&up, px = { .sin_family = AF_INET };
-	struct cordon_dnsproxy_config cfg = { 0 };
+	struct served s;
 	struct cordon_dnsctl_msg m;
-	struct cordon_addr source;
-	int sp[2], ss[2], stub, client, status;
-	pid_t pid;
 
-	private_network();
-	ck_assert_int_eq(cordon_allowlist_add(al, "allowed.test", false, &err), 0);
-	u->sin_family = AF_INET;
-	u->sin_port = htons(5300);
-	inet_pton(AF_INET, "127.0.0.1", &u->sin_addr);
-	cfg.allowlist = al;
-	cfg.upstreams = &up;
-	cfg.n_upstreams = 1;
-	source = addr("127.0.0.1");
-	cfg.clients = &source;
-	cfg.n_clients = 1;
-	stub = udp("127.0.0.1", 5300);
-	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp), 0);
-	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ss), 0);
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		int fd = udp("127.0.0.2", 5353);
+	serve_up(&s, true);
 
-		close(sp[0]);
-		close(ss[0]);
-		_exit(cordon_dnsproxy_serve(&cfg, &fd, 1, NULL, 0, sp[1], ss[1], &err) == 0 ? 0 :
-											      3);
-	}
-	close(sp[1]);
-	close(ss[1]);
-	sockets_fd = ss[0];
-	next_msg(sp[0], stub, &m);
-	ck_assert_uint_eq(m.type, CORDON_DNSCTL_READY);
-	client = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	px.sin_port = htons(5353);
-	inet_pton(AF_INET, "127.0.0.2", &px.sin_addr);
-	ck_assert_int_eq(connect(client, (struct sockaddr *)&px, sizeof(px)), 0);
-
-	ask(sp[0], stub, client, "allowed.test", &m);
+	ask(s.ctl, s.stub, s.client, "allowed.test", &m);
 	ck_assert_uint_eq(m.type, CORDON_DNSCTL_ADMIT);
 	/* In the sets for long enough: answered without asking. */
-	ask(sp[0], stub, client, "allowed.test", &m);
+	ask(s.ctl, s.stub, s.client, "allowed.test", &m);
 	ck_assert_uint_eq(m.type, CORDON_DNSCTL_EVENT);
 	ck_assert(m.allowed);
 
-	ck_assert_int_eq(send_policy(sp[0], stub, "allowed.test\nother.test\n"), 0);
+	ck_assert_int_eq(send_policy(s.ctl, s.stub, "allowed.test\nother.test\n"), 0);
 	/* Asked for again: the supervisor re-vetted the sets under the new policy. */
-	ask(sp[0], stub, client, "allowed.test", &m);
+	ask(s.ctl, s.stub, s.client, "allowed.test", &m);
 	ck_assert_uint_eq(m.type, CORDON_DNSCTL_ADMIT);
 	/* Another name for the same address is asked for too: the supervisor keeps both. */
-	ask(sp[0], stub, client, "other.test", &m);
+	ask(s.ctl, s.stub, s.client, "other.test", &m);
 	ck_assert_uint_eq(m.type, CORDON_DNSCTL_ADMIT);
 	ck_assert_str_eq(m.name, "other.test");
 
-	ck_assert_int_eq(send_policy(sp[0], stub, "other.test\n"), 0);
-	ask(sp[0], stub, client, "allowed.test", &m);
+	ck_assert_int_eq(send_policy(s.ctl, s.stub, "other.test\n"), 0);
+	ask(s.ctl, s.stub, s.client, "allowed.test", &m);
 	ck_assert_uint_eq(m.type, CORDON_DNSCTL_EVENT);
 	ck_assert(!m.allowed);
 
 	/* Refused, and nothing changes: allowed.test stays denied, other.test allowed. */
-	ck_assert_int_eq(send_policy(sp[0], stub, "allowed.test\nnot an entry!\n"), -EINVAL);
-	ck_assert_int_eq(send_policy(sp[0], stub, NULL), -EINVAL);
-	ask(sp[0], stub, client, "allowed.test", &m);
+	ck_assert_int_eq(send_policy(s.ctl, s.stub, "allowed.test\nnot an entry!\n"), -EINVAL);
+	ck_assert_int_eq(send_policy(s.ctl, s.stub, NULL), -EINVAL);
+	ask(s.ctl, s.stub, s.client, "allowed.test", &m);
 	ck_assert_uint_eq(m.type, CORDON_DNSCTL_EVENT);
 	ck_assert(!m.allowed);
-	ask(sp[0], stub, client, "other.test", &m);
+	ask(s.ctl, s.stub, s.client, "other.test", &m);
 	ck_assert_uint_eq(m.type, CORDON_DNSCTL_ADMIT);
 
 	/* An empty allowlist: every name denied. */
-	ck_assert_int_eq(send_policy(sp[0], stub, ""), 0);
-	ask(sp[0], stub, client, "other.test", &m);
+	ck_assert_int_eq(send_policy(s.ctl, s.stub, ""), 0);
+	ask(s.ctl, s.stub, s.client, "other.test", &m);
 	ck_assert_uint_eq(m.type, CORDON_DNSCTL_EVENT);
 	ck_assert(!m.allowed);
 
-	close(sp[0]);
-	close(ss[0]);
-	sockets_fd = -1;
-	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	close(client);
-	close(stub);
-	cordon_allowlist_free(al);
+	serve_down(&s);
 }
 END_TEST
 
@@ -716,72 +702,33 @@ END_TEST
  */
 START_TEST(serve_ignores_a_message_too_long)
 {
-	struct cordon_error err = { 0 };
-	struct cordon_allowlist *al = cordon_allowlist_new();
-	struct sockaddr_storage up = { 0 };
-	struct sockaddr_in *u = (struct sockaddr_in *)&up, px = { .sin_family = AF_INET };
-	struct cordon_dnsproxy_config cfg = { 0 };
+	struct served s;
 	struct cordon_dnsctl_msg m;
 	struct cordon_dns_msg *reply = cordon_xcalloc(1, sizeof(*reply));
-	struct cordon_addr source;
 	uint8_t buf[600], longer[sizeof(m) + 8] = { 0 };
-	int sp[2], stub, client, status;
 	ssize_t got;
 	size_t len;
-	pid_t pid;
 
-	private_network();
-	ck_assert_int_eq(cordon_allowlist_add(al, "allowed.test", false, &err), 0);
-	u->sin_family = AF_INET;
-	u->sin_port = htons(5300);
-	inet_pton(AF_INET, "127.0.0.1", &u->sin_addr);
-	cfg.allowlist = al;
-	cfg.upstreams = &up;
-	cfg.n_upstreams = 1;
-	source = addr("127.0.0.1");
-	cfg.clients = &source;
-	cfg.n_clients = 1;
-	stub = udp("127.0.0.1", 5300);
-	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp), 0);
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		int fd = udp("127.0.0.2", 5353);
-
-		close(sp[0]);
-		_exit(cordon_dnsproxy_serve(&cfg, &fd, 1, NULL, 0, sp[1], -1, &err) == 0 ? 0 : 3);
-	}
-	close(sp[1]);
-	next_msg(sp[0], stub, &m);
-	ck_assert_uint_eq(m.type, CORDON_DNSCTL_READY);
-	client = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	px.sin_port = htons(5353);
-	inet_pton(AF_INET, "127.0.0.2", &px.sin_addr);
-	ck_assert_int_eq(connect(client, (struct sockaddr *)&px, sizeof(px)), 0);
+	serve_up(&s, false);
 	len = query(buf, "allowed.test");
-	ck_assert_int_eq(send(client, buf, len, 0), (ssize_t)len);
-	next_msg(sp[0], stub, &m);
+	ck_assert_int_eq(send(s.client, buf, len, 0), (ssize_t)len);
+	next_msg(s.ctl, s.stub, &m);
 	ck_assert_uint_eq(m.type, CORDON_DNSCTL_ADMIT);
 
 	/* Admitted, in a message eight bytes too long: not a verdict. */
 	m.type = CORDON_DNSCTL_ADMITTED;
 	memcpy(longer, &m, sizeof(m));
-	ck_assert_int_eq(send(sp[0], longer, sizeof(longer), 0), (ssize_t)sizeof(longer));
+	ck_assert_int_eq(send(s.ctl, longer, sizeof(longer), 0), (ssize_t)sizeof(longer));
 	/* Refused, in a message of the right size: the verdict. */
 	m.addrs[0].why = CORDON_VET_BLOCKED;
-	ck_assert_int_eq(send(sp[0], &m, sizeof(m), 0), (ssize_t)sizeof(m));
-	got = client_reply(client, stub, buf, sizeof(buf));
+	ck_assert_int_eq(send(s.ctl, &m, sizeof(m), 0), (ssize_t)sizeof(m));
+	got = client_reply(s.client, s.stub, buf, sizeof(buf));
 	ck_assert_int_gt(got, 0);
 	ck_assert_int_eq(cordon_dns_parse(buf, (size_t)got, reply), 0);
 	ck_assert_uint_eq(reply->n_rr, 0);
 
-	close(sp[0]);
-	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	close(client);
-	close(stub);
+	serve_down(&s);
 	free(reply);
-	cordon_allowlist_free(al);
 }
 END_TEST
 
