@@ -51,8 +51,10 @@ t_host_loopback_unreachable() {
 	start_holder || return
 	mkdir -p "$CASE_DIR/www"
 	echo "secret-$MARK" >"$CASE_DIR/www/probe"
-	in_holder "$PYTHON" -m http.server --bind 127.0.0.1 --directory "$CASE_DIR/www" "$port" \
-		>"$CASE_DIR/http.log" 2>&1 &
+	# nsenter itself, not in_holder: $! must be the listener, not a subshell
+	# whose kill would leave it running after the case.
+	nsenter -t "$HOLDER_PID" -n -- "$PYTHON" -m http.server --bind 127.0.0.1 \
+		--directory "$CASE_DIR/www" "$port" >"$CASE_DIR/http.log" 2>&1 &
 	listener=$!
 	_bg_pids+=("$listener")
 
