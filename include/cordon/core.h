@@ -217,8 +217,9 @@ int cordon_write_all(int fd, const void *buf, size_t len);
  * The fd (close-on-exec), or -errno.
  */
 int cordon_memfd_sealed(const char *name, const void *data, size_t len);
-/* One message of len bytes with fd (SCM_RIGHTS; -1: none) on a socket: 0 or -errno. */
-int cordon_send_fd(int sock, const void *buf, size_t len, int fd, int flags);
+/* One message of len bytes with n fds (SCM_RIGHTS, at most 4; n 0: none) on a socket: 0 or -errno. */
+#define CORDON_SEND_FDS_MAX 4
+int cordon_send_fds(int sock, const void *buf, size_t len, const int *fds, size_t n, int flags);
 /* Write a whole small file (e.g. /proc/PID/uid_map) in one write(). */
 int cordon_write_file_at(int dirfd, const char *path, const char *data, size_t len);
 /* Read a small file into a NUL-terminated malloc'd buffer. */

@@ -188,27 +188,29 @@ int cordon_memfd_sealed(const char *name, const void *data, size_t len)
 	return fd;
 }
 
-int cordon_send_fd(int sock, const void *buf, size_t len, int fd, int flags)
+int cordon_send_fds(int sock, const void *buf, size_t len, const int *fds, size_t n, int flags)
 {
 	union {
-		char buf[CMSG_SPACE(sizeof(int))];
+		char buf[CMSG_SPACE(CORDON_SEND_FDS_MAX * sizeof(int))];
 		struct cmsghdr align;
 	} control;
 	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
 	ssize_t w;
 
-	if (fd >= 0) {
+	if (n > CORDON_SEND_FDS_MAX)
+		return -EINVAL;
+	if (n > 0) {
 		struct cmsghdr *c;
 
 		memset(&control, 0, sizeof(control));
 		mh.msg_control = control.buf;
-		mh.msg_controllen = sizeof(control.buf);
+		mh.msg_controllen = CMSG_SPACE(n * sizeof(int));
 		c = CMSG_FIRSTHDR(&mh);
 		c->cmsg_level = SOL_SOCKET;
 		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(c), &fd, sizeof(int));
+		c->cmsg_len = CMSG_LEN(n * sizeof(int));
+		memcpy(CMSG_DATA(c), fds, n * sizeof(int));
 	}
 	do
 		w = sendmsg(sock, &mh, flags | MSG_NOSIGNAL);

@@ -182,27 +182,12 @@ static int not_in_status(const struct cordon_state *state, enum cordon_status st
  */
 static int send_start_request(int fd, uint32_t req)
 {
-	union {
-		char buf[CMSG_SPACE(2 * sizeof(int))];
-		struct cmsghdr align;
-	} control;
-	const int out[2] = { STDOUT_FILENO, STDERR_FILENO };
-	struct iovec iov = { .iov_base = &req, .iov_len = sizeof(req) };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+	static const int out[2] = { STDOUT_FILENO, STDERR_FILENO };
+	bool both = fcntl(STDOUT_FILENO, F_GETFD) >= 0 && fcntl(STDERR_FILENO, F_GETFD) >= 0;
+	int r = cordon_send_fds(fd, &req, sizeof(req), out, both ? 2 : 0, 0);
 
-	if (fcntl(STDOUT_FILENO, F_GETFD) >= 0 && fcntl(STDERR_FILENO, F_GETFD) >= 0) {
-		struct cmsghdr *c;
-
-		memset(&control, 0, sizeof(control));
-		mh.msg_control = control.buf;
-		mh.msg_controllen = sizeof(control.buf);
-		c = CMSG_FIRSTHDR(&mh);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(out));
-		memcpy(CMSG_DATA(c), out, sizeof(out));
-	}
-	return sendmsg(fd, &mh, MSG_NOSIGNAL) == (ssize_t)sizeof(req) ? 0 : -1;
+	errno = -r;
+	return r < 0 ? -1 : 0;
 }
 
 /* The monitor's answer to start: 0, -EPIPE when it ended without one, -EINTR, -errno. */
@@ -335,7 +320,7 @@ int cordon_container_net_update(const char *root, const char *id, const char *ed
 		cordon_error_set(err, CORDON_E_STATE, -r, "container %s: marking an update", id);
 	else
 		fd = sandbox_monitor_reach(&state, err);
-	if (fd >= 0 && (r = cordon_send_fd(fd, &req, sizeof(req), memfd, 0)) < 0)
+	if (fd >= 0 && (r = cordon_send_fds(fd, &req, sizeof(req), &memfd, 1, 0)) < 0)
 		cordon_error_set(err, CORDON_E_STATE, -r, "container %s: reaching its monitor", id);
 	if (fd < 0 || err->code) {
 		cordon_state_mark(&state, CORDON_STATE_NET_UPDATE, false);

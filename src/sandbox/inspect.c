@@ -323,7 +323,7 @@ static int network(yajl_gen g, const struct cordon_state *state, struct cordon_e
 	fd = sandbox_monitor_reach(state, err);
 	if (fd < 0)
 		return -1;
-	r = cordon_send_fd(fd, &req, sizeof(req), memfd, 0);
+	r = cordon_send_fds(fd, &req, sizeof(req), &memfd, 1, 0);
 	if (r < 0)
 		return cordon_error_set(err, CORDON_E_STATE, -r, "container %s: reaching its monitor",
 					state->id);

@@ -610,7 +610,7 @@ static int32_t send_policy(int ctl, int stub, const char *text)
 	memset(&m, 0, sizeof(m));
 	m.type = CORDON_DNSCTL_POLICY;
 	m.token = (uint32_t)len;
-	ck_assert_int_eq(cordon_send_fd(ctl, &m, sizeof(m), fd, 0), 0);
+	ck_assert_int_eq(cordon_send_fds(ctl, &m, sizeof(m), &fd, fd >= 0, 0), 0);
 	if (fd >= 0)
 		close(fd);
 	next_msg(ctl, stub, &m);

@@ -955,7 +955,7 @@ int egress_proxy_policy(struct sandbox_net *n, const struct cordon_allowlist *al
 	memset(&m, 0, sizeof(m));
 	m.type = CORDON_DNSCTL_POLICY;
 	m.token = (uint32_t)len;
-	r = cordon_send_fd(n->proxy_ctl, &m, sizeof(m), fd, MSG_DONTWAIT);
+	r = cordon_send_fds(n->proxy_ctl, &m, sizeof(m), &fd, 1, MSG_DONTWAIT);
 	if (r < 0)
 		return fail(err, -r, "sending it the new policy");
 	n->policy_pending = true;
