@@ -7,7 +7,9 @@
 #include <linux/mount.h>
 #include <linux/openat2.h>
 #include <linux/sched.h>
+#include <errno.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <sys/syscall.h>
 
 #include "cordon/core.h"
@@ -17,9 +19,26 @@ pid_t cordon_clone3(struct clone_args *args, size_t size)
 	return (pid_t)syscall(SYS_clone3, args, size);
 }
 
+/*
+ * Under RESOLVE_IN_ROOT or RESOLVE_BENEATH the kernel fails a walk through
+ * ".." with EAGAIN when any rename or mount anywhere on the host happened
+ * during it, since it can then not prove the walk stayed inside; it asks
+ * the caller to try again. On a busy host (other sandboxes starting) that
+ * is common, so try again, a bounded number of times: someone renaming in
+ * a loop to keep us out gets an error, not a hang.
+ */
+#define OPENAT2_TRIES 64
+
 int cordon_openat2(int dirfd, const char *path, struct open_how *how, size_t size)
 {
-	return (int)syscall(SYS_openat2, dirfd, path, how, size);
+	bool scoped = how->resolve & (RESOLVE_IN_ROOT | RESOLVE_BENEATH);
+	int fd, tries = 0;
+
+	do
+		fd = (int)syscall(SYS_openat2, dirfd, path, how, size);
+	while (fd < 0 && errno == EAGAIN && scoped && !(how->resolve & RESOLVE_CACHED) &&
+	       ++tries < OPENAT2_TRIES);
+	return fd;
 }
 
 int cordon_open_tree(int dirfd, const char *path, unsigned int flags)
