@@ -143,12 +143,21 @@ elif ! is_root; then
 	TEST_HOME=$HOME
 fi
 
+# Direct calls of cordon that do not go through run_cordon (races,
+# background sandboxes, the lab's helpers) keep their audit logs in the
+# scratch tree too: root's through the environment, the test user's
+# through USER_PREFIX.
+mkdir -p "$E2E_AUDIT_DIR/rootful" "$E2E_AUDIT_DIR/rootless"
+if is_root && have_test_user; then chown "$TEST_UID:$TEST_GID" "$E2E_AUDIT_DIR/rootless"; fi
+export CORDON_AUDIT_DIR=$E2E_AUDIT_DIR/rootful
+
 # The command prefix that runs a command as the unprivileged test user
 # with a minimal environment (default signal dispositions too), as the
 # array USER_PREFIX; VAR=VALUE words may follow it.
 _user_prefix() {
 	USER_PREFIX=(env -i --default-signal PATH=/usr/local/bin:/usr/bin:/bin HOME="$TEST_HOME"
-		USER="$CORDON_TEST_USER" LOGNAME="$CORDON_TEST_USER")
+		USER="$CORDON_TEST_USER" LOGNAME="$CORDON_TEST_USER"
+		CORDON_AUDIT_DIR="$E2E_AUDIT_DIR/rootless")
 	if is_root; then
 		USER_PREFIX=(runuser -u "$CORDON_TEST_USER" -- "${USER_PREFIX[@]}")
 	fi
