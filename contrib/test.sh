@@ -4,7 +4,11 @@
 #   build/       -Dwerror=true, debugoptimized: all suites (unit, e2e, ...),
 #                then the VM suite (tests/vm: Debian 12's kernel, pure cgroup v2)
 #   build-asan/  ASan + UBSan at -O1, no rootfs: the unit suite only
-#   build-fuzz/  clang, libFuzzer + ASan + UBSan: each fuzzer for 30 s
+#   build-fuzz/  clang, libFuzzer + ASan + UBSan: the fuzzers, two at a time
+#
+# The VM suite runs in the background beside the ASan unit run and the
+# fuzzers (three separate build trees; nothing shared but the CPU), all at
+# the VM's niceness; its output is printed whole after theirs.
 #
 # As root it installs missing Debian packages and creates the unprivileged
 # user cordon-test (with a 65536-id range in /etc/subuid and /etc/subgid) that
@@ -25,8 +29,12 @@ logs=()
 
 heading() { printf '\n== %s\n' "$*"; }
 warn() { printf 'test.sh: %s\n' "$*" >&2; }
+# In a background phase (step_file set) a failed step is written to that
+# file, one a line, and the main shell adds it when it collects the phase.
+step_file=
 step_failed() {
 	failed_steps+=(--failed-step "$1")
+	[ -z "$step_file" ] || printf '%s\n' "$1" >>"$step_file"
 	warn "FAILED: $1"
 }
 finish() {
@@ -202,19 +210,17 @@ if [ "$(id -u)" -eq 0 ] && [ -c /dev/net/tun ]; then
 		heading "/dev/net/tun"
 		chmod 0666 /dev/net/tun && tun_mode=$mode &&
 			echo "relaxed /dev/net/tun from mode $mode to 0666 for the rootless network tests (pasta); restored at exit or on a signal"
-		trap restore_tun EXIT
-		# Killed: put the mode back too, then die as the signal would.
-		for sig in TERM INT HUP; do
-			# shellcheck disable=SC2064 # the signal is meant to be expanded now
-			trap "restore_tun; tun_mode=; trap - $sig EXIT; kill -$sig \$\$" "$sig"
-		done
+		# (the traps are set below, with the VM phase's)
 	fi
 fi
 
 # --- run the tests -------------------------------------------------------------
 
 # run_suite DIR LABEL [--log NAME] MESON-TEST-ARGS...: NAME.json is the log
-# meson writes (testlog; testlog-SETUP with --setup SETUP).
+# meson writes (testlog; testlog-SETUP with --setup SETUP). meson runs at
+# the niceness in $suite_nice (0 unless beside the VM).
+suite_nice=0
+suite_pid=
 run_suite() {
 	local dir=$1 label=$2 rc logbase=testlog
 	shift 2
@@ -224,8 +230,13 @@ run_suite() {
 	fi
 	heading "meson test -C $dir $*"
 	rm -f "$dir/meson-logs/$logbase.json"
-	meson test -C "$dir" --no-rebuild --print-errorlogs "$@"
+	# In the background and waited for, so that a TERM trap can pass the
+	# signal on (a background phase's meson would outlive its subshell).
+	nice -n "$suite_nice" meson test -C "$dir" --no-rebuild --print-errorlogs "$@" &
+	suite_pid=$!
+	wait "$suite_pid"
 	rc=$?
+	suite_pid=
 	logs+=("$label=$dir/meson-logs/$logbase.json")
 	# 0: all passed, 1: some test failed (counted from the log); else meson itself failed.
 	if [ "$rc" -ne 0 ] && [ "$rc" -ne 1 ]; then
@@ -233,13 +244,52 @@ run_suite() {
 	fi
 }
 
+vm_pid=
+vm_out=
+vm_steps=
+# Ends the background VM phase (its meson, which ends the VM) when the
+# script exits or is killed. Killed: the VM phase ended and /dev/net/tun's
+# mode put back, then die as the signal would.
+stop_vm() {
+	[ -n "$vm_pid" ] || return 0
+	kill -TERM "$vm_pid" 2>/dev/null
+	wait "$vm_pid" 2>/dev/null
+	vm_pid=
+	rm -f "$vm_out" "$vm_steps"
+}
+# The running meson too: started in the background (run_suite), it ignores
+# the terminal's SIGINT.
+stop_suites() {
+	[ -z "$suite_pid" ] || kill -TERM "$suite_pid" 2>/dev/null
+	stop_vm
+}
+trap 'stop_suites; restore_tun' EXIT
+for sig in TERM INT HUP; do
+	# shellcheck disable=SC2064 # the signal is meant to be expanded now
+	trap "stop_suites; restore_tun; tun_mode=; trap - $sig EXIT; kill -$sig \$\$" "$sig"
+done
+
 if [ "$build_ok" -eq 1 ]; then
 	run_suite build build --timeout-multiplier 2
 	# Debian 12's kernel on pure cgroup v2, in a VM under emulation
 	# (tests/vm): its budget and the time it took are in its output.
-	vm_started=$SECONDS
-	run_suite build vm --log testlog-vm --setup vm --suite vm
-	echo "VM suite: $((SECONDS - vm_started)) s"
+	# In the background: its output goes to a file, its failed steps to
+	# another; a TERM passes on to its meson (which stops the VM).
+	vm_out=$(mktemp)
+	vm_steps=$(mktemp)
+	(
+		step_file=$vm_steps
+		suite_pid=
+		trap '[ -z "$suite_pid" ] || kill -TERM "$suite_pid" 2>/dev/null; exit 143' TERM
+		trap - INT HUP EXIT
+		vm_started=$SECONDS
+		run_suite build vm --log testlog-vm --setup vm --suite vm
+		echo "VM suite: $((SECONDS - vm_started)) s"
+	) >"$vm_out" 2>&1 &
+	vm_pid=$!
+	# tests/vm/vm.sh runs qemu at nice 10: the phases beside it share the
+	# CPU with it evenly rather than starve it.
+	suite_nice=10
 fi
 if [ "$asan_ok" -eq 1 ]; then
 	ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:print_summary=1} \
@@ -248,6 +298,19 @@ if [ "$asan_ok" -eq 1 ]; then
 fi
 if [ "$fuzz_ok" -eq 1 ]; then
 	run_suite build-fuzz fuzz --suite fuzz
+fi
+if [ -n "$vm_pid" ]; then
+	wait "$vm_pid"
+	vm_rc=$?
+	vm_pid=
+	cat "$vm_out"
+	# The phase's log and its failed steps, as if it had run here.
+	logs+=("vm=build/meson-logs/testlog-vm.json")
+	while IFS= read -r step; do
+		failed_steps+=(--failed-step "$step")
+	done <"$vm_steps"
+	[ "$vm_rc" -eq 0 ] || step_failed "the VM suite's phase exited with status $vm_rc"
+	rm -f "$vm_out" "$vm_steps"
 fi
 
 finish
