@@ -78,7 +78,7 @@ containerd_stop() {
 	local line d
 	if [ -n "$CD_PID" ]; then
 		kill -TERM "$CD_PID" 2>/dev/null
-		wait_until 10 cd_gone || kill -KILL "$CD_PID" 2>/dev/null
+		wait_until "$WAIT_LIMIT" cd_gone || kill -KILL "$CD_PID" 2>/dev/null
 		wait "$CD_PID" 2>/dev/null
 		CD_PID=
 	fi
@@ -250,7 +250,7 @@ t_detach_exec() {
 	id=$ID
 	ctr_ run -d "${RT[@]}" "$IMAGE" "$id" sleep "$MARK"
 	expect_rc 0 || return
-	wait_until 10 task_is "$id" RUNNING || fail "task $id is not RUNNING: $(task_status "$id")"
+	wait_until "$WAIT_LIMIT" task_is "$id" RUNNING || fail "task $id is not RUNNING: $(task_status "$id")"
 	ctr_ task exec --fifo-dir "$CD_DIR/fifo" --exec-id "x-$MARK" "$id" sh -c 'echo from-exec; hostname; ps -o args | grep -c "[s]leep '"$MARK"'"'
 	expect_rc 0
 	expect_out_has from-exec
@@ -277,16 +277,16 @@ t_detach_exec() {
 	expect_out_has PID
 	ctr_ task pause "$id"
 	expect_rc 0
-	wait_until 5 task_is "$id" PAUSED || fail "task $id is not PAUSED: $(task_status "$id")"
+	wait_until "$WAIT_LIMIT" task_is "$id" PAUSED || fail "task $id is not PAUSED: $(task_status "$id")"
 	ctr_ task resume "$id"
 	expect_rc 0
-	wait_until 5 task_is "$id" RUNNING || fail "task $id is not RUNNING after resume"
+	wait_until "$WAIT_LIMIT" task_is "$id" RUNNING || fail "task $id is not RUNNING after resume"
 	# Every cordon call so far logged here, the failed exec among them.
 	log=$(bundle_of "$id")/log.json
 	expect_log_json "$log"
 	ctr_ task kill "$id"
 	expect_rc 0
-	wait_until 10 task_is "$id" STOPPED || fail "task $id did not stop on SIGTERM: $(task_status "$id")"
+	wait_until "$WAIT_LIMIT" task_is "$id" STOPPED || fail "task $id did not stop on SIGTERM: $(task_status "$id")"
 	ctr_ task rm "$id"
 	expect_rc 0
 	ctr_ container rm "$id"
@@ -322,7 +322,7 @@ t_kill_rm_force() {
 	expect_rc 0 || return
 	ctr_ task kill -s KILL "$id"
 	expect_rc 0
-	wait_until 10 task_is "$id" STOPPED || fail "task $id did not stop on SIGKILL"
+	wait_until "$WAIT_LIMIT" task_is "$id" STOPPED || fail "task $id did not stop on SIGKILL"
 	ctr_ task rm -f "$id"
 	expect_rc 0
 	ctr_ container rm "$id"

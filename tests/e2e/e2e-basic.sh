@@ -283,7 +283,7 @@ t_inspect() {
 	# Rootless on this host's hybrid layout a pids limit has no delegated cgroup.
 	[ "$MODE" = rootful ] && limits=(--pids 40)
 	crun_bg "${limits[@]}" -- sh -c 'touch /workspace/up; sleep 30'
-	wait_until 10 inspect_ready || { fail "the sandbox did not start"; wait_bg; return; }
+	wait_until "$WAIT_LIMIT" inspect_ready || { fail "the sandbox did not start"; wait_bg; return; }
 	cordon inspect "$ID"
 	expect_rc 0
 	j=$OUT

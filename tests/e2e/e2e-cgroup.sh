@@ -140,7 +140,7 @@ t_pids_fork_bomb() {
 	crun_bg --pids 20 --timeout 600 --workspace "$WS" --result-json "$res" -- \
 		sh -c "b() { b | b & }; b; until [ -e /workspace/counted ]; do sleep 1; done; exit 7; : $MARK"
 	if [ "$MODE" = rootless ]; then
-		wait_bg_for 60 || return
+		wait_bg_for "$WAIT_LIMIT" || return
 		expect_fail_closed
 		return
 	fi
@@ -162,7 +162,7 @@ t_pids_fork_bomb() {
 	fi
 	expect_json "$res" timed_out false
 	expect_json "$res" limits_enforced true
-	wait_until 30 no_procs_matching "$MARK" || fail "fork bomb processes outlived the sandbox: $(procs_matching "$MARK" | head -5)"
+	wait_until "$WAIT_LIMIT" no_procs_matching "$MARK" || fail "fork bomb processes outlived the sandbox: $(procs_matching "$MARK" | head -5)"
 	no_cg_dirs_of "$ID" || fail "cgroups left after the run: $(cg_dirs_of "$ID")"
 	_case_notes+=("note: pids.events max $REFUSED (as the host last read it), $said \"can't fork\" from the bomb, pids_peak $peak")
 }
@@ -172,7 +172,7 @@ t_pids_default_512() {
 	local dir v
 	new_mark
 	crun_bg --workspace "$WS" -- sh -c "touch /workspace/ready; sleep $MARK"
-	if ! wait_until 10 test -e "$WS/ready"; then
+	if ! wait_until "$WAIT_LIMIT" test -e "$WS/ready"; then
 		fail "the workload never started"
 		kill -9 "$BG_PID" 2>/dev/null
 		wait_bg
@@ -190,7 +190,7 @@ t_pids_default_512() {
 		no_cg_dirs_of "$ID" || fail "a rootless run created cgroups: $(cg_dirs_of "$ID")"
 	fi
 	pkill_mark
-	wait_bg_for 10 || return
+	wait_bg_for "$WAIT_LIMIT" || return
 	if [ "$MODE" = rootless ]; then
 		expect_err_empty "a plain rootless run printed something about cgroups"
 	fi
@@ -202,7 +202,7 @@ t_pids_default_512() {
 # loaded or emulated machine the gap is long): wait for it first.
 pkill_mark() {
 	local line
-	wait_until 20 sleep_running || fail "no 'sleep $MARK' process to end"
+	wait_until "$WAIT_LIMIT" sleep_running || fail "no 'sleep $MARK' process to end"
 	while read -r line; do
 		[[ $line == *": sleep $MARK" ]] && kill -TERM "${line%%:*}" 2>/dev/null
 	done < <(procs_matching "$MARK")
@@ -217,13 +217,13 @@ t_pids_explicit_from_host() {
 	fi
 	new_mark
 	crun_bg --pids 64 --workspace "$WS" -- sh -c "touch /workspace/ready; sleep $MARK"
-	wait_until 10 test -e "$WS/ready" || { fail "the workload never started"; kill -9 "$BG_PID"; wait_bg; return; }
+	wait_until "$WAIT_LIMIT" test -e "$WS/ready" || { fail "the workload never started"; kill -9 "$BG_PID"; wait_bg; return; }
 	dir=$(v1_dir pids "$ID")
 	[ "$HOST_LAYOUT" = v2 ] && dir=$CG$(self_cgroup "")/cordon-$ID
 	v=$(cat "$dir/pids.max" 2>/dev/null)
 	[ "$v" = 64 ] || fail "$dir/pids.max reads '${v:-(missing)}', expected 64"
 	pkill_mark
-	wait_bg_for 10
+	wait_bg_for "$WAIT_LIMIT"
 }
 
 # --- cpu -----------------------------------------------------------------
@@ -261,11 +261,11 @@ t_cpus_half() {
 	if [ "$MODE" = rootful ]; then
 		new_mark
 		crun_bg --cpus 0.5 --workspace "$WS" -- sh -c "touch /workspace/ready; sleep $MARK"
-		wait_until 10 test -e "$WS/ready" || { fail "the workload never started"; kill -9 "$BG_PID"; wait_bg; return; }
+		wait_until "$WAIT_LIMIT" test -e "$WS/ready" || { fail "the workload never started"; kill -9 "$BG_PID"; wait_bg; return; }
 		q=$(cpu_quota_of "$ID")
 		[ "$q" = "50000 100000" ] || fail "--cpus 0.5: the cgroup's quota and period read '$q', expected '50000 100000'"
 		pkill_mark
-		wait_bg_for 10
+		wait_bg_for "$WAIT_LIMIT"
 	fi
 	# 3 s of a busy loop, bounded by timeout(1) inside.
 	crun --cpus 0.5 --result-json "$res" -- sh -c 'timeout 3 sh -c "while :; do :; done"; exit 0'
@@ -323,8 +323,8 @@ t_cgroup_namespace() {
 	# From the host, the workload is in cordon-ID of each hierarchy used.
 	new_mark
 	crun_bg --memory 64 --workspace "$WS" -- sh -c "touch /workspace/ready; sleep $MARK"
-	wait_until 10 test -e "$WS/ready" || { fail "the workload never started"; kill -9 "$BG_PID"; wait_bg; return; }
-	wait_until 20 sleep_running
+	wait_until "$WAIT_LIMIT" test -e "$WS/ready" || { fail "the workload never started"; kill -9 "$BG_PID"; wait_bg; return; }
+	wait_until "$WAIT_LIMIT" sleep_running
 	pid=$(procs_matching "$MARK" | awk -F: -v m="sleep $MARK" '$2 == " " m { print $1; exit }')
 	if [ -z "$pid" ]; then
 		fail "no sleep $MARK process found"
@@ -346,7 +346,7 @@ t_cgroup_namespace() {
 			fail "memory cgroup '${line#*:memory:}' not below the caller's $(self_cgroup memory)"
 	fi
 	pkill_mark
-	wait_bg_for 10
+	wait_bg_for "$WAIT_LIMIT"
 }
 
 t_print_profile_layout() {
@@ -404,7 +404,7 @@ kill_supervisor_midrun() {
 	new_mark
 	crun_bg "${ALL_LIMITS[@]}" --result-json "$CASE_DIR/r.json" -- sleep "$MARK"
 	DEAD=$ID
-	if ! wait_until 10 sleep_running; then
+	if ! wait_until "$WAIT_LIMIT" sleep_running; then
 		fail "the workload never started"
 		return 1
 	fi
@@ -416,8 +416,8 @@ kill_supervisor_midrun() {
 	fi
 	sup=$(supervisor_of "$ID") || { fail "no supervisor found for $ID"; return 1; }
 	kill -9 "$sup"
-	wait_bg_for 5 || return 1
-	wait_until 3 no_procs_matching "$MARK" || { fail "the workload outlived its supervisor"; return 1; }
+	wait_bg_for "$WAIT_LIMIT" || return 1
+	wait_until "$WAIT_LIMIT" no_procs_matching "$MARK" || { fail "the workload outlived its supervisor"; return 1; }
 	cg_dirs_of "$DEAD" | grep -q . ||
 		_case_notes+=("note: the cgroups were gone before any sweep (nothing to test the sweep with)")
 	return 0
@@ -537,7 +537,7 @@ exec sleep $MARK" || return
 	next_id
 	dead=$ID
 	cordon_bg --root "$R" run --bundle "$CASE_DIR/bundle" "$ID"
-	if ! wait_until 10 sleep_running; then
+	if ! wait_until "$WAIT_LIMIT" sleep_running; then
 		fail "the workload never started"
 		return
 	fi
@@ -545,8 +545,8 @@ exec sleep $MARK" || return
 		fail "expected cordon-$dead/a/b/c while it runs: $(cg_tree_of "$dead")"
 	sup=$("$PYTHON" -c 'import json, sys; print(json.load(open(sys.argv[1]))["owner_pid"])' "$R/$dead/state.json")
 	kill -9 "$sup"
-	wait_bg_for 5 || return
-	wait_until 3 no_procs_matching "$MARK" || { fail "the workload outlived its supervisor"; return; }
+	wait_bg_for "$WAIT_LIMIT" || return
+	wait_until "$WAIT_LIMIT" no_procs_matching "$MARK" || { fail "the workload outlived its supervisor"; return; }
 	[ -n "$(cg_tree_of "$dead")" ] ||
 		_case_notes+=("note: the cgroups were gone before any sweep (nothing to test the sweep with)")
 	# The next run in the same state root sweeps the dead one's entry.

@@ -106,7 +106,7 @@ t_timeout_term() {
 	expect_rc 124
 	# SIGTERM is sent to every process, not waited for (SIGKILL rounds are): it ends by itself.
 	# shellcheck disable=SC2016 # expanded by eval
-	wait_until 30 eval '[ "$(host_procs "sleep $kid")" = 0 ]' ||
+	wait_until "$WAIT_LIMIT" eval '[ "$(host_procs "sleep $kid")" = 0 ]' ||
 		fail "the command's child survived SIGTERM"
 	[ "$(jget "$CASE_DIR/r.json" timed_out)" = True ] || fail "timed_out is not true"
 	[ "$(jget "$CASE_DIR/r.json" exit_code)" = 124 ] || fail "exit_code is not 124"
@@ -263,7 +263,7 @@ t_stalled_reader() {
 	("${_argv[@]}" >"$CASE_DIR/fifo" 2>"$CASE_DIR/stall.err" </dev/null
 	 echo $? >"$CASE_DIR/stall.rc") 2>/dev/null &
 	_bg_pids+=("$!")
-	wait_until 60 exec_done stall ||
+	wait_until "$WAIT_LIMIT" exec_done stall ||
 		fail "cordon exec waited for a reader that never reads, past its timeout"
 	exec 7<&-
 	exec_wait stall 30 || return
@@ -298,7 +298,7 @@ t_sandbox_ends_under_exec() {
 	setup_case
 	start_sandbox "$id" "${1:-oci}" || return
 	exec_bg long --timeout 600 --result-json "$CASE_DIR/r.json" "$id" -- sleep $((MARK + 6))
-	wait_until 30 pgrep -f "^sleep $((MARK + 6))\$" ||
+	wait_until "$WAIT_LIMIT" pgrep -f "^sleep $((MARK + 6))\$" ||
 		fail "the exec's command did not start"
 	oc delete -f "$id"
 	expect_rc 0

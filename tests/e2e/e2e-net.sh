@@ -33,7 +33,7 @@ start_holder() {
 	unshare --net -- sleep "$MARK" &
 	HOLDER_PID=$!
 	_bg_pids+=("$HOLDER_PID")
-	wait_until 5 bash -c "[ \"\$(readlink /proc/$HOLDER_PID/ns/net)\" != \"\$(readlink /proc/self/ns/net)\" ]" ||
+	wait_until "$WAIT_LIMIT" bash -c "[ \"\$(readlink /proc/$HOLDER_PID/ns/net)\" != \"\$(readlink /proc/self/ns/net)\" ]" ||
 		{ _fail_raw "the stand-in host network namespace did not appear"; return 1; }
 	nsenter -t "$HOLDER_PID" -n ip link set lo up ||
 		{ _fail_raw "could not bring lo up in the stand-in host namespace"; return 1; }
@@ -59,7 +59,7 @@ t_host_loopback_unreachable() {
 	_bg_pids+=("$listener")
 
 	# Positive control: the listener answers on the stand-in host's loopback.
-	if ! wait_until 10 bash -c "nsenter -t $HOLDER_PID -n -- busybox sh -c \"$(probe_cmd "$port")\" 2>/dev/null | grep -q secret-"; then
+	if ! wait_until "$WAIT_LIMIT" bash -c "nsenter -t $HOLDER_PID -n -- busybox sh -c \"$(probe_cmd "$port")\" 2>/dev/null | grep -q secret-"; then
 		_fail_raw "the test's own listener on 127.0.0.1:$port never answered" "$(cat "$CASE_DIR/http.log")"
 		kill "$listener" "$HOLDER_PID"
 		return

@@ -31,7 +31,7 @@ has_own_cgroup2() { [ "$MODE" = rootful ] || [ "$(stat -fc %T /sys/fs/cgroup)" =
 
 # must_end WHAT: the background command ends (a hang guard of 30 s); RC etc. set.
 must_end() {
-	wait_bg_for 30 || { fail "$1 hung"; return 1; }
+	wait_bg_for "$WAIT_LIMIT" || { fail "$1 hung"; return 1; }
 }
 
 # exec into a cgroup the container froze (cgroup.freeze of a cgroup it
@@ -136,7 +136,7 @@ t_ps_escapes() {
 	cfg 'c["process"]["args"] = ["sh", "-c", "sleep %s; true" % sys.argv[1], "x\nFAKE 1 forged\033[2J"]' "$MARK" || return
 	oc create -b "$BUNDLE" "$id" && oc start "$id"
 	expect_rc 0 || return
-	wait_until 10 eval "oc ps $id; [[ \$OUT == *FAKE* ]]" || fail "ps never showed the process"
+	wait_until "$WAIT_LIMIT" eval "oc ps $id; [[ \$OUT == *FAKE* ]]" || fail "ps never showed the process"
 	oc ps "$id"
 	expect_rc 0
 	[[ $OUT != *$'\n'FAKE* ]] || fail "ps printed a forged line"

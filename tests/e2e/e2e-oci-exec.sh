@@ -51,7 +51,7 @@ start_receiver() {
 	fi
 	RECV_PID=$!
 	_bg_pids+=("$RECV_PID")
-	wait_until 10 test -S "$1" || fail "the console receiver did not listen"
+	wait_until "$WAIT_LIMIT" test -S "$1" || fail "the console receiver did not listen"
 }
 
 t_exec_sees_container() {
@@ -116,7 +116,7 @@ t_exec_confinement() {
 	# Killing the container ends it too.
 	oc delete -f "$id"
 	expect_rc 0
-	wait_until 5 test ! -d "/proc/$pid" || fail "the exec'd process survived delete --force"
+	wait_until "$WAIT_LIMIT" test ! -d "/proc/$pid" || fail "the exec'd process survived delete --force"
 	end_case
 }
 
@@ -201,7 +201,7 @@ t_exec_refusals() {
 	mk_bundle b sh -c 'exit 3' || return
 	oc run -d -b "$BUNDLE" "$id"
 	expect_rc 0
-	wait_until 10 is_stopped "$id" || fail "container $id did not stop"
+	wait_until "$WAIT_LIMIT" is_stopped "$id" || fail "container $id did not stop"
 	oc exec "$id" true
 	expect_cordon_error STATE stopped
 	oc exec "$id"
@@ -277,7 +277,7 @@ t_create_terminal() {
 	oc start "$id"
 	expect_rc 0
 	wait "$RECV_PID"
-	wait_until 10 is_stopped "$id" || fail "container $id did not stop"
+	wait_until "$WAIT_LIMIT" is_stopped "$id" || fail "container $id did not stop"
 	[ "$(jfield exitStatus)" = 6 ] || fail "expected exitStatus 6"
 	_slurp OUT "$CASE_DIR/console.out"
 	expect_out_has "winsize 30 100"
@@ -309,7 +309,7 @@ t_exec_paused_refused() {
 	oc pause "$id"
 	expect_rc 0 || return
 	oc_bg exec "$id" echo hi
-	if wait_bg_for 10; then
+	if wait_bg_for "$WAIT_LIMIT"; then
 		expect_cordon_error STATE "container $id is paused"
 		expect_out_eq ""
 	fi
@@ -339,10 +339,10 @@ t_exec_frozen_refused() {
 		return
 	fi
 	echo 1 >"$unified/cgroup.freeze"
-	wait_until 10 grep -qx "frozen 1" "$unified/cgroup.events" || fail "$unified did not freeze"
+	wait_until "$WAIT_LIMIT" grep -qx "frozen 1" "$unified/cgroup.events" || fail "$unified did not freeze"
 	expect_status "$id" running
 	oc_bg exec "$id" echo hi
-	if wait_bg_for 30; then
+	if wait_bg_for "$WAIT_LIMIT"; then
 		expect_cordon_error STATE "cgroup $unified is frozen: cannot exec in it"
 		expect_out_eq ""
 	fi

@@ -168,7 +168,7 @@ t_delete_never_lies() {
 	dirs=$(cat "$OROOT/$id/cgroups")
 	mkdir "$fz" && echo "$init" >"$fz/cgroup.procs" && echo FROZEN >"$fz/freezer.state" ||
 		{ fail "freezing the init in $fz"; return; }
-	wait_until 5 frozen_in "$fz" || fail "$fz did not freeze"
+	wait_until "$WAIT_LIMIT" frozen_in "$fz" || fail "$fz did not freeze"
 	oc delete -f "$id"
 	expect_rc 0
 	gone "$init" || fail "delete --force returned while the frozen init $init lives"
@@ -184,7 +184,7 @@ t_delete_never_lies() {
 	mkdir "$fz" && echo FROZEN >"$fz/freezer.state" || { fail "making $fz"; return; }
 	while read -r d; do echo "$d" >"$fz/cgroup.procs"; done <"$ours/cgroup.procs"
 	rmdir "$ours" || { fail "removing the container's freezer cgroup $ours"; return; }
-	wait_until 5 frozen_in "$fz" || fail "$fz did not freeze"
+	wait_until "$WAIT_LIMIT" frozen_in "$fz" || fail "$fz did not freeze"
 	oc delete -f "$id"
 	expect_cordon_error STATE "still alive"
 	oc state "$id"
@@ -335,7 +335,7 @@ c["mounts"].append({"destination": "/sys/fs/cgroup", "type": "cgroup", "source":
 	cfg 'c["process"]["args"] = ["sh", "-c", "mkdir /sys/fs/cgroup/foo && exec sleep " + sys.argv[1]]' "$MARK"
 	oc run -d -b "$BUNDLE" "$id"
 	expect_rc 0 || return
-	wait_until 5 program_running || fail "the container did not start"
+	wait_until "$WAIT_LIMIT" program_running || fail "the container did not start"
 	oc exec --cgroup /foo "$id" grep "^0::" /proc/self/cgroup
 	expect_rc 0
 	expect_out_eq "0::/foo"
@@ -352,7 +352,7 @@ c["mounts"].append({"destination": "/sys/fs/cgroup", "type": "cgroup", "source":
 	[[ $OUT == *"$pid"* ]] || fail "ps does not list $pid, in the container's /foo: $OUT"
 	oc kill --all "$id" USR1
 	expect_rc 0
-	wait_until 5 gone "$pid" || fail "kill --all did not reach $pid, in the container's /foo"
+	wait_until "$WAIT_LIMIT" gone "$pid" || fail "kill --all did not reach $pid, in the container's /foo"
 	oc delete -f "$id"
 	expect_rc 0
 	end_case
@@ -402,14 +402,14 @@ t_init_outlives_workload() {
 	expect_status "$id" running || return
 	init=$(jfield pid)
 	main=$(pgrep -o -P "$init")
-	wait_until 10 pgrep -P "$main" >/dev/null || { fail "no background child of $main"; return; }
+	wait_until "$WAIT_LIMIT" pgrep -P "$main" >/dev/null || { fail "no background child of $main"; return; }
 	bg=$(pgrep -P "$main")
 	dirs=$(cat "$OROOT/$id/cgroups" 2>/dev/null)
 	mkdir "$fz" && echo "$bg" >"$fz/cgroup.procs" && echo FROZEN >"$fz/freezer.state" ||
 		{ fail "freezing $bg in $fz"; return; }
-	wait_until 5 frozen_in "$fz" || fail "$fz did not freeze"
+	wait_until "$WAIT_LIMIT" frozen_in "$fz" || fail "$fz did not freeze"
 	kill -9 "$main"
-	wait_until 10 test ! -e "/proc/$main" || fail "the workload $main did not end"
+	wait_until "$WAIT_LIMIT" test ! -e "/proc/$main" || fail "the workload $main did not end"
 	gone "$init" && { fail "the init $init ended with a frozen child (the case proves nothing)"; }
 	expect_status "$id" running
 	if [ "$MODE" = rootful ]; then
@@ -425,7 +425,7 @@ t_init_outlives_workload() {
 		expect_cordon_error STATE "still alive"
 		expect_status "$id" running
 		echo THAWED >"$fz/freezer.state"
-		wait_until 10 gone "$init" || fail "the init $init lives once thawed"
+		wait_until "$WAIT_LIMIT" gone "$init" || fail "the init $init lives once thawed"
 		oc delete -f "$id"
 		expect_rc 0
 	fi

@@ -113,7 +113,7 @@ t_ps() {
 	expect_cordon_error STATE "$CASE_ID-none"
 	oc kill "$CID" KILL
 	expect_rc 0
-	wait_until 10 eval '[ "$(oc state "$CID" >/dev/null; jfield status)" = stopped ]' ||
+	wait_until "$WAIT_LIMIT" eval '[ "$(oc state "$CID" >/dev/null; jfield status)" = stopped ]' ||
 		fail "the container did not stop"
 	oc ps "$CID"
 	expect_cordon_error STATE "stopped"
@@ -161,7 +161,7 @@ t_pause_resume() {
 	expect_rc 0
 	oc delete --force "$CID"
 	expect_rc 0
-	wait_until 5 eval '! program_running' || fail "the workload survived delete --force"
+	wait_until "$WAIT_LIMIT" eval '! program_running' || fail "the workload survived delete --force"
 	end_case
 }
 
@@ -231,7 +231,7 @@ t_update() {
 	[ "$(cat "$pids/pids.max")" = max ] || fail "a refused update changed pids.max"
 	oc kill "$CID" KILL
 	expect_rc 0
-	wait_until 10 eval '[ "$(oc state "$CID" >/dev/null; jfield status)" = stopped ]'
+	wait_until "$WAIT_LIMIT" eval '[ "$(oc state "$CID" >/dev/null; jfield status)" = stopped ]'
 	oc update --pids-limit 5 "$CID"
 	expect_cordon_error STATE "stopped"
 	end_case
@@ -262,10 +262,10 @@ t_update_pids_enforced() {
 	PID=$(user_process)
 	oc update --pids-limit 8 "$CID"
 	expect_rc 0
-	wait_until 5 catches_usr1 || fail "the workload did not set its trap"
+	wait_until "$WAIT_LIMIT" catches_usr1 || fail "the workload did not set its trap"
 	oc kill "$CID" USR1
 	expect_rc 0
-	wait_until 10 test -e "/proc/$PID/root/dev/shm/done" || fail "the workload did not finish forking"
+	wait_until "$WAIT_LIMIT" test -e "/proc/$PID/root/dev/shm/done" || fail "the workload did not finish forking"
 	grep -q "fork" "/proc/$PID/root/dev/shm/err" 2>/dev/null ||
 		fail "expected fork to fail beyond the limit: $(cat "/proc/$PID/root/dev/shm/err" 2>&1)"
 	oc ps --format json "$CID"
@@ -683,16 +683,16 @@ fcntl.flock(os.open(sys.argv[1], os.O_RDONLY), fcntl.LOCK_EX)
 time.sleep(600)' "$dir" &
 	holder=$!
 	_bg_pids+=("$holder")
-	wait_until 10 lock_held "$dir" || { fail "flock did not take the lock"; return; }
+	wait_until "$WAIT_LIMIT" lock_held "$dir" || { fail "flock did not take the lock"; return; }
 	for args in "state $CID" "ps $CID" "kill $CID WINCH" "kill --all $CID WINCH" \
 		"pause $CID" "resume $CID" "update --pids-limit 100 $CID" "start $CID" \
 		"delete --force $CID" "exec $CID true" "list"; do
 		# shellcheck disable=SC2086 # the words of one command
 		oc_bg $args
-		wait_until 10 lock_waited "$dir" || { fail "cordon $args did not wait for the lock"; continue; }
+		wait_until "$WAIT_LIMIT" lock_waited "$dir" || { fail "cordon $args did not wait for the lock"; continue; }
 		interrupt_bg "--root $OROOT ${args%% *}" "container $CID: waiting for its lock" ||
 			_fail_raw "  (cordon $args)"
-		wait_until 5 eval '! lock_waited "$dir"' || fail "cordon $args left a waiter on the lock"
+		wait_until "$WAIT_LIMIT" eval '! lock_waited "$dir"' || fail "cordon $args left a waiter on the lock"
 	done
 	kill "$holder"
 	wait "$holder" 2>/dev/null
@@ -712,7 +712,7 @@ t_interrupt_start_waits() {
 	oc create --bundle "$BUNDLE" "$CID"
 	expect_rc 0 || return
 	oc_bg start "$CID"
-	wait_until 10 eval '[ -n "$(procs_matching "$MARK-hook")" ]' || { fail "the hook did not run"; return; }
+	wait_until "$WAIT_LIMIT" eval '[ -n "$(procs_matching "$MARK-hook")" ]' || { fail "the hook did not run"; return; }
 	interrupt_bg "--root $OROOT start" "container $CID: waiting for its monitor to start it"
 	expect_status "$CID" created
 	end_case
@@ -730,7 +730,7 @@ t_interrupt_delete_waits() {
 	mon=$(monitor_of "$CID")
 	[ -n "$mon" ] && kill -STOP "$mon" || { fail "no monitor to stop"; return; }
 	oc_bg delete --force "$CID"
-	wait_until 10 gone "$init" || fail "delete --force did not kill the init"
+	wait_until "$WAIT_LIMIT" gone "$init" || fail "delete --force did not kill the init"
 	interrupt_bg "--root $OROOT delete" "container $CID: waiting for its monitor to finish"
 	[ -d "$OROOT/$CID" ] || fail "an interrupted delete removed the state"
 	kill -CONT "$mon"
@@ -744,9 +744,9 @@ t_interrupt_delete_waits() {
 	oc create --bundle "$BUNDLE" "$CID"
 	expect_rc 0 || return
 	oc_bg delete --force "$CID"
-	wait_until 10 eval '[ -n "$(procs_matching "$MARK-post")" ]' || { fail "the poststop hook did not run"; return; }
+	wait_until "$WAIT_LIMIT" eval '[ -n "$(procs_matching "$MARK-post")" ]' || { fail "the poststop hook did not run"; return; }
 	interrupt_bg "--root $OROOT delete" "deleted, but hooks.poststop[0] /bin/sh: waiting for it (killed)"
-	wait_until 5 eval '[ -z "$(procs_matching "$MARK-post")" ]' || fail "the poststop hook was not killed"
+	wait_until "$WAIT_LIMIT" eval '[ -z "$(procs_matching "$MARK-post")" ]' || fail "the poststop hook was not killed"
 	[ ! -e "$OROOT/$CID" ] || fail "the container's state remains"
 	end_case
 }
@@ -765,15 +765,15 @@ t_kill_all_reaches_every_process() {
 	PID=$(user_process)
 	oc exec -d "$CID" sh -c "trap 'touch /dev/shm/e' USR1; while :; do sleep 0.1; done; : $MARK-e"
 	expect_rc 0 || return
-	wait_until 5 catches_usr1 || fail "the workload did not set its trap"
+	wait_until "$WAIT_LIMIT" catches_usr1 || fail "the workload did not set its trap"
 	local e
 	e=$(procs_matching "$MARK-e" | grep -v "^$PID:" | head -n 1)
 	e=${e%%:*}
 	[ -n "$e" ] || { fail "no exec'd process"; return; }
-	PID=$e wait_until 5 catches_usr1 || fail "the exec'd process did not set its trap"
+	PID=$e wait_until "$WAIT_LIMIT" catches_usr1 || fail "the exec'd process did not set its trap"
 	oc kill --all "$CID" USR1
 	expect_rc 0
-	wait_until 5 eval 'oc exec "$CID" ls /dev/shm >/dev/null; [[ $OUT == *w* && $OUT == *e* ]]' ||
+	wait_until "$WAIT_LIMIT" eval 'oc exec "$CID" ls /dev/shm >/dev/null; [[ $OUT == *w* && $OUT == *e* ]]' ||
 		fail "kill --all USR1 did not reach both processes (in /dev/shm: $OUT)"
 	end_case
 }
@@ -792,7 +792,7 @@ t_kill_all_only_the_container() {
 	expect_rc 0 || return
 	oc state "$CID"
 	PID=$(user_process)
-	wait_until 5 catches_usr1 || fail "the workload did not set its trap"
+	wait_until "$WAIT_LIMIT" catches_usr1 || fail "the workload did not set its trap"
 	cg=$(cg_dir_with pids.max) || { fail "no pids cgroup"; return; }
 	sleep 600 &
 	host=$!
@@ -800,7 +800,7 @@ t_kill_all_only_the_container() {
 	echo "$host" >"$cg/cgroup.procs" || { fail "could not move pid $host into $cg"; return; }
 	oc kill --all "$CID" USR1
 	expect_rc 0
-	wait_until 5 eval 'oc exec "$CID" ls /dev/shm >/dev/null; [[ $OUT == *w* ]]' ||
+	wait_until "$WAIT_LIMIT" eval 'oc exec "$CID" ls /dev/shm >/dev/null; [[ $OUT == *w* ]]' ||
 		fail "kill --all USR1 did not reach the workload"
 	kill -0 "$host" 2>/dev/null || fail "kill --all signalled a host process (pid $host) in the container's cgroup"
 	echo "$host" >"${cg%/*}/cgroup.procs" 2>/dev/null

@@ -31,7 +31,7 @@ t_lifecycle() {
 	expect_rc 0
 	expect_status "$id" running
 	[ "$(jfield pid)" = "$pid" ] || fail "the pid changed at start"
-	wait_until 5 program_running || fail "the program did not start"
+	wait_until "$WAIT_LIMIT" program_running || fail "the program did not start"
 	oc kill "$id"
 	expect_rc 0
 	wait_stopped "$id"
@@ -388,7 +388,7 @@ t_pid_network_namespace() {
 		fail "created: the pid file's process is in the host's network namespace ($ns_init)"
 	oc start "$id"
 	expect_rc 0
-	wait_until 5 program_running || fail "the program did not start"
+	wait_until "$WAIT_LIMIT" program_running || fail "the program did not start"
 	ns_workload=$(readlink "/proc/$(procs_matching "sleep $MARK" | head -n 1 | cut -d: -f1)/ns/net")
 	[ "$ns_init" = "$ns_workload" ] ||
 		fail "the pid file's process is in $ns_init, the workload in $ns_workload"
@@ -539,7 +539,7 @@ t_ns_join() {
 	# The holder of an IPC and a UTS namespace, with a host name and a queue of its own.
 	unshare --ipc --uts sh -c "hostname pod-$MARK; ipcmk -Q >/dev/null; exec sleep $MARK" &
 	holder=$!
-	wait_until 5 test "$(readlink /proc/$holder/ns/uts)" != "$(readlink /proc/self/ns/uts)"
+	wait_until "$WAIT_LIMIT" test "$(readlink /proc/$holder/ns/uts)" != "$(readlink /proc/self/ns/uts)"
 	sleep 0.2
 	mk_bundle b sh -c 'grep -o pod0 /proc/net/dev; hostname; cat /proc/sysvipc/msg | wc -l' || return
 	cfg 'c["linux"]["sysctl"] = {"net.ipv4.ip_unprivileged_port_start": "77"}'
@@ -966,9 +966,9 @@ t_start_killed_before_execve() {
 		{ skip_or_fail "the init's wchan cannot be read here (not root)"; oc delete -f "$id" >/dev/null; return; }
 	kill -STOP "$w"
 	oc_bg start "$id"
-	wait_until 10 init_in_read "$init" || fail "the init did not release the workload"
+	wait_until "$WAIT_LIMIT" init_in_read "$init" || fail "the init did not release the workload"
 	kill -KILL "$w"
-	wait_bg_for 10 || return
+	wait_bg_for "$WAIT_LIMIT" || return
 	expect_cordon_error STATE "exited with status 137 before it was started"
 	expect_status "$id" stopped
 	[ "$(jfield exitStatus)" = 137 ] || fail "expected exitStatus 137"
@@ -1006,11 +1006,11 @@ t_state_waits_for_the_record() {
 	[ -n "$mon" ] && kill -STOP "$mon" || { fail "no monitor to stop"; return; }
 	oc kill "$id" KILL
 	expect_rc 0
-	wait_until 10 gone "$init" || fail "the container did not end"
+	wait_until "$WAIT_LIMIT" gone "$init" || fail "the container did not end"
 	oc_bg state "$id"
-	wait_until 10 eval 'bg_ended || state_watching'
+	wait_until "$WAIT_LIMIT" eval 'bg_ended || state_watching'
 	kill -CONT "$mon"
-	wait_bg_for 15 || return
+	wait_bg_for "$WAIT_LIMIT" || return
 	expect_rc 0
 	[ "$(jfield status)" = stopped ] || fail "expected status stopped"
 	[ "$(jfield exitStatus)" = 137 ] || fail "expected exitStatus 137 once stopped"

@@ -99,7 +99,7 @@ t_sigkill_supervisor() {
 	local sup
 	new_mark
 	crun_bg -- sleep "$MARK"
-	if ! wait_until 10 workload_running; then
+	if ! wait_until "$WAIT_LIMIT" workload_running; then
 		fail "the workload never started"
 		return
 	fi
@@ -108,8 +108,8 @@ t_sigkill_supervisor() {
 		return
 	fi
 	kill -9 "$sup"
-	wait_bg_for 5
-	wait_until 2 no_procs_matching "$MARK" ||
+	wait_bg_for "$WAIT_LIMIT"
+	wait_until "$WAIT_LIMIT" no_procs_matching "$MARK" ||
 		fail "the workload outlived its SIGKILLed supervisor by 2 s: $(procs_matching "$MARK")"
 	# The next run sweeps the dead supervisor's state.
 	local dead=$ID d
@@ -123,7 +123,7 @@ t_sigkill_supervisor() {
 t_sigterm_forwarded() {
 	local sup
 	crun_bg --workspace "$WS" -- sh -c 'trap "echo got-term > /workspace/term; exit 0" TERM; echo ready > /workspace/ready; while :; do sleep 0.1; done'
-	if ! wait_until 10 test -e "$WS/ready"; then
+	if ! wait_until "$WAIT_LIMIT" test -e "$WS/ready"; then
 		fail "the workload never started"
 		return
 	fi
@@ -132,7 +132,7 @@ t_sigterm_forwarded() {
 		return
 	fi
 	kill -TERM "$sup"
-	wait_bg_for 10 || return
+	wait_bg_for "$WAIT_LIMIT" || return
 	[ "$(cat "$WS/term" 2>/dev/null)" = got-term ] ||
 		fail "the workload's TERM trap did not run: SIGTERM was not forwarded"
 	expect_rc 0 "expected the workload's own status (0, from its trap)"
@@ -141,7 +141,7 @@ t_sigterm_forwarded() {
 t_sigint_forwarded() {
 	local sup
 	crun_bg --workspace "$WS" -- sh -c 'trap "echo got-int > /workspace/int; exit 5" INT; echo ready > /workspace/ready; while :; do sleep 0.1; done'
-	if ! wait_until 10 test -e "$WS/ready"; then
+	if ! wait_until "$WAIT_LIMIT" test -e "$WS/ready"; then
 		fail "the workload never started"
 		return
 	fi
@@ -150,7 +150,7 @@ t_sigint_forwarded() {
 		return
 	fi
 	kill -INT "$sup"
-	wait_bg_for 10 || return
+	wait_bg_for "$WAIT_LIMIT" || return
 	[ "$(cat "$WS/int" 2>/dev/null)" = got-int ] ||
 		fail "the workload's INT trap did not run: SIGINT was not forwarded"
 	expect_rc 5 "expected the workload's own status (5, from its trap)"
@@ -162,7 +162,7 @@ t_orphans_killed() {
 	crun -- sh -c "sleep $MARK & echo started"
 	expect_rc 0
 	expect_out_eq started
-	wait_until 2 no_procs_matching "$MARK" ||
+	wait_until "$WAIT_LIMIT" no_procs_matching "$MARK" ||
 		fail "a background process of the workload outlived the sandbox: $(procs_matching "$MARK")"
 }
 
@@ -183,7 +183,7 @@ t_signal_reader_stuck() {
 		for i in $(seq 200); do [ -e "$1/termed" ] && { touch "$1/seen"; break; }; sleep 0.1; done; }' \
 		"$rcfile" "$WS" "${_argv[@]}") &
 	local pipeline=$!
-	if ! wait_until 20 test -e "$WS/flooding"; then
+	if ! wait_until "$WAIT_LIMIT" test -e "$WS/flooding"; then
 		fail "the workload never started"
 	else
 		# Long enough for the pipe, and what cordon keeps, to be full.
@@ -192,7 +192,7 @@ t_signal_reader_stuck() {
 	fi
 	wait "$pipeline"
 	[ -e "$WS/seen" ] || fail "SIGTERM was not relayed while stdout was full"
-	wait_until 20 test -s "$rcfile" || { fail "cordon never ended"; return; }
+	wait_until "$WAIT_LIMIT" test -s "$rcfile" || { fail "cordon never ended"; return; }
 	[ "$(cat "$rcfile")" = 7 ] || fail "expected the workload's 7 from cordon, got $(cat "$rcfile")"
 	no_procs_matching "$MARK" || fail "the workload survived: $(procs_matching "$MARK")"
 }

@@ -28,7 +28,7 @@ screate() {
 		argv=("${USER_PREFIX[@]}" sh -c "$script" owner)
 	fi
 	("${argv[@]}" "$WS" "$CORDON" "$OROOT" "$dir" "$@" </dev/null >/dev/null 2>&1 &)
-	wait_until 30 test -s "$dir/rc" ||
+	wait_until "$WAIT_LIMIT" test -s "$dir/rc" ||
 		{ fail "cordon create did not return: $(cat "$dir/err" 2>&1)"; return 1; }
 	_slurp RC "$dir/rc"
 	_slurp OUT "$dir/out"
@@ -83,7 +83,7 @@ end_session_case() {
 	for pid in "${OWNERS[@]}"; do kill -9 "$pid" 2>/dev/null; done
 	OWNERS=()
 	# Rootless, runuser waits for its shell: gone once it has seen it go.
-	wait_until 10 no_procs_matching "$CASE_ID-" || true
+	wait_until "$WAIT_LIMIT" no_procs_matching "$CASE_ID-" || true
 	end_case
 }
 
@@ -211,7 +211,7 @@ t_lifetime_cap() {
 	setup_case
 	screate --name "$CASE_ID-l" --max-lifetime 1 --no-workspace "$ROOTFS" || { end_session_case; return; }
 	[ "$(sfield "$SID" max_lifetime_ms)" = 1000 ] || fail "max_lifetime_ms not recorded"
-	wait_until 20 session_gone "$SID" || fail "the session outlived its --max-lifetime"
+	wait_until "$WAIT_LIMIT" session_gone "$SID" || fail "the session outlived its --max-lifetime"
 	end_session_case
 }
 
@@ -223,7 +223,7 @@ t_idle_timeout() {
 	oc exec "$SID" -- sh -c "sleep 3; echo $MARK"
 	expect_rc 0
 	expect_out_eq "$MARK"
-	wait_until 20 session_gone "$SID" || fail "the idle session did not end"
+	wait_until "$WAIT_LIMIT" session_gone "$SID" || fail "the idle session did not end"
 	end_session_case
 }
 
@@ -278,7 +278,7 @@ t_sweep_monitor_killed() {
 	screate --name "$CASE_ID-m" --no-workspace "$ROOTFS" || { end_session_case; return; }
 	monitor=$(monitor_of "$SID")
 	kill -9 "$monitor"
-	wait_until 10 test -z "$(cordon_procs_of "$SID")" || fail "the monitor's processes outlived it"
+	wait_until "$WAIT_LIMIT" test -z "$(cordon_procs_of "$SID")" || fail "the monitor's processes outlived it"
 	check "its state is left for sweep" test -e "$OROOT/$SID/state.json"
 	oc sweep
 	expect_out_has "removed $SID: its supervisor (pid $monitor) is gone"

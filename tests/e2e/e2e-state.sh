@@ -97,7 +97,7 @@ s.listen(8)
 s.settimeout(20)
 s.accept()
 PY
-	wait_until 10 test -S "$OROOT/$a/monitor.sock" || fail "no listener of the test's"
+	wait_until "$WAIT_LIMIT" test -S "$OROOT/$a/monitor.sock" || fail "no listener of the test's"
 	oc start "$a"
 	expect_cordon_error STATE "not its monitor's socket"
 	wait

@@ -414,6 +414,14 @@ supervisor_of() {
 	return 1
 }
 
+# The limit of a wait that ends on its event (wait_until, wait_bg_for):
+# there only to end a case that hangs, never to judge how long something
+# took. Generous for a loaded 2-core machine or an emulated one (the VM
+# suite), where what takes a second alone takes tens: limits of 10 or 30 s
+# failed cases there that passed alone.
+# shellcheck disable=SC2034 # used by the scripts that source this file
+WAIT_LIMIT=120
+
 # Poll COMMAND... every 50 ms until it succeeds or SECONDS pass. Bounded
 # by the clock, not by a count of polls: where a fork costs much (a loaded
 # or an emulated machine), each poll takes far longer than 50 ms.

@@ -218,7 +218,7 @@ t_mapped_new_host_address() {
 	crun_bg --result-json "$CASE_DIR/r.json" --dns-upstream "$LAB_DNS4" --timeout 60 \
 		--cap-add NET_RAW --net-allow-any --net-allow ::/0,allowed.test -- sh -c \
 		". /workspace/p.sh; touch /workspace/ready; while [ ! -e /workspace/go ]; do sleep 0.05; done; $PRIME; look allowed.test; sec-probe send-raw:syn,$WL6,::ffff:198.18.7.7,4321,$LAB_LH_PORT,64,3 send-raw:syn,$WL6,64:ff9b::c612:707,4321,$LAB_LH_PORT,64,3; get allowed.test"
-	if ! wait_until 20 test -e "$WS/ready"; then
+	if ! wait_until "$WAIT_LIMIT" test -e "$WS/ready"; then
 		fail "the workload never started: $(cat "$CASE_DIR/err")"
 		kill -9 "$BG_PID" 2>/dev/null
 		wait_bg

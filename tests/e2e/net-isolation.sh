@@ -94,7 +94,7 @@ t_host_new_address() {
 	crun_bg --result-json "$CASE_DIR/r.json" --dns-upstream "$LAB_DNS4" --timeout 60 \
 		--net-allow "allowed.test,10.77.0.0/16" -- sh -c \
 		'. /workspace/p.sh; touch /workspace/ready; while [ ! -e /workspace/go ]; do sleep 0.05; done; look allowed.test; W=1 get 10.77.1.1 8080; get allowed.test'
-	if ! wait_until 20 test -e "$WS/ready"; then
+	if ! wait_until "$WAIT_LIMIT" test -e "$WS/ready"; then
 		fail "the workload never started: $(cat "$CASE_DIR/err")"
 		kill -9 "$BG_PID" 2>/dev/null
 		wait_bg
@@ -129,7 +129,7 @@ t_host_events_lost() {
 	rm -f "$WS/ready" "$CASE_DIR/r.json"
 	crun_bg --result-json "$CASE_DIR/r.json" --dns-upstream "$LAB_DNS4" --timeout 60 \
 		--net-allow "allowed.test" -- sh -c 'touch /workspace/ready; exec sleep 120'
-	if ! wait_until 20 test -e "$WS/ready"; then
+	if ! wait_until "$WAIT_LIMIT" test -e "$WS/ready"; then
 		fail "the workload never started: $(cat "$CASE_DIR/err")"
 		kill -9 "$BG_PID" 2>/dev/null
 		wait_bg
@@ -138,9 +138,9 @@ t_host_events_lost() {
 	sup=$(supervisor_of "$ID") || { fail "no supervisor found for $ID"; kill -9 "$BG_PID"; wait_bg; return; }
 	parent=$(_ppid_of "$sup")
 	kill -STOP "$sup"
-	wait_until 10 proc_stopped "$sup" || fail "the supervisor did not stop"
+	wait_until "$WAIT_LIMIT" proc_stopped "$sup" || fail "the supervisor did not stop"
 	if [ "$MODE" = rootless ]; then
-		wait_until 10 proc_stopped "$parent" || fail "runuser did not stop with its child"
+		wait_until "$WAIT_LIMIT" proc_stopped "$parent" || fail "runuser did not stop with its child"
 	fi
 	for ((i = 0; i < 8000; i++)); do
 		echo "addr add 10.78.$((i / 250)).$((i % 250 + 1))/32 dev cdt-flood"
@@ -151,7 +151,7 @@ t_host_events_lost() {
 	fi
 	[ "$MODE" = rootless ] && kill -CONT "$parent"
 	kill -CONT "$sup"
-	wait_bg_for 30
+	wait_bg_for "$WAIT_LIMIT"
 	ip -n "$LAB_LH" link del cdt-flood
 	expect_cordon_error NET_POLICY "lost"
 	JSON=
@@ -204,9 +204,9 @@ t_two_sandboxes() {
 	crun_bg --dns-upstream "$LAB_DNS4" --net-allow allowed.test --result-json "$a_json" -- sh -c \
 		'. /workspace/p.sh; get allowed.test >/workspace/a-get; nc -l -p 9000 >/workspace/a-got 2>&1 & touch /workspace/a-ready
 		 i=0; while [ ! -e /workspace/stop ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done'
-	if ! wait_until 15 test -e "$a_ready"; then
+	if ! wait_until "$WAIT_LIMIT" test -e "$a_ready"; then
 		touch "$WS/stop"
-		wait_bg_for 10
+		wait_bg_for "$WAIT_LIMIT"
 		fail "the first sandbox never got ready"
 		return
 	fi
@@ -226,7 +226,7 @@ t_two_sandboxes() {
 		"get allowed.test & W=1 conn 10.254.254.2 9000 & W=1 get $LAB_LH4 8080 & $probe wait"
 	local b_out=$OUT b_json=$JSON
 	touch "$WS/stop"
-	wait_bg_for 15 || return
+	wait_bg_for "$WAIT_LIMIT" || return
 	expect_rc 0 "expected the first sandbox to exit 0, got $RC"
 	OUT=$b_out
 	expect_line '^GET allowed.test:80 OK server1$' "expected the second sandbox's egress to work"

@@ -348,7 +348,7 @@ net_case() {
 	JSON=
 	"$fn"
 	# Links of a dead namespace go in the kernel's own time.
-	wait_until 5 _lh_clean && return 0
+	wait_until "$WAIT_LIMIT" _lh_clean && return 0
 	[ -z "$(_lh_cdr_links)" ] ||
 		_fail_raw "leftover: cdr-* links in the lab host:" "$(_lh_cdr_links | _indent)"
 	[ "$(_lh_links)" = "$NET_LH_LINKS" ] ||

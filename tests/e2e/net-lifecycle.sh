@@ -134,7 +134,7 @@ t_sigkill() {
 	crun_bg --dns-upstream "$LAB_DNS4" --net-allow allowed.test -- sh -c \
 		'. /workspace/p.sh; get allowed.test >/workspace/got; touch /workspace/ready; sleep 60'
 	local killed=$ID
-	if ! wait_until 15 test -e "$WS/ready"; then
+	if ! wait_until "$WAIT_LIMIT" test -e "$WS/ready"; then
 		kill -9 "$BG_PID" 2>/dev/null
 		wait_bg
 		fail "the sandbox never got ready"
@@ -149,10 +149,10 @@ t_sigkill() {
 	grep -q 'OK server1' "$WS/got" || _fail_raw "expected egress before the kill: $(cat "$WS/got")"
 	sup=$(supervisor_of "$killed") || { _fail_raw "no supervisor found for $killed"; kill -9 "$BG_PID"; wait_bg; return; }
 	kill -9 "$sup"
-	wait_bg_for 10 || return
+	wait_bg_for "$WAIT_LIMIT" || return
 	[ "$RC" = 137 ] || [ "$MODE" = rootless ] || _fail_raw "expected the killed cordon to report 137, got $RC"
 	# Everything in the lab host goes with it: no link, no pasta, no process.
-	wait_until 10 _lh_clean || _fail_raw "expected the lab host clean within 10 s of the SIGKILL" \
+	wait_until "$WAIT_LIMIT" _lh_clean || _fail_raw "expected the lab host clean after the SIGKILL" \
 		"$(_lh_cdr_links) $(_lh_strays)"
 	# The next run works, and sweeps what the killed one left in the state directory.
 	crun_net --net-allow allowed.test -- 'get allowed.test'

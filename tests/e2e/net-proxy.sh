@@ -26,7 +26,7 @@ start_waiting() {
 	crun_bg --dns-upstream "$LAB_DNS4" --net-allow allowed.test "$@" -- sh -c \
 		'. /workspace/p.sh; look allowed.test >/workspace/looked; touch /workspace/ready
 		 while [ ! -e /workspace/done ]; do sleep 0.1; done'
-	if ! wait_until 20 test -e "$WS/ready"; then
+	if ! wait_until "$WAIT_LIMIT" test -e "$WS/ready"; then
 		kill -9 "$BG_PID" 2>/dev/null
 		wait_bg
 		fail "the sandbox never got ready"
@@ -38,7 +38,7 @@ start_waiting() {
 
 finish_waiting() {
 	touch "$WS/done"
-	wait_bg_for 20 || return 1
+	wait_bg_for "$WAIT_LIMIT" || return 1
 	expect_rc 0
 }
 
@@ -81,7 +81,7 @@ t_process() {
 t_killed() {
 	start_waiting || return
 	kill -9 "$PROXY"
-	wait_bg_for 20 || return
+	wait_bg_for "$WAIT_LIMIT" || return
 	expect_cordon_error NET_POLICY 'network: DNS proxy: it was killed (signal 9)'
 	[ ! -e "/proc/$SUP" ] || fail "expected the supervisor gone"
 }
@@ -212,14 +212,14 @@ PY
 	crun_bg --dns-upstream 127.0.0.1:5354 --net-allow allowed.test -- sh -c \
 		'. /workspace/p.sh; { look allowed.test; get 198.18.1.10; } >/workspace/got 2>&1; touch /workspace/ready
 		 while [ ! -e /workspace/done ]; do sleep 0.1; done'
-	if wait_until 20 test -e "$WS/ready"; then
+	if wait_until "$WAIT_LIMIT" test -e "$WS/ready"; then
 		SUP=$(supervisor_of "$ID") && PROXY=$(proxy_of "$SUP") &&
 			[ -z "$(nsenter -t "$PROXY" -n ss -Hanu | awk '$4 !~ /:53$/')" ] ||
 			fail "expected no UDP socket in the gateway but the proxy's :53 listeners" \
 				"$(nsenter -t "$PROXY" -n ss -Hanu 2>&1)"
 	fi
 	touch "$WS/done"
-	wait_bg_for 20
+	wait_bg_for "$WAIT_LIMIT"
 	kill "$pid" 2>/dev/null
 	wait "$pid" 2>/dev/null
 	expect_rc 0

@@ -27,7 +27,7 @@ start_waiting() {
 	crun_bg --dns-upstream "$LAB_DNS4" --net-allow allowed.test "$@" -- sh -c \
 		'. /workspace/p.sh; look allowed.test >/workspace/looked; touch /workspace/ready
 		 while [ ! -e /workspace/done ]; do sleep 0.1; done'
-	if ! wait_until 20 test -e "$WS/ready"; then
+	if ! wait_until "$WAIT_LIMIT" test -e "$WS/ready"; then
 		kill -9 "$BG_PID" 2>/dev/null
 		wait_bg
 		fail "the sandbox never got ready"
@@ -39,7 +39,7 @@ start_waiting() {
 
 finish_waiting() {
 	touch "$WS/done"
-	wait_bg_for 30 || return 1
+	wait_bg_for "$WAIT_LIMIT" || return 1
 }
 
 # The proxy may not send anywhere but its upstreams: close(0x100000004)
@@ -63,7 +63,7 @@ open(sys.argv[1],"w").close()
 while True:
     for s in select.select(ss,[],[])[0]:
         d,a=s.recvfrom(2048); open(sys.argv[1],"a").write("%s->%s %s\n"%(a[0],s.getsockname()[0],d.decode(errors="replace")))' "$wlog" >/dev/null 2>&1 & echo $!)
-	wait_until 5 test -e "$lhlog" && wait_until 5 test -e "$wlog" || { fail "listeners did not start"; kill "$lp" "$wp"; return; }
+	wait_until "$WAIT_LIMIT" test -e "$lhlog" && wait_until "$WAIT_LIMIT" test -e "$wlog" || { fail "listeners did not start"; kill "$lp" "$wp"; return; }
 	start_waiting || { kill "$lp" "$wp"; return; }
 	"$INJECT" "$PROXY" escape-udp 127.0.0.1 5399 "$token-lhloop" 2 >"$CASE_DIR/inject.log" 2>&1
 	rc=$?

@@ -70,7 +70,7 @@ step 4
 # go N: let step N run, wait for its result; S is what it wrote.
 go() {
 	touch "$WS/g$1"
-	wait_until 30 ws_has "r$1" || { fail "the workload's step $1 did not end"; return 1; }
+	wait_until "$WAIT_LIMIT" ws_has "r$1" || { fail "the workload's step $1 did not end"; return 1; }
 	S=$(cat "$WS/s$1")
 }
 
@@ -89,7 +89,7 @@ t_update() {
 	rm -f "$CASE_DIR/r.json"
 	crun_bg --dns-upstream "$LAB_DNS4" --net-allow allowed.test --result-json "$CASE_DIR/r.json" \
 		-- sh -c ". /workspace/p.sh; $STEPS"
-	wait_until 30 ws_has r1 || { fail "the workload did not start"; give_up; return; }
+	wait_until "$WAIT_LIMIT" ws_has r1 || { fail "the workload did not start"; give_up; return; }
 	S=$(cat "$WS/s1")
 	s_line '^GET allowed.test:80 OK server1$'
 	s_line '^LOOK denied.test FAIL.*NXDOMAIN' "expected denied.test refused before the update"
@@ -120,7 +120,7 @@ t_update() {
 		"expected inspect to show 198.18.1.20 admitted for denied.test"
 	printf '%s' "$OUT" | jq -e '.process.seccomp == "filter" and .process.no_new_privs' >/dev/null ||
 		fail "expected inspect to show the process's seccomp filter and no_new_privs"
-	wait_until 20 stream_has 5 || {
+	wait_until "$WAIT_LIMIT" stream_has 5 || {
 		fail "the ticker's stream never reached the workload"
 		give_up
 		return
@@ -134,7 +134,7 @@ t_update() {
 	before=$(stream_lines)
 	local t0
 	t0=$(ticks)
-	wait_until 20 ticks_past $((t0 + 25)) || fail "the ticker stopped"
+	wait_until "$WAIT_LIMIT" ticks_past $((t0 + 25)) || fail "the ticker stopped"
 	after=$(stream_lines)
 	[ $((after - before)) -le 3 ] ||
 		fail "the connection to denied.test was not cut: $((after - before)) more lines arrived"
@@ -158,7 +158,7 @@ t_update() {
 
 t_update_refusals() {
 	crun_bg -- sh -c 'touch /workspace/up; sleep 30'
-	wait_until 10 ws_has up || { fail "the sandbox did not start"; return; }
+	wait_until "$WAIT_LIMIT" ws_has up || { fail "the sandbox did not start"; return; }
 	cordon update "$ID" --net-allow allowed.test
 	expect_rc 125
 	expect_err_has 'no network policy to change'
@@ -243,7 +243,7 @@ P=udp-freebind:fd63:6f72:646f:6e
 sec-probe $P::2,2001:2:0:1::20,9200,own,1500,20 >/workspace/sent-own 2>&1 &
 sec-probe $P::3,2001:2:0:1::20,9200,foreign,1500,20 >/workspace/sent-foreign 2>&1 &
 wait'
-	if ! wait_until 30 udp_got_past own 5 || ! wait_until 30 udp_sent_past foreign 50; then
+	if ! wait_until "$WAIT_LIMIT" udp_got_past own 5 || ! wait_until "$WAIT_LIMIT" udp_sent_past foreign 50; then
 		fail "the datagrams did not go out (own $(udp_got own) received, foreign $(udp_sent foreign) sent)"
 		cordon kill "$ID" KILL
 		wait_bg
@@ -259,7 +259,7 @@ wait'
 	foreign=$(udp_got foreign)
 	s0=$(udp_sent foreign)
 	# Counted: once 50 more have gone out, at most what was in flight arrived.
-	wait_until 30 udp_sent_past foreign $((s0 + 50)) || fail "the workload stopped sending"
+	wait_until "$WAIT_LIMIT" udp_sent_past foreign $((s0 + 50)) || fail "the workload stopped sending"
 	[ $(($(udp_got own) - own)) -le 3 ] ||
 		fail "the flow from the workload's address was not cut: $(($(udp_got own) - own)) more datagrams"
 	[ $(($(udp_got foreign) - foreign)) -le 3 ] ||
@@ -293,7 +293,7 @@ t_expect_fingerprint_client_gone() {
 		[ -n "$upd" ] && find "/proc/$upd/fd" -lname '*memfd:cordon-update*' 2>/dev/null | grep -q . &&
 			grep -qE '^(7|271) ' "/proc/$upd/syscall" 2>/dev/null
 	}
-	wait_until 10 upd_sent || fail "the update never asked"
+	wait_until "$WAIT_LIMIT" upd_sent || fail "the update never asked"
 	kill -9 "$upd"
 	wait_bg
 	cordon --root "$root" exec --expect-fingerprint "$fp0" "$id" -- echo ran
@@ -301,7 +301,7 @@ t_expect_fingerprint_client_gone() {
 		fail "exec --expect-fingerprint passed while an update of the policy was in flight (its client gone)"
 	kill -CONT "$owner"
 	fp_changed() { [ "$(jq -r .net_fingerprint "$root/$id/state.json")" != "$fp0" ]; }
-	wait_until 10 fp_changed || fail "the update was not applied"
+	wait_until "$WAIT_LIMIT" fp_changed || fail "the update was not applied"
 	cordon --root "$root" kill "$id" KILL
 	cordon --root "$root" delete --force "$id"
 }

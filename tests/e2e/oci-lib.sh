@@ -93,7 +93,7 @@ is_stopped() {
 
 # wait_stopped ID: until `cordon state` says stopped (10 s).
 wait_stopped() {
-	wait_until 10 is_stopped "$1" || fail "container $1 did not stop"
+	wait_until "$WAIT_LIMIT" is_stopped "$1" || fail "container $1 did not stop"
 }
 
 # The other party of this mode, as a uid: the test user against root, a
@@ -141,13 +141,13 @@ lock_waited() {
 }
 
 # interrupt_bg WORDS WHAT: SIGTERM to the cordon command started by
-# cordon_bg whose command line holds WORDS; it must end within 10 s, exit
+# cordon_bg whose command line holds WORDS; it must end (not hang), exit
 # 125 and say CORDON_E_STATE, that it was interrupted, and WHAT.
 interrupt_bg() {
 	local pid
 	pid=$(client_of "$1") || { fail "no cordon process with '$1' on its command line"; return 1; }
 	kill -TERM "$pid"
-	wait_bg_for 10 || return 1
+	wait_bg_for "$WAIT_LIMIT" || return 1
 	expect_cordon_error STATE "interrupted by SIGTERM" || return 1
 	expect_err_has "$2"
 }

@@ -29,7 +29,7 @@ start_swapper() {
 	chmod 0666 "$log"
 	runuser -u "$CORDON_TEST_USER" -- python3 "$SWAP" "$D/$1" "$D/$2" >"$log" 2>&1 &
 	SWAPPER=$!
-	wait_until 10 grep -q swapping "$log" ||
+	wait_until "$WAIT_LIMIT" grep -q swapping "$log" ||
 		{ fail "the swapper never swapped: $(cat "$log")"; return 1; }
 }
 

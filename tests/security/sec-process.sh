@@ -137,13 +137,13 @@ t_forkbomb() {
 	crun_bg --no-workspace --timeout 5 --kill-after 2 -- sh -c "b() { b | b & }; b; sleep 60 # $MARK"
 	# From its first refused fork on, the host must still start a process
 	# promptly.
-	wait_until 10 grep -q "can't fork" "$CASE_DIR/err"
+	wait_until "$WAIT_LIMIT" grep -q "can't fork" "$CASE_DIR/err"
 	t0=${EPOCHREALTIME/./}
 	timeout 5 sh -c true
 	t1=${EPOCHREALTIME/./}
 	ms=$(((t1 - t0) / 1000))
 	[ "$ms" -lt 1000 ] || _fail_raw "the host was unresponsive during the bomb: sh -c true took $ms ms"
-	wait_bg_for 20 || return
+	wait_bg_for "$WAIT_LIMIT" || return
 	expect_rc 124 "expected the run to end by --timeout (124)"
 	refused=$(grep -c "can't fork" <<<"$ERR")
 	[ "$refused" -gt 0 ] || _fail_raw "the bomb never hit the process limit (no \"can't fork\" on its stderr)"
@@ -152,7 +152,7 @@ t_forkbomb() {
 	t1=${EPOCHREALTIME/./}
 	ms=$(((t1 - t0) / 1000))
 	[ "$ms" -lt 1000 ] || _fail_raw "the host was slow after the bomb: sh -c true took $ms ms"
-	wait_until 5 no_procs_matching "$MARK" ||
+	wait_until "$WAIT_LIMIT" no_procs_matching "$MARK" ||
 		_fail_raw "bomb processes remain after the run: $(pgrep -c -f -- "$MARK")"
 	_case_notes+=("note: the bomb was refused $refused forks")
 }

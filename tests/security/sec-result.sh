@@ -68,11 +68,11 @@ run_with_pid() {
 	crun_bg --workspace "$WS" --result-json "$result" -- sh -c "
 		while [ ! -s /workspace/pid ]; do sleep 0.05; done
 		$script" sh "$VICTIM"
-	wait_until 20 eval 'sup=$(supervisor_of "$ID")' ||
+	wait_until "$WAIT_LIMIT" eval 'sup=$(supervisor_of "$ID")' ||
 		fail "the supervisor of $ID was not found"
 	echo "${sup:-0}" >"$WS/pid.new"
 	mv "$WS/pid.new" "$WS/pid"
-	wait_bg_for 30
+	wait_bg_for "$WAIT_LIMIT"
 }
 
 # Symlinks to the host file at RESULT.tmp.N for the supervisor's pid and

@@ -259,18 +259,18 @@ t_terminal_stop() {
 		"$CORDON" "$ID" "$ROOTFS" >"$CASE_DIR/out" 2>"$CASE_DIR/err" </dev/null &
 	BG_PID=$!
 	_bg_pids+=("$BG_PID")
-	if ! wait_until 20 test -e "$CASE_DIR/stopped"; then
+	if ! wait_until "$WAIT_LIMIT" test -e "$CASE_DIR/stopped"; then
 		fail "^Z did not stop cordon: $(cat "$CASE_DIR/out")"
 		return
 	fi
 	pid=$(pgrep -f "^sleep $MARK\$")
-	wait_until 10 eval '[ "$(proc_state "$pid")" = T ]' ||
+	wait_until "$WAIT_LIMIT" eval '[ "$(proc_state "$pid")" = T ]' ||
 		fail "the workload was not stopped with cordon (state $(proc_state "$pid"))"
 	touch "$CASE_DIR/fg"
-	wait_until 10 eval '[ "$(proc_state "$pid")" = S ] || [ "$(proc_state "$pid")" = R ]' ||
+	wait_until "$WAIT_LIMIT" eval '[ "$(proc_state "$pid")" = S ] || [ "$(proc_state "$pid")" = R ]' ||
 		fail "the workload did not go on after fg (state $(proc_state "$pid"))"
 	touch "$CASE_DIR/int"
-	wait_bg_for 20 || return
+	wait_bg_for "$WAIT_LIMIT" || return
 	OUT=${OUT//$'\r'/}
 	expect_out_has "stopped rc=148" "expected the shell to see cordon stopped (148)"
 	expect_out_has "fg rc=130" "expected ^C after fg to end the workload (130)"

@@ -86,9 +86,9 @@ held() { grep -q '^inotify-count:' "$CASE_DIR/out" 2>/dev/null; }
 hold_inotify() {
 	rm -f "$WS/go"
 	crun_bg "$@" -- sec-probe inotify-count:/workspace/go
-	if ! wait_until 20 held; then
+	if ! wait_until "$WAIT_LIMIT" held; then
 		touch "$WS/go"
-		wait_bg_for 20
+		wait_bg_for "$WAIT_LIMIT"
 		fail "the sandbox did not report its inotify count"
 		return 1
 	fi
@@ -98,7 +98,7 @@ hold_inotify() {
 
 release_inotify() {
 	touch "$WS/go"
-	wait_bg_for 20 || return 1
+	wait_bg_for "$WAIT_LIMIT" || return 1
 	expect_rc 0
 }
 
@@ -119,9 +119,9 @@ hold_probe() {
 	shift
 	rm -f "$WS/go"
 	crun_bg "$@" -- sec-probe "$action:/workspace/go"
-	if ! wait_until 30 grep -qs "^$action:" "$CASE_DIR/out"; then
+	if ! wait_until "$WAIT_LIMIT" grep -qs "^$action:" "$CASE_DIR/out"; then
 		touch "$WS/go"
-		wait_bg_for 20
+		wait_bg_for "$WAIT_LIMIT"
 		fail "the sandbox did not report $action"
 		return 1
 	fi

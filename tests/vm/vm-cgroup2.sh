@@ -135,7 +135,7 @@ t_delegated_limits_written() {
 	new_mark
 	crun_bg --cgroup-parent "$SANDBOXES" --memory 48 --memory-swap 64 --pids 30 --cpus 0.5 \
 		--workspace "$WS" -- sh -c "touch /workspace/ready; sleep $MARK"
-	if ! wait_until 30 test -e "$WS/ready"; then
+	if ! wait_until "$WAIT_LIMIT" test -e "$WS/ready"; then
 		fail "the workload never started"
 		kill -9 "$BG_PID" 2>/dev/null
 		wait_bg
@@ -149,7 +149,7 @@ t_delegated_limits_written() {
 	[ "$(stat -c %u "$dir")" = "$TEST_UID" ] || fail "$dir is owned by $(stat -c %u "$dir"), not the user"
 	grep -q . "$dir/cgroup.procs" || fail "no process in $dir"
 	pkill_mark
-	wait_bg_for 30
+	wait_bg_for "$WAIT_LIMIT"
 	no_cg_dirs_of "$ID" || fail "cgroups left after exit: $(cg_dirs_of "$ID")"
 }
 
@@ -175,12 +175,12 @@ t_delegated_pids() {
 		bg_ended && break
 		sleep 0.1
 	done
-	wait_bg_for 60 || return
+	wait_bg_for "$WAIT_LIMIT" || return
 	expect_rc 124 "expected the fork bomb to run until --timeout (124)"
 	[ "$refused" -gt 0 ] || fail "$dir/pids.events: no fork refused while the run lasted"
 	expect_json "$res" limits_enforced true
 	expect_json "$res" pids_peak 20
-	wait_until 10 no_procs_matching "$MARK" || fail "fork bomb processes outlived the sandbox"
+	wait_until "$WAIT_LIMIT" no_procs_matching "$MARK" || fail "fork bomb processes outlived the sandbox"
 	_case_notes+=("note: pids.events max $refused")
 }
 
@@ -212,11 +212,11 @@ t_delegated_sigkill_sweep() {
 	new_mark
 	crun_bg --cgroup-parent "$SANDBOXES" --memory 64 --pids 50 -- sleep "$MARK"
 	dead=$ID
-	wait_until 30 sleep_running || { fail "the workload never started"; return; }
+	wait_until "$WAIT_LIMIT" sleep_running || { fail "the workload never started"; return; }
 	sup=$(supervisor_of "$dead") || { fail "no supervisor found for $dead"; return; }
 	kill -9 "$sup"
-	wait_bg_for 30 || return
-	wait_until 10 no_procs_matching "$MARK" || { fail "the workload outlived its supervisor"; return; }
+	wait_bg_for "$WAIT_LIMIT" || return
+	wait_until "$WAIT_LIMIT" no_procs_matching "$MARK" || { fail "the workload outlived its supervisor"; return; }
 	cordon sweep
 	expect_rc 0
 	no_cg_dirs_of "$dead" || fail "after SIGKILL of the supervisor and 'cordon sweep', cgroups remain: $(cg_dirs_of "$dead")"
