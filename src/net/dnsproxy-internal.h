@@ -38,12 +38,18 @@
  */
 #define UDP_REUSE 128
 /*
- * Addresses known to be in the allow sets, and until when: an answer whose
- * addresses all stay there for at least half of its TTL goes out without
- * asking the supervisor again (its address TTLs cut to what is left).
- * Open addressing, a few probes, the soonest to expire replaced.
+ * Addresses known to be in the allow sets for a name, and until when: an
+ * answer whose addresses all stay there for at least half of its TTL
+ * goes out without asking the supervisor again (its address TTLs cut to
+ * what is left). Open addressing, a few probes; when an entry's probes
+ * find nothing free or ended the table doubles, up to ADMITTED_MAX
+ * entries (4 MiB), and only there does the soonest to expire give way:
+ * a fixed 512 slots, cycled through by a workload with more (name,
+ * address) pairs than that, gave way on every answer, and every query
+ * became an admit, a round trip to the supervisor and an nft insert.
  */
-#define ADMITTED_SLOTS 512
+#define ADMITTED_FIRST 512
+#define ADMITTED_MAX (2 * (size_t)CORDON_NFT_SET_MAX)
 #define ADMITTED_PROBES 8
 
 enum tag_kind {
@@ -146,7 +152,8 @@ struct cordon_dnsproxy {
 		struct cordon_addr addr;
 		uint32_t name;	   /* the hash of the name it was admitted for */
 		uint64_t until_ms; /* 0: a free slot */
-	} admitted[ADMITTED_SLOTS];
+	} *admitted;		   /* cap_admitted entries, a power of two */
+	size_t cap_admitted;
 	struct tcp_client *clients[MAX_TCP_CLIENTS];
 	/* Closed objects whose memory is released at the end of the loop iteration. */
 	struct tcp_client *dead_clients;

@@ -337,7 +337,7 @@ static size_t admitted_hash(const struct cordon_addr *a, uint32_t name)
 	h = (h ^ (uint32_t)a->family) * 16777619u;
 	for (size_t i = 0; i < (a->family == AF_INET6 ? 16u : 4u); i++)
 		h = (h ^ a->u.bytes[i]) * 16777619u;
-	return h % ADMITTED_SLOTS;
+	return h;
 }
 
 static bool same_address(const struct cordon_addr *a, const struct cordon_addr *b)
@@ -358,8 +358,8 @@ static uint64_t admitted_left(const struct cordon_dnsproxy *p, const struct cord
 {
 	size_t h = admitted_hash(a, name);
 
-	for (size_t k = 0; k < ADMITTED_PROBES; k++) {
-		const struct admitted *e = &p->admitted[(h + k) % ADMITTED_SLOTS];
+	for (size_t k = 0; k < ADMITTED_PROBES && p->cap_admitted; k++) {
+		const struct admitted *e = &p->admitted[(h + k) & (p->cap_admitted - 1)];
 
 		if (e->until_ms > now && e->name == name && same_address(&e->addr, a))
 			return e->until_ms - now;
@@ -367,24 +367,73 @@ static uint64_t admitted_left(const struct cordon_dnsproxy *p, const struct cord
 	return 0;
 }
 
+/*
+ * Where (a, name) goes in table: its own entry, else the first free or
+ * ended one among its probes, else the one that ends first (*evicts).
+ */
+static size_t admitted_slot(const struct admitted *table, size_t cap, const struct cordon_addr *a,
+			    uint32_t name, uint64_t now, bool *evicts)
+{
+	size_t h = admitted_hash(a, name), victim = h & (cap - 1), free_at = cap;
+
+	for (size_t k = 0; k < ADMITTED_PROBES; k++) {
+		size_t i = (h + k) & (cap - 1);
+
+		if (table[i].until_ms <= now) {
+			if (free_at == cap)
+				free_at = i;
+			continue;
+		}
+		if (table[i].name == name && same_address(&table[i].addr, a)) {
+			*evicts = false;
+			return i;
+		}
+		if (table[i].until_ms < table[victim].until_ms)
+			victim = i;
+	}
+	*evicts = free_at == cap;
+	return free_at == cap ? victim : free_at;
+}
+
+/* Double the table (the first: ADMITTED_FIRST), keeping what has not ended. */
+static void admitted_grow(struct cordon_dnsproxy *p, uint64_t now)
+{
+	size_t cap = p->cap_admitted ? p->cap_admitted * 2 : ADMITTED_FIRST;
+	struct admitted *table = cordon_xcalloc(cap, sizeof(*table));
+	bool evicts;
+
+	for (size_t i = 0; i < p->cap_admitted; i++) {
+		const struct admitted *e = &p->admitted[i];
+
+		if (e->until_ms > now)
+			table[admitted_slot(table, cap, &e->addr, e->name, now, &evicts)] = *e;
+	}
+	free(p->admitted);
+	p->admitted = table;
+	p->cap_admitted = cap;
+}
+
 static void admitted_put(struct cordon_dnsproxy *p, const struct cordon_addr *a, uint32_t name,
 			 uint64_t until)
 {
-	size_t h = admitted_hash(a, name), victim = h;
+	uint64_t now = dp_now_ms();
+	struct admitted *e;
+	bool evicts = false;
 
-	for (size_t k = 0; k < ADMITTED_PROBES; k++) {
-		struct admitted *e = &p->admitted[(h + k) % ADMITTED_SLOTS];
-
-		if (e->until_ms && e->name == name && same_address(&e->addr, a)) {
-			victim = (h + k) % ADMITTED_SLOTS;
+	if (until <= now)
+		return;
+	if (!p->cap_admitted)
+		admitted_grow(p, now);
+	for (;;) {
+		e = &p->admitted[admitted_slot(p->admitted, p->cap_admitted, a, name, now,
+					       &evicts)];
+		if (!evicts || p->cap_admitted >= ADMITTED_MAX)
 			break;
-		}
-		if (e->until_ms < p->admitted[victim].until_ms)
-			victim = (h + k) % ADMITTED_SLOTS;
+		admitted_grow(p, now);
 	}
-	p->admitted[victim].addr = *a;
-	p->admitted[victim].name = name;
-	p->admitted[victim].until_ms = until;
+	e->addr = *a;
+	e->name = name;
+	e->until_ms = until;
 }
 
 /* The kept address records' TTLs, cut to cap_s: no client keeps them longer than the sets do. */

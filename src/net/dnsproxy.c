@@ -525,6 +525,7 @@ void cordon_dnsproxy_free(struct cordon_dnsproxy *p)
 		close(p->udp[i].fd);
 	for (size_t i = 0; i < p->n_tcp; i++)
 		close(p->tcp[i].fd);
+	free(p->admitted);
 	free(p->msg);
 	free(p);
 }
@@ -637,7 +638,8 @@ void cordon_dnsproxy_set_allowlist(struct cordon_dnsproxy *p, const struct cordo
 	p->cfg.allowlist = al;
 	p->n_cidrs = cordon_allowlist_cidrs(al, &p->cidrs);
 	/* What the sets held was the old policy's: every address is asked for again. */
-	memset(p->admitted, 0, sizeof(p->admitted));
+	if (p->cap_admitted)
+		memset(p->admitted, 0, p->cap_admitted * sizeof(*p->admitted));
 }
 
 void cordon_dnsproxy_admitted(struct cordon_dnsproxy *p, uint32_t token, int error,

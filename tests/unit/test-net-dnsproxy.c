@@ -209,6 +209,12 @@ static size_t stub_answer(struct stub *st, const uint8_t *q, size_t qlen, bool o
 		rr_cname(out, name, "edge.cdnnet.test", 60);
 		rr_a(out, "edge.cdnnet.test", "93.184.216.20", 60);
 		rr_a(out, "unrelated.test", "93.184.216.99", 60);
+	} else if (name[0] == 'n' && strcmp(name + 1 + strspn(name + 1, "0123456789"),
+					       ".allowed.test") == 0) {
+		/* nNNN.allowed.test: many names, one address. */
+		header(out, id, 0x8180, 1);
+		put_name(out, name), put16(out, 1), put16(out, 1);
+		rr_a(out, name, "93.184.216.50", 300);
 	} else if (strcmp(name, "huge.allowed.test") == 0) {
 		/* over 512 bytes once filtered, over UDP too: three TXT strings of 200 */
 		header(out, id, 0x8180, 2);
@@ -1428,6 +1434,34 @@ START_TEST(admitted_addresses_known_and_ttls_cut)
 }
 END_TEST
 
+/*
+ * Every (name, address) admitted is kept while the sets hold it: a
+ * workload that cycles through more names than the table's first size
+ * (512) asks the supervisor once per name, not once per query (the
+ * table gave way to each new name, and a thousand names in turn were a
+ * thousand admits every round).
+ */
+START_TEST(admitted_many_names_asked_once)
+{
+	struct harness h;
+	struct cordon_dns_msg *m = reply_msg();
+	char name[64];
+
+	harness_up(&h, 0, true);
+	for (int round = 0; round < 2; round++) {
+		for (int i = 0; i < 1500; i++) {
+			snprintf(name, sizeof(name), "n%d.allowed.test", i);
+			ck_assert_int_gt(ask(&h, name, CORDON_DNS_TYPE_A, m), 0);
+			ck_assert_uint_eq(count_type(m, CORDON_DNS_TYPE_A), 1);
+		}
+		ck_assert_uint_eq(h.stub.queries, 1500 * (unsigned)(round + 1));
+		ck_assert_uint_eq(h.ins.calls, 1500);
+	}
+	harness_down(&h);
+	free(m);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("dnsproxy");
@@ -1455,6 +1489,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, admit_refused_address_leaves_the_reply);
 	tcase_add_test(tc, admit_unanswered_is_servfail);
 	tcase_add_test(tc, admitted_addresses_known_and_ttls_cut);
+	tcase_add_test(tc, admitted_many_names_asked_once);
 	suite_add_tcase(s, tc);
 	return s;
 }
