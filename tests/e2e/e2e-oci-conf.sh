@@ -310,6 +310,50 @@ c["mounts"] += [
 	end_case
 }
 
+# A destination reached through relative symlinks' ".." while the host
+# renames (a rename or mount anywhere makes the kernel's scoped walk fail
+# with EAGAIN, "try again"): every one of RACE_RUNS containers is made.
+RACE_RUNS=${RACE_RUNS:-30} RACE_LINKS=${RACE_LINKS:-1} RACE_DOTS=${RACE_DOTS:-100}
+t_mount_dotdot_renames() {
+	local rootfs=$CASE_DIR/rootfs src=$CASE_DIR/src id=$CASE_ID-r renamer i bad=0 last='' dots
+	setup_case
+	copy_rootfs "$rootfs" || return
+	# Many a ".." on the way (RACE_LINKS links of RACE_DOTS each): each is a
+	# point where the walk finds the race. Not too many: a walk so long
+	# that nearly every try meets a rename would fail even tried again.
+	mkdir -p "$rootfs/srv/d" "$rootfs/srv/a"
+	touch "$rootfs/srv/a/b"
+	dots=$(printf 'd/../%.0s' $(seq "$RACE_DOTS"))
+	ln -s "${dots}a/b" "$rootfs/srv/l$RACE_LINKS"
+	for i in $(seq $((RACE_LINKS - 1)) -1 1); do
+		ln -s "${dots}l$((i + 1))" "$rootfs/srv/l$i"
+	done
+	ln -s ../srv/l1 "$rootfs/etc/rel"
+	[ "$MODE" = rootless ] && chown -hR "$TEST_UID:$TEST_GID" "$rootfs"
+	mk_dir "$src"
+	echo "inside $MARK" >"$src/file"
+	chmod 644 "$src/file"
+	mk_bundle b cat /srv/a/b || return
+	cfg 'c["root"]["path"] = sys.argv[1]
+c["mounts"].append({"destination": "/etc/rel", "type": "bind", "source": sys.argv[2], "options": ["bind", "ro"]})' \
+		"$rootfs" "$src/file" || return
+	touch "$CASE_DIR/r0"
+	"$PYTHON" -c 'import os, sys
+a, b = sys.argv[1] + "/r0", sys.argv[1] + "/r1"
+while os.path.exists(a):
+    os.rename(a, b)
+    os.rename(b, a)' "$CASE_DIR" &
+	renamer=$!
+	for i in $(seq "$RACE_RUNS"); do
+		oc run -b "$BUNDLE" "$id"
+		[ "$RC" = 0 ] && [ "$OUT" = "inside $MARK" ] || { bad=$((bad + 1)); last=$ERR; }
+	done
+	kill "$renamer"
+	wait "$renamer" 2>/dev/null
+	[ "$bad" = 0 ] || fail "$bad of $RACE_RUNS containers failed (the last: $last)"
+	end_case
+}
+
 # linux.resources.unified: each file of the container's cgroup2 directory
 # written as given (a hugetlb limit, where this host's cgroup2 has the
 # controller); a file the kernel lacks is refused, naming it.
@@ -448,6 +492,7 @@ each_mode "an ambient capability for uid 1000: NET_BIND_SERVICE binds port 80" t
 each_mode "mounts: sources kept, config order, bind data ignored, strictatime, suid, dev" t_mount_sources_options_order
 each_mode "mounts: nothing the config does not list (no /tmp, /dev/shm, /dev/mqueue)" t_no_extra_mounts
 each_mode "mounts: a dangling symlink destination created through, inside the root" t_mount_dangling_symlink
+each_mode "mounts: a destination through ../ made while the host renames" t_mount_dotdot_renames
 rootful_only "linux.resources.unified: a cgroup2 file written, a missing one refused" t_unified
 each_mode "linux.namespaces: network, ipc, uts left out are the runtime's (run and exec); no pid refused" t_namespaces_shared
 each_mode "linux.devices: made as configured rootful (type, numbers, mode, owner), FIFO mode and owner" t_devices_made
