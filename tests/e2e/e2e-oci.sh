@@ -442,7 +442,7 @@ t_devices() {
 # (not idmapped again). Rootless: the caller's subordinate range, through
 # newuidmap, or the caller's own id alone.
 t_config_id_maps() {
-	local id=$CASE_ID-m base
+	local id=$CASE_ID-m base pid wpid maps got p
 	setup_case
 	copy_rootfs "$CASE_DIR/rootfs" || return
 	if [ "$MODE" = rootful ]; then
@@ -469,6 +469,37 @@ c["linux"]["uidMappings"] = m; c["linux"]["gidMappings"] = g' "$CASE_DIR/rootfs"
 	oc run -b "$BUNDLE" "$id"
 	expect_rc 0
 	[ "$OUT" = "$want" ] || fail "expected /bin owned by $want inside, got '$OUT'"
+	# Inside, /proc/self/uid_map is the nested namespace's: the sandbox's
+	# ids as themselves (docs/oci.md, what differs from runc).
+	cfg 'c["process"]["args"] = ["cat", "/proc/self/uid_map"]' || return
+	oc run -b "$BUNDLE" "$id"
+	expect_rc 0
+	[ "$(awk 'NR == 1 { print $1, $2 }' <<<"$OUT")" = "0 0" ] ||
+		fail "expected the nested namespace's map inside (0 0 ...), got '$OUT'"
+	# The host sees the config's maps, on the state's pid and on the
+	# container process alike (what a launcher reads).
+	cfg 'c["process"]["args"] = ["sleep", sys.argv[1]]' "$MARK" || return
+	oc create -b "$BUNDLE" "$id"
+	expect_rc 0 || return
+	oc start "$id"
+	expect_rc 0 || return
+	wait_until "$WAIT_LIMIT" program_running || fail "the program did not start"
+	oc state "$id"
+	pid=$(jfield pid)
+	wpid=$(user_process)
+	maps=$("$PYTHON" -c 'import json, sys
+c = json.load(open(sys.argv[1]))
+for k in ("uidMappings", "gidMappings"):
+    print(" ".join("%d %d %d" % (m["containerID"], m["hostID"], m["size"]) for m in c["linux"][k]))' \
+		"$BUNDLE/config.json")
+	for p in "$pid" "$wpid"; do
+		got=$(for f in uid_map gid_map; do
+			awk '{ s = s (NR > 1 ? " " : "") $1 " " $2 " " $3 } END { print s }' "/proc/$p/$f"
+		done)
+		[ "$got" = "$maps" ] || fail "host's /proc/$p/{uid,gid}_map: expected '$maps', got '$got'"
+	done
+	oc delete --force "$id"
+	expect_rc 0
 	end_case
 }
 
