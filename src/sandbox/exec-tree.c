@@ -23,7 +23,9 @@
  * hangs below the reaper is the command's, since an orphan goes to the
  * reaper (a subreaper), never above it. A pid is signalled through a
  * pidfd opened after the scan, and only when that process still has the
- * parent the scan saw and lives in the container's pid namespace (or one
+ * parent the scan saw, or the reaper (its parent ended meanwhile, as one
+ * signalled just before it does: only the tree's processes are the
+ * reaper's children), and lives in the container's pid namespace (or one
  * below it): a pid reused meanwhile is not signalled. Why a reaper and not
  * a cgroup per exec: docs/architecture.md, "exec's process tree".
  */
@@ -235,8 +237,13 @@ static size_t tree_signal(struct exec_sv *sv, int sig, int **pidfds)
 			fd = cordon_pidfd_open(l[i].pid);
 			if (fd < 0)
 				continue;
-			/* The pidfd holds the process the checks see: the scan's, or another. */
-			if (proc_parent(l[i].pid, &ppid, &zombie) < 0 || ppid != parent ||
+			/*
+			 * The pidfd holds the process the checks see: the scan's, or another.
+			 * Orphaned since the scan (its parent, signalled first, ended), it is
+			 * the reaper's: the timeout's SIGTERM missed such a child.
+			 */
+			if (proc_parent(l[i].pid, &ppid, &zombie) < 0 ||
+			    (ppid != parent && ppid != sv->reaper) ||
 			    !in_container_pidns(sv, l[i].pid) ||
 			    cordon_pidfd_send_signal(fd, sig) < 0) {
 				close(fd);

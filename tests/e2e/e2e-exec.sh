@@ -96,18 +96,26 @@ t_timeout_ends_the_tree() {
 }
 
 # SIGTERM alone is enough for a command that does not ignore it; its children get it too.
+# The child says when its trap is set, and leaves a file when the SIGTERM comes
+# (counted, not timed: the exec waits for the whole tree, so a child that the
+# SIGTERM missed ended at --kill-after's SIGKILL, and the case passed). A
+# timeout that came before the child was there proves nothing: again, with
+# twice as long.
 t_timeout_term() {
-	local id=$CASE_ID-m kid
+	local id=$CASE_ID-m kid t
 	setup_case
 	kid=$((MARK + 4))
 	start_sandbox "$id" "${1:-oci}" || return
-	oc exec --timeout 0.5 --kill-after 30 --result-json "$CASE_DIR/r.json" "$id" -- \
-		sh -c "sleep $kid & sleep $((kid + 1))"
+	for t in 0.5 1 2 4 8 16 32; do
+		oc exec --timeout "$t" --kill-after 30 --result-json "$CASE_DIR/r.json" "$id" -- \
+			sh -c "(trap 'touch $SHM/termed-$kid; exit 0' TERM; echo child-ready; sleep $kid & wait) &
+				sleep $((kid + 1))"
+		[[ $OUT != *child-ready* ]] || break
+	done
 	expect_rc 124
-	# SIGTERM is sent to every process, not waited for (SIGKILL rounds are): it ends by itself.
-	# shellcheck disable=SC2016 # expanded by eval
-	wait_until "$WAIT_LIMIT" eval '[ "$(host_procs "sleep $kid")" = 0 ]' ||
-		fail "the command's child survived SIGTERM"
+	[[ $OUT == *child-ready* ]] || fail "the child never started, even with --timeout $t"
+	[ -e "/proc/$WPID/root$SHM/termed-$kid" ] || fail "the command's child did not get the SIGTERM"
+	[ "$(host_procs "sleep $kid")" = 0 ] || fail "the command's child survived SIGTERM"
 	[ "$(jget "$CASE_DIR/r.json" timed_out)" = True ] || fail "timed_out is not true"
 	[ "$(jget "$CASE_DIR/r.json" exit_code)" = 124 ] || fail "exit_code is not 124"
 	[ "$(jget "$CASE_DIR/r.json" signal)" = 15 ] || fail "signal is not SIGTERM's"
