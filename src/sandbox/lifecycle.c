@@ -468,13 +468,19 @@ static void session_request(struct supervisor *sv, uint32_t req, int fd)
 		reply(&fd, &err, NULL);
 		return;
 	}
-	/* Counted before it is answered: an exec that has its answer keeps the session up. */
+	/*
+	 * The exec does not wait for the answer (exec.c): it runs whatever is
+	 * said here. One beyond the table is not refused but cannot be seen to
+	 * end: the idle timeout is off for good (the lifetime cap holds).
+	 */
 	r = session_exec_begin(sv, fd);
 	if (r < 0) {
-		cordon_error_set(&err, CORDON_E_STATE, -r,
-				 "session %s: at most %d execs at once", sv->state->id,
-				 SESSION_EXECS_MAX);
-		reply(&fd, &err, NULL);
+		if (!sv->session_untracked)
+			cordon_debug("session %s: more than %d execs at once: its idle timeout is "
+				     "off from now on",
+				     sv->state->id, SESSION_EXECS_MAX);
+		sv->session_untracked = true;
+		reply(&fd, NULL, NULL);
 		return;
 	}
 	send(fd, &rep, sizeof(rep), MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -548,6 +554,24 @@ static void client_drop(struct supervisor *sv, int *slot)
 }
 
 /*
+ * The oldest connection gives way to a new one. Its reading side shut
+ * first: a request already sent is taken (an exec does not wait to be
+ * answered: it must not be dropped unread), one sent after fails at the
+ * sender (EPIPE), so no request is ever lost unseen.
+ */
+static void client_evict(struct supervisor *sv, int *slot)
+{
+	char c;
+
+	if (*slot < 0)
+		return;
+	shutdown(*slot, SHUT_RD);
+	if (recv(*slot, &c, 1, MSG_PEEK | MSG_DONTWAIT) > 0)
+		client_request(sv, slot);
+	client_drop(sv, slot);
+}
+
+/*
  * New connections wait in a slot for their request; none is read here, so
  * a client that connects and says nothing stalls nothing (it held the whole
  * loop for a second each before).
@@ -562,7 +586,7 @@ static void accept_clients(struct supervisor *sv)
 		if (fd < 0)
 			return;
 		slot = &sv->clients[sv->clients_next++ % MONITOR_CLIENTS];
-		client_drop(sv, slot); /* the oldest silent one gives way */
+		client_evict(sv, slot);
 		ev.data.ptr = slot;
 		if (epoll_ctl(sv->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
 			close(fd);
@@ -572,24 +596,48 @@ static void accept_clients(struct supervisor *sv)
 	}
 }
 
+size_t lifecycle_clients_pending(const struct supervisor *sv)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; sv->listen_fd >= 0 && i < MONITOR_CLIENTS; i++)
+		n += sv->clients[i] >= 0;
+	return n;
+}
+
+void lifecycle_take_pending(struct supervisor *sv)
+{
+	if (sv->listen_fd < 0)
+		return;
+	accept_clients(sv);
+	for (size_t i = 0; i < MONITOR_CLIENTS; i++)
+		if (sv->clients[i] >= 0)
+			client_request(sv, &sv->clients[i]);
+}
+
 bool lifecycle_dispatch(struct supervisor *sv, void *tag)
 {
+	bool ours = false;
+
 	if (session_dispatch(sv, tag))
 		return true;
 	if (sv->listen_fd < 0)
 		return false;
 	if (tag == &sv->listen_fd) {
 		accept_clients(sv);
-		return true;
+		ours = true;
 	}
-	for (size_t i = 0; i < MONITOR_CLIENTS; i++) {
+	for (size_t i = 0; !ours && i < MONITOR_CLIENTS; i++) {
 		if (tag == &sv->clients[i]) {
 			if (sv->clients[i] >= 0)
 				client_request(sv, &sv->clients[i]);
-			return true;
+			ours = true;
 		}
 	}
-	return false;
+	/* A connection came or went: a session's idle clock counts it (session.c). */
+	if (ours)
+		session_rearm(sv);
+	return ours;
 }
 
 void lifecycle_finish(struct supervisor *sv)

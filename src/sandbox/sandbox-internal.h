@@ -334,6 +334,7 @@ struct supervisor {
 	/* Connections of the `cordon exec`s running now (MONITOR_EXEC), -1 free. */
 	int execs[SESSION_EXECS_MAX];
 	size_t n_execs;
+	bool session_untracked; /* an exec beyond the table ran: never idle */
 };
 
 /*
@@ -411,6 +412,10 @@ void lifecycle_running(struct supervisor *sv);
 /* The control socket is readable: one request. */
 /* The control socket and its clients: true if tag was one of them (and it was handled). */
 bool lifecycle_dispatch(struct supervisor *sv, void *tag);
+/* Connections waiting in a slot for their request (a session counts them as execs). */
+size_t lifecycle_clients_pending(const struct supervisor *sv);
+/* Every connection and request already there taken now (the idle timeout's last look). */
+void lifecycle_take_pending(struct supervisor *sv);
 /* The end, however it came: state stopped (or removed), waiting callers answered. */
 void lifecycle_finish(struct supervisor *sv);
 
@@ -425,6 +430,8 @@ int session_start(struct supervisor *sv, struct cordon_error *err);
 void session_end(struct supervisor *sv, const char *why);
 /* A `cordon exec` began (its connection fd, taken): 0, or -errno (too many). */
 int session_exec_begin(struct supervisor *sv, int fd);
+/* The idle clock looked at again (a connection to the monitor came or went). */
+void session_rearm(struct supervisor *sv);
 /* The session's timer and exec connections: true if tag was one of them. */
 bool session_dispatch(struct supervisor *sv, void *tag);
 void session_finish(struct supervisor *sv);

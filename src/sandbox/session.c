@@ -14,6 +14,13 @@
  * The monitor keeps one timer for both limits. A `cordon exec` tells the
  * monitor it runs (MONITOR_EXEC on the control socket) and holds the
  * connection until it ends: while one is held the session is not idle.
+ * The exec does not wait for an answer, so the monitor may not have seen
+ * its request yet when the idle timeout falls due: before it ends the
+ * session it takes every connection in its backlog and every request in
+ * their queues, and a connection still silent counts as an exec (one
+ * that connected is past its connect, about to send). An exec that
+ * connects after that finds the session ending, and its process ends
+ * with it.
  */
 #include <fcntl.h>
 #include <signal.h>
@@ -110,6 +117,13 @@ static uint64_t now_ms(void)
 	return cordon_now_mono_us() / 1000;
 }
 
+/* No exec runs, none is about to (a silent connection), none ran untracked. */
+static bool session_idle(const struct supervisor *sv)
+{
+	return sv->spec->idle_timeout_ms && sv->n_execs == 0 && !sv->session_untracked &&
+	       lifecycle_clients_pending(sv) == 0;
+}
+
 /* The next deadline: the lifetime cap, or the idle timeout while no exec runs. */
 static void session_arm(struct supervisor *sv)
 {
@@ -121,8 +135,7 @@ static void session_arm(struct supervisor *sv)
 		return;
 	if (spec->max_lifetime_ms)
 		at = sv->session_start_ms + spec->max_lifetime_ms;
-	if (spec->idle_timeout_ms && sv->n_execs == 0 &&
-	    sv->idle_since_ms + spec->idle_timeout_ms < at)
+	if (session_idle(sv) && sv->idle_since_ms + spec->idle_timeout_ms < at)
 		at = sv->idle_since_ms + spec->idle_timeout_ms;
 	if (at != UINT64_MAX) {
 		/* CLOCK_MONOTONIC in ms, as cordon_now_mono_us counts it. */
@@ -169,12 +182,22 @@ static void session_timer_fired(struct supervisor *sv)
 
 	if (read(sv->session_timer, &ticks, sizeof(ticks)) != (ssize_t)sizeof(ticks))
 		return;
-	if (spec->max_lifetime_ms && now >= sv->session_start_ms + spec->max_lifetime_ms)
+	if (spec->max_lifetime_ms && now >= sv->session_start_ms + spec->max_lifetime_ms) {
 		session_end(sv, "its lifetime cap (--max-lifetime) passed");
-	else if (spec->idle_timeout_ms && sv->n_execs == 0 &&
-		 now >= sv->idle_since_ms + spec->idle_timeout_ms)
+		return;
+	}
+	/* The last look: an exec that connected before now is counted (see the top). */
+	if (session_idle(sv) && now >= sv->idle_since_ms + spec->idle_timeout_ms)
+		lifecycle_take_pending(sv);
+	if (session_idle(sv) && now >= sv->idle_since_ms + spec->idle_timeout_ms)
 		session_end(sv, "idle for its --idle-timeout");
 	else
+		session_arm(sv);
+}
+
+void session_rearm(struct supervisor *sv)
+{
+	if (sv->spec->session && !sv->session_ending && !sv->child_done)
 		session_arm(sv);
 }
 

@@ -227,6 +227,47 @@ t_idle_timeout() {
 	end_session_case
 }
 
+past_ms() { [ "$(date +%s%3N)" -gt "$1" ]; }
+
+# monitor_waits PID: PID sleeps in its event loop (it has handled what was ready).
+monitor_waits() {
+	local stat
+	{ IFS= read -r stat <"/proc/$1/stat"; } 2>/dev/null || return 1
+	stat=${stat##*) }
+	[ "${stat%% *}" = S ] && grep -q epoll "/proc/$1/wchan" 2>/dev/null
+}
+
+# An exec does not wait for its monitor's answer: one its monitor has
+# not heard yet when the idle timeout falls due is counted. The monitor
+# is stopped while the exec starts and past the deadline, then continued:
+# it takes the waiting request and keeps the session (the exec finishes,
+# 0), then ends it once idle.
+t_idle_exec_unheard() {
+	local monitor deadline
+	setup_case
+	# Long enough for a loaded machine to stop the monitor before it falls due.
+	screate --name "$CASE_ID-u" --idle-timeout 5 "$ROOTFS" || { end_session_case; return; }
+	# The idle clock starts before create returns: due by then + 5 s at the latest.
+	deadline=$(($(date +%s%3N) + 5000))
+	monitor=$(monitor_of "$SID")
+	kill -STOP "$monitor"
+	check "the session is up when its monitor is stopped" test -e "$OROOT/$SID/state.json"
+	oc_bg exec "$SID" -- sh -c \
+		"echo up >/workspace/up; while [ ! -e /workspace/go ]; do sleep 0.1; done; echo $MARK"
+	wait_until 20 test -e "$WS/up" || fail "the exec did not run while its monitor was stopped"
+	# Past the idle deadline by the wall clock create recorded: an order, not an assertion.
+	wait_until 20 past_ms "$((deadline + 200))"
+	kill -CONT "$monitor"
+	wait_until 10 monitor_waits "$monitor" || fail "the monitor did not go back to its loop"
+	check "the session is up after its idle deadline" test -e "$OROOT/$SID/state.json"
+	touch "$WS/go"
+	wait_bg_for 20 || { end_session_case; return; }
+	expect_rc 0
+	expect_out_eq "$MARK"
+	wait_until 20 session_gone "$SID" || fail "the idle session did not end"
+	end_session_case
+}
+
 # The owner SIGKILLed: sweep ends the session (--dry-run first: says so,
 # touches nothing); a session whose owner lives is kept.
 t_sweep_owner_killed() {
@@ -434,6 +475,7 @@ each_mode "labels: list filters by K=V and K, JSON shows labels and owner" t_lab
 each_mode "bad labels and lifetimes: 125, named, nothing left" t_bad_inputs
 each_mode "--max-lifetime ends the session" t_lifetime_cap
 each_mode "--idle-timeout ends the session, never while an exec runs" t_idle_timeout
+each_mode "--idle-timeout counts an exec its monitor has not heard yet" t_idle_exec_unheard
 each_mode "sweep ends a session whose owner was SIGKILLed, keeps a live owner's; --dry-run" t_sweep_owner_killed
 each_mode "sweep: a reused owner pid (other start time) is not the owner" t_sweep_pid_reuse
 each_mode "sweep removes what a SIGKILLed session monitor left" t_sweep_monitor_killed
