@@ -566,7 +566,8 @@ int cli_session_parse(int argc, char **argv, struct cordon_spec *spec, bool *hel
 	spec->session = true;
 	if (!spec->max_lifetime_ms)
 		spec->max_lifetime_ms = CORDON_SESSION_LIFETIME_DEFAULT_MS;
-	return 0;
+	/* As run: the flags win over the environment (CORDON_AUDIT_DIR was not read). */
+	return cordon_audit_flag_env(spec, err);
 }
 
 /* Parse `run`'s arguments into spec: options, [ROOTFS], [--], CMD... */

@@ -13,6 +13,7 @@
 #include <yajl/yajl_gen.h>
 #include <yajl/yajl_tree.h>
 
+#include "cordon/audit.h"
 #include "cordon/cgroup.h"
 #include "cordon/state.h"
 
@@ -1000,6 +1001,7 @@ struct verdict {
 	pid_t owner_pid; /* CORDON_SWEEP_STOP: its supervisor, to wait for */
 	uint64_t owner_start;
 	bool own_cgroups_only; /* REMOVE: only cgroups named cordon-ID (run, session) */
+	bool keep_audit;       /* its log goes to the audit directory (its end was this host's) */
 };
 
 static void verdict(struct verdict *v, enum cordon_sweep_action action, const char *fmt, ...)
@@ -1054,12 +1056,14 @@ static void judge(int dir, const char *host, const char *boot, uint64_t now, str
 				"recorded on host %s, older than its lifetime cap", info.host);
 	} else if (info.boot_id[0] && boot[0] && strcmp(info.boot_id, boot) != 0) {
 		verdict(v, CORDON_SWEEP_FORGET, "recorded before this host's last boot");
+		v->keep_audit = true;
 	} else if (!process_alive(info.owner_pid, info.owner_start) &&
 		   !process_alive(info.init_pid, info.init_start)) {
 		live = false;
 		if (!info.kept)
 			verdict(v, CORDON_SWEEP_REMOVE, "its supervisor (pid %d) is gone",
 				(int)info.owner_pid);
+		v->keep_audit = true;
 	} else {
 		live = true;
 	}
@@ -1074,6 +1078,28 @@ static void judge(int dir, const char *host, const char *boot, uint64_t now, str
 		v->owner_start = info.owner_start;
 	}
 	cordon_state_info_free(&info);
+}
+
+/*
+ * The log of a sandbox whose supervisor died (or an earlier boot's), as
+ * `cordon rm` keeps it: a cleanup event saying why, then the state
+ * directory's audit.jsonl copied into the audit directory its record names
+ * (a --audit FILE is the caller's already). Never in the way of the sweep.
+ */
+static void sweep_audit(int dir, const char *id, const char *why, bool cgroups)
+{
+	static const char *const removed[] = { "cgroups", "state" };
+	struct cordon_error err = { 0 };
+	struct cordon_audit *a = cordon_audit_open_state(dir, id, &err);
+
+	if (a) {
+		cordon_audit_cleanup(a, removed + !cgroups, ARRAY_SIZE(removed) - !cgroups, why,
+				     &err);
+		cordon_audit_close(a);
+	}
+	memset(&err, 0, sizeof(err));
+	if (cordon_audit_keep(dir, id, &err) < 0)
+		cordon_debug("sweep: %s: %s (the log is lost with the state)", id, err.msg);
 }
 
 /*
@@ -1142,6 +1168,8 @@ int cordon_state_sweep_report(int root_fd, const struct cordon_sweep_opts *opts)
 			/* Another host's cgroups, or an earlier boot's, are not this one's. */
 			if (v.action == CORDON_SWEEP_REMOVE)
 				remove_cgroups(dir, v.own_cgroups_only ? de->d_name : NULL);
+			if (v.keep_audit && v.action != CORDON_SWEEP_STOP)
+				sweep_audit(dir, de->d_name, v.why, v.action == CORDON_SWEEP_REMOVE);
 			if (v.action != CORDON_SWEEP_STOP)
 				remove_entry(root_fd, de->d_name);
 		}

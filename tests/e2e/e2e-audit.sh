@@ -156,6 +156,34 @@ t_cap() {
 	grep -q '"dropped":{"cap":1,' "$AUDIT" || fail "the dropped exec is not counted"
 }
 
+# A session whose monitor was SIGKILLed (nothing of cordon ran its end):
+# sweep keeps its state directory's log in the audit directory, as rm
+# does, ended by a cleanup event that says why; the log validates.
+t_sweep_keeps_log() {
+	local keep=$CASE_DIR/kept id=$CASE_ID-k monitor f
+	setup_case
+	mk_dir "$keep"
+	XENV=("CORDON_AUDIT_DIR=$keep")
+	oc create --owner none --name "$id" --no-workspace "$ROOTFS"
+	expect_rc 0 || return
+	oc exec "$id" -- true
+	expect_rc 0 || { oc rm "$id"; return; }
+	XENV=()
+	monitor=$(monitor_of "$id")
+	kill -9 "$monitor"
+	wait_until 10 no_procs_matching "--name $id " || fail "the monitor's processes outlived it"
+	oc sweep
+	expect_rc 0 || return
+	expect_out_has "removed $id: its supervisor (pid $monitor) is gone" || return
+	check "sweep removed the state" root_empty || return
+	f=$(find "$keep" -name "$id-*.jsonl")
+	[ -n "$f" ] || { fail "no $id-*.jsonl kept in $keep: $(ls -A "$keep")"; return; }
+	audit_check "$f" || return
+	[ "$EVENTS" = $'create\nexec\ncleanup' ] || { fail "events: $EVENTS"; return; }
+	grep -q "\"failure\":\"its supervisor (pid $monitor) is gone\"" "$f" ||
+		fail "the cleanup does not say why: $(tail -1 "$f")"
+}
+
 # cordon exec and delete append to the log the sandbox began with (an
 # OCI container's, asked for with CORDON_AUDIT); one moved in its place
 # is refused before the command runs, and delete still removes the
@@ -209,4 +237,5 @@ each_mode "hostile bytes in argv" t_hostile_bytes
 each_mode "CORDON_AUDIT, the kept default log" t_env_and_keep
 each_mode "planted links, fifos, devices refused" t_hostile_paths
 each_mode "size cap" t_cap
+each_mode "sweep keeps a crashed session's log in the audit directory" t_sweep_keeps_log
 done_testing
