@@ -335,6 +335,13 @@ struct supervisor {
 	int execs[SESSION_EXECS_MAX];
 	size_t n_execs;
 	bool session_untracked; /* an exec beyond the table ran: never idle */
+	/*
+	 * The drops the last denied event counted (a session's: one at each
+	 * exec's end tells what was dropped since, audit.c).
+	 */
+	struct cordon_nft_drop *drops_seen;
+	size_t n_drops_seen;
+	uint64_t dropped_packets_seen, dropped_bytes_seen;
 };
 
 /*
@@ -345,6 +352,12 @@ struct supervisor {
  */
 int sandbox_audit_begin(struct supervisor *sv, struct cordon_error *err);
 void sandbox_audit_end(struct supervisor *sv);
+/*
+ * A session's exec ended (its connection to the monitor closed): the
+ * denied event of what the gateway dropped since the last one. A failed
+ * write ends the session, as at the end of a run it fails the run.
+ */
+void sandbox_audit_exec_end(struct supervisor *sv);
 
 /*
  * Requests on the monitor's control socket and their answer. START:

@@ -225,6 +225,7 @@ static void session_exec_end(struct supervisor *sv, int *slot)
 	epoll_ctl(sv->epfd, EPOLL_CTL_DEL, *slot, NULL);
 	cordon_closep(slot);
 	sv->n_execs--;
+	sandbox_audit_exec_end(sv);
 	if (sv->n_execs == 0)
 		sv->idle_since_ms = now_ms();
 	session_arm(sv);

@@ -306,9 +306,68 @@ t_expect_fingerprint_client_gone() {
 	cordon --root "$root" delete --force "$id"
 }
 
+# A session's own network (cordon create --net-allow): an exec reaches the
+# allowed name and not another; cordon update adds that one, which then
+# resolves and connects in the next exec; --net-deny refuses it again and
+# cuts the connection a running exec holds (counted, as in t_update). The
+# end of each exec writes a denied event with what was dropped since the
+# one before (the first and the last name 198.18.1.20, the second none);
+# every line validates.
+t_session() {
+	local root=$CASE_DIR/root id=$CASE_ID-s audit=$CASE_DIR/audit.jsonl before after t0 d
+	: >"$audit"
+	[ "$MODE" = rootless ] && chown "$TEST_UID:$TEST_GID" "$audit"
+	ticker_start
+	cordon --root "$root" create --owner none --name "$id" --audit "$audit" \
+		--dns-upstream "$LAB_DNS4" --net-allow allowed.test "$ROOTFS"
+	expect_rc 0 || return
+	sx() { cordon --root "$root" exec "$id" -- sh -c ". /workspace/p.sh; $1"; }
+	sx 'get allowed.test; look denied.test; W=1 conn 198.18.1.20 80'
+	expect_rc 0
+	expect_line '^GET allowed.test:80 OK server1$'
+	expect_line '^LOOK denied.test FAIL' "expected denied.test refused before the update"
+	expect_line '^CONN 198.18.1.20:80 FAIL' "expected 198.18.1.20 closed before the update"
+	cordon --root "$root" update "$id" --net-allow denied.test
+	expect_rc 0
+	sx 'look denied.test; get denied.test'
+	expect_line '^LOOK denied.test OK .*198\.18\.1\.20' "expected denied.test to resolve once allowed"
+	expect_line '^GET denied.test:80 OK server2$' "expected denied.test to answer once allowed"
+	# An exec that holds a connection to the ticker across the deny.
+	cordon_bg --root "$root" exec "$id" -- sh -c \
+		"sleep 600 | nc 198.18.1.20 $TICK_PORT >/workspace/stream 2>/dev/null"
+	wait_until 20 stream_has 5 || fail "the ticker's stream never reached the session's exec"
+	cordon --root "$root" update "$id" --net-deny denied.test
+	expect_rc 0
+	before=$(stream_lines)
+	t0=$(ticks)
+	wait_until 20 ticks_past $((t0 + 25)) || fail "the ticker stopped"
+	after=$(stream_lines)
+	[ $((after - before)) -le 3 ] ||
+		fail "the session's connection to denied.test was not cut: $((after - before)) more lines arrived"
+	sx 'T=3 look denied.test; W=1 get denied.test; W=1 conn 198.18.1.20 80; get allowed.test'
+	expect_line '^LOOK denied.test FAIL' "expected denied.test refused again"
+	expect_line '^GET denied.test:80 FAIL' "expected denied.test's address closed again"
+	expect_line '^CONN 198.18.1.20:80 FAIL' "expected 198.18.1.20 closed again"
+	expect_line '^GET allowed.test:80 OK server1$' "expected allowed.test untouched"
+	cordon --root "$root" rm "$id"
+	expect_rc 0
+	wait_bg
+	kill "$TICKER" 2>/dev/null
+	"$PYTHON" "$(dirname "$0")/audit-check.py" "$(dirname "$0")/../../docs/audit.schema.json" \
+		"$audit" >/dev/null 2>"$CASE_DIR/check.err" ||
+		fail "the session's audit log does not validate: $(cat "$CASE_DIR/check.err")"
+	# The denied events in order: the three execs that ended, then the held
+	# exec's (ended by rm, if its end came before the session's) and the end's.
+	d=$(jq -c 'select(.event == "denied") | [.destinations[] | select(.address == "198.18.1.20")] | length' "$audit" | tr '\n' ' ')
+	[[ $d =~ ^1\ 0\ 1\ ([01]\ ){1,2}$ ]] ||
+		fail "denied events naming 198.18.1.20, per event: '$d' (expected 1 0 1, then one or two)" \
+			"$(grep denied "$audit")"
+}
+
 each_mode "net-update: a name allowed at run time works at once; denied, it is refused and its connection cut" net_case t_update
 each_mode "net-update: updates that cannot apply are refused" net_case t_update_refusals
 each_mode "net-update: exec --expect-fingerprint refuses once the policy changed" net_case t_expect_fingerprint
 each_mode "net-update: only the workload's own address leaves; its flow to a denied address is cut" net_case t_cut_any_source
+each_mode "net-update: a session's allowlist: allowed, denied, added, cut; a denied event per exec" net_case t_session
 rootful_only "net-update: --expect-fingerprint holds when an update's client is gone" net_case t_expect_fingerprint_client_gone
 done_testing
