@@ -100,6 +100,7 @@ struct exec_args {
 	bool help;
 	/* --timeout, --kill-after, --output-max, --result-json: cordon_container_exec_supervised */
 	bool supervised;
+	const char *supervised_by; /* the first of them given, for a refusal */
 	struct cordon_result_target result;
 	char *result_name;
 };
@@ -140,6 +141,38 @@ static int parse_cap(const char *value, cordon_capset *caps)
 	}
 	*caps |= one;
 	return 0;
+}
+
+static void supervise(struct exec_args *a, const char *flag)
+{
+	if (!a->supervised)
+		a->supervised_by = flag;
+	a->supervised = true;
+}
+
+/*
+ * The supervised flags wait for the command and take its output through
+ * cordon (counted, capped, in the result): refused with what returns at
+ * once or hands the output elsewhere, before anything is opened or run.
+ */
+static int supervised_conflict(const struct exec_args *a, struct cordon_error *err)
+{
+	const char *other = NULL, *why = "cordon returns once the process runs";
+
+	if (a->pid_file)
+		other = "--pid-file";
+	if (a->opts.detach)
+		other = "--detach";
+	if (a->opts.tty) {
+		other = "-t/--tty";
+		why = "a terminal's output goes to --console-socket, not through cordon";
+	}
+	if (!a->supervised || !other)
+		return 0;
+	return cordon_error_set(err, CORDON_E_USAGE, 0,
+				"%s: not with %s (%s; --timeout, --kill-after, --output-max and "
+				"--result-json wait for the command and take its output)",
+				a->supervised_by, other, why);
 }
 
 static int apply_flag(struct exec_args *a, int id, const char *value, struct cordon_error *err)
@@ -193,7 +226,7 @@ static int apply_flag(struct exec_args *a, int id, const char *value, struct cor
 		a->opts.cgroup = value;
 		break;
 	case X_TIMEOUT:
-		a->supervised = true;
+		supervise(a, "--timeout");
 		if (cordon_parse_seconds_ms(value, &a->opts.timeout_ms) < 0 || !a->opts.timeout_ms)
 			return cordon_error_set(err, CORDON_E_USAGE, 0,
 						"--timeout: expected seconds above 0 (e.g. 10 or "
@@ -201,7 +234,7 @@ static int apply_flag(struct exec_args *a, int id, const char *value, struct cor
 						value);
 		break;
 	case X_KILL_AFTER:
-		a->supervised = true;
+		supervise(a, "--kill-after");
 		if (cordon_parse_seconds_ms(value, &a->opts.kill_after_ms) < 0)
 			return cordon_error_set(err, CORDON_E_USAGE, 0,
 						"--kill-after: expected seconds (e.g. 10 or 1.5), "
@@ -209,7 +242,7 @@ static int apply_flag(struct exec_args *a, int id, const char *value, struct cor
 						value);
 		break;
 	case X_OUTPUT_MAX:
-		a->supervised = true;
+		supervise(a, "--output-max");
 		if (cordon_parse_u64(value, &a->opts.output_max) < 0)
 			return cordon_error_set(err, CORDON_E_USAGE, 0,
 						"--output-max: expected bytes, got '%s'", value);
@@ -217,7 +250,7 @@ static int apply_flag(struct exec_args *a, int id, const char *value, struct cor
 		a->opts.count_output = true;
 		break;
 	case X_RESULT_JSON:
-		a->supervised = true;
+		supervise(a, "--result-json");
 		a->opts.count_output = true;
 		if (a->result.dir_fd >= 0)
 			return cordon_error_set(err, CORDON_E_USAGE, 0,
@@ -269,7 +302,7 @@ static int parse_exec_args(int argc, char **argv, struct exec_args *a, struct co
 		return cordon_error_set(err, CORDON_E_USAGE, 0,
 					"a command is required (or --process FILE)");
 	a->opts.argv = argv + i;
-	return 0;
+	return supervised_conflict(a, err);
 }
 
 static void audit_closep(struct cordon_audit **a)
@@ -323,11 +356,6 @@ static int exec_supervised(struct exec_args *a, struct cordon_audit *audit,
 	struct cordon_result res;
 	int code;
 
-	if (a->opts.detach || a->pid_file || a->opts.tty)
-		return cordon_error_set(err, CORDON_E_USAGE, 0,
-					"--timeout, --kill-after, --output-max and --result-json "
-					"wait for the command: not with --detach, --pid-file or "
-					"--tty");
 	code = cordon_container_exec_supervised(&a->opts, &res);
 	if (res.failed)
 		cordon_error_print(&res.error);

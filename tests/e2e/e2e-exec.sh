@@ -336,6 +336,31 @@ t_result_json_hostile() {
 	end_case
 }
 
+# The supervised flags wait for the command and take its output: with
+# -t (the output goes to --console-socket), --detach or --pid-file they
+# are refused, naming both flags, before anything runs or is written.
+t_supervised_refusals() {
+	local id=$CASE_ID-r f
+	setup_case
+	start_sandbox "$id" "${1:-oci}" || return
+	for f in "--timeout 5" "--kill-after 1" "--output-max 10" "--result-json $CASE_DIR/r.json"; do
+		# shellcheck disable=SC2086 # a flag and its value
+		oc exec -t --console-socket "$CASE_DIR/console.sock" $f "$id" -- touch "$SHM/ran"
+		expect_cordon_error USAGE "${f%% *}: not with -t/--tty (a terminal's output goes to --console-socket"
+		# shellcheck disable=SC2086
+		oc exec --detach $f "$id" -- touch "$SHM/ran"
+		expect_cordon_error USAGE "${f%% *}: not with --detach"
+		# shellcheck disable=SC2086
+		oc exec --pid-file "$CASE_DIR/pid" $f "$id" -- touch "$SHM/ran"
+		expect_cordon_error USAGE "${f%% *}: not with --pid-file"
+	done
+	oc exec "$id" -- test -e "$SHM/ran"
+	expect_rc_not 0 "a refused exec ran"
+	check "no result or pid file was written" test ! -e "$CASE_DIR/r.json" -a ! -e "$CASE_DIR/pid"
+	oc delete -f "$id"
+	end_case
+}
+
 # The reaper keeps the tree: rootful, nothing in the container may signal it
 # (host uid 0, which the container does not map; no capability in U1).
 t_reaper_unkillable() {
@@ -369,4 +394,6 @@ each_mode "session: exec --timeout: a child that ignores SIGTERM ends at --kill-
 each_mode "session: exec: two commands at once" t_concurrent native
 each_mode "session: exec --output-max: the cap, the counts, a flood" t_output_max native
 each_mode "session: exec: cordon run's exit statuses and result JSON" t_statuses_and_result native
+each_mode "exec: the supervised flags with -t, --detach or --pid-file are refused, nothing runs" t_supervised_refusals
+each_mode "session: exec: the supervised flags with -t, --detach or --pid-file are refused" t_supervised_refusals native
 done_testing
