@@ -273,6 +273,29 @@ ssize_t cordon_dns_filter(uint8_t *buf, size_t len, const struct cordon_dns_msg 
 void cordon_dns_set_tc(uint8_t *buf, size_t len, bool tc);
 
 /* ---------------------------------------------------------------------- */
+/* The netlink libraries, loaded only when a sandbox has a network         */
+/* ---------------------------------------------------------------------- */
+
+/*
+ * cordon is not linked against libmnl, libnftnl, libnl-3 and
+ * libnl-route-3: a start without --net-allow uses none of them and does
+ * not pay for loading them (docs/benchmarks.md). cordon_netlib_load
+ * dlopens the group(s) LIBS names, each library by its absolute path in
+ * the system's library directory, fixed at build time (never a path the
+ * environment or the caller chooses), and fills the tables the network
+ * engine calls through (src/net/netlib.h). Idempotent; call it in the
+ * host's mount namespace before any nft, link or gateway function, and
+ * before cloning the processes that use them (they inherit the
+ * mappings: a process inside a sandbox's root must never load them). A
+ * missing or unusable library: CORDON_E_NET_POLICY naming it.
+ */
+#define CORDON_NETLIB_NFT 0x1u  /* libmnl, libnftnl: rulesets, conntrack cut */
+#define CORDON_NETLIB_LINK 0x2u /* libnl-3, libnl-route-3: links, addresses, routes */
+#define CORDON_NETLIB_ALL (CORDON_NETLIB_NFT | CORDON_NETLIB_LINK)
+
+int cordon_netlib_load(unsigned libs, struct cordon_error *err);
+
+/* ---------------------------------------------------------------------- */
 /* nftables ruleset of a gateway namespace                                 */
 /* ---------------------------------------------------------------------- */
 

@@ -6,6 +6,7 @@
  *   request.c     the request on stdin: bytes, the one fd, the caller's
  *                 uid; the strict JSON and its validation; the netns fd
  *   hostlink.c    rtnetlink through libmnl: addresses, the veth, up, delete
+ *   netlib.c      the network engine's nft table, from the linked libraries
  *
  * The lock and the static table inet cordon-host are nftables rulesets
  * like the gateway's, built by the network engine (src/net/nft-host.c,
@@ -50,6 +51,11 @@ int request_parse(const char *buf, size_t len, bool caller_is_root, struct helpe
  * namespace req->caller owns (any, for root).
  */
 int request_check_netns(const struct helper_request *req, struct cordon_error *err);
+
+/* --- netlib.c ----------------------------------------------------------- */
+
+/* Before any cordon_nft_* call: the engine calls libnftnl through a table. */
+void helper_netlib_bind(void);
 
 /* --- hostlink.c --------------------------------------------------------- */
 

@@ -288,6 +288,7 @@ int main(int argc, char **argv)
 	char msg[1024];
 
 	(void)argv;
+	helper_netlib_bind();
 	if (argc > 1)
 		cordon_error_set(
 			&err, CORDON_E_NET_POLICY, 0,

@@ -12,12 +12,11 @@
 #include <fcntl.h>
 #include <ifaddrs.h>
 #include <net/if.h>
-#include <netlink/route/route.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
 
-#include "cordon/net.h"
+#include "netlib.h"
 
 void cordon_gateway_addrs(struct cordon_gateway_addrs *out)
 {
@@ -267,9 +266,12 @@ int cordon_link_wait_configured(const char *ifname, bool ipv6, unsigned timeout_
 				struct cordon_error *err)
 {
 	uint64_t deadline = cordon_now_mono_us() + (uint64_t)timeout_ms * 1000;
-	struct nl_sock *sk = nl_socket_alloc();
+	struct nl_sock *sk;
 	bool ready = false;
 
+	if (netlib_ready(CORDON_NETLIB_LINK, "netlink", err) < 0)
+		return -1;
+	sk = nl_socket_alloc();
 	if (!sk || nl_connect(sk, NETLINK_ROUTE) < 0) {
 		if (sk)
 			nl_socket_free(sk);

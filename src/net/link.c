@@ -1,14 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 /* Links, addresses and routes through libnl-route-3, in the caller's netns. */
 #include <net/if.h>
-#include <netlink/netlink.h>
-#include <netlink/route/addr.h>
-#include <netlink/route/link.h>
-#include <netlink/route/link/veth.h>
-#include <netlink/route/route.h>
 #include <string.h>
 
-#include "cordon/net.h"
+#include "netlib.h"
 
 struct cordon_link {
 	struct nl_sock *sk;
@@ -35,9 +30,12 @@ static int nl_fail(struct cordon_error *err, int nlerr, const char *what, const 
 
 struct cordon_link *cordon_link_open(struct cordon_error *err)
 {
-	struct cordon_link *l = cordon_xcalloc(1, sizeof(*l));
+	struct cordon_link *l;
 	int r;
 
+	if (netlib_ready(CORDON_NETLIB_LINK, "netlink", err) < 0)
+		return NULL;
+	l = cordon_xcalloc(1, sizeof(*l));
 	l->sk = nl_socket_alloc();
 	if (!l->sk) {
 		free(l);

@@ -52,8 +52,11 @@ static struct cordon_nft *nft_init(struct cordon_nft *nft)
 
 struct cordon_nft *cordon_nft_open(struct cordon_error *err)
 {
-	struct cordon_nft *nft = cordon_xcalloc(1, sizeof(*nft));
+	struct cordon_nft *nft;
 
+	if (netlib_ready(CORDON_NETLIB_NFT, "nft", err) < 0)
+		return NULL;
+	nft = cordon_xcalloc(1, sizeof(*nft));
 	nft->sock = mnl_socket_open2(NETLINK_NETFILTER, SOCK_CLOEXEC);
 	if (!nft->sock) {
 		cordon_error_set(err, CORDON_E_NET_POLICY, errno, "nft: netfilter socket");
@@ -70,8 +73,11 @@ struct cordon_nft *cordon_nft_open(struct cordon_error *err)
 
 struct cordon_nft *cordon_nft_open_fd(int fd, struct cordon_error *err)
 {
-	struct cordon_nft *nft = cordon_xcalloc(1, sizeof(*nft));
+	struct cordon_nft *nft;
 
+	if (netlib_ready(CORDON_NETLIB_NFT, "nft", err) < 0)
+		return NULL;
+	nft = cordon_xcalloc(1, sizeof(*nft));
 	nft->sock = mnl_socket_fdopen(fd);
 	if (!nft->sock) {
 		cordon_error_set(err, CORDON_E_NET_POLICY, errno, "nft: netfilter socket fd %d", fd);

@@ -13,7 +13,6 @@
  * sequence of load-then-compare pairs, then a verdict.
  */
 #include <linux/netfilter/nf_conntrack_common.h>
-#include <libnftnl/udata.h>
 
 #include "nft-internal.h"
 

@@ -49,8 +49,6 @@
 #include <string.h>
 #include <time.h>
 
-#include <libnftnl/udata.h>
-
 #include "cordon/nethelper.h"
 #include "nft-internal.h"
 

@@ -21,13 +21,9 @@
 
 #include <linux/netfilter.h>
 #include <linux/netfilter/nf_tables.h>
-#include <libmnl/libmnl.h>
-#include <libnftnl/chain.h>
-#include <libnftnl/expr.h>
-#include <libnftnl/object.h>
-#include <libnftnl/rule.h>
-#include <libnftnl/set.h>
-#include <libnftnl/table.h>
+
+/* libmnl and libnftnl, called through the table cordon_netlib_load fills. */
+#include "netlib.h"
 
 /*
  * NFT_MSG_DESTROYSETELEM (Linux 6.3): DELSETELEM that ignores a missing

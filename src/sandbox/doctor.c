@@ -410,8 +410,20 @@ static int try_network(void *arg)
 static void check_nft(struct cordon_doctor *d)
 {
 	struct cordon_doctor_check *c = add(d, "nftables", "nftables and veth");
-	int nft = 0, veth = 1, r = in_child(try_network, &nft), rv = in_child(try_network, &veth);
+	struct cordon_error err = { 0 };
+	int nft = 0, veth = 1, r, rv;
 
+	if (cordon_netlib_load(CORDON_NETLIB_ALL, &err) < 0) {
+		c->status = CORDON_DOCTOR_DEGRADED;
+		DETAIL(c, "%s", err.msg);
+		CONSEQUENCE(c, "--net-allow fails closed (exit 125, CORDON_E_NET_POLICY); without "
+			       "--net-allow, nothing leaves a sandbox anyway");
+		FIX(c, "install the netlink libraries cordon was built with (libmnl, libnftnl, "
+		       "libnl-3, libnl-route-3)");
+		return;
+	}
+	r = in_child(try_network, &nft);
+	rv = in_child(try_network, &veth);
 	if (r == 0 && rv == 0) {
 		DETAIL(c, "an nftables ruleset and a veth pair can be made in a network namespace");
 		return;

@@ -1130,7 +1130,7 @@ int cordon_sandbox_run_opts(const struct cordon_spec *spec, const struct cordon_
 		.hook_out = { -1, -1 },
 		.session_timer = -1,
 	};
-	struct cordon_state state;
+	struct cordon_state state = { .root_fd = -1, .dir_fd = -1 };
 	uint64_t t0 = cordon_now_mono_us();
 	int r;
 
@@ -1146,7 +1146,19 @@ int cordon_sandbox_run_opts(const struct cordon_spec *spec, const struct cordon_
 	sandbox_net_init(&sv.net, spec, result);
 	sv.state = &state;
 	sv.cgroup.v2_fd = -1;
-	r = cordon_state_create(&state, opts->state_root, spec, opts->kept, &result->error);
+	/*
+	 * The netlink libraries, only for a network (a default-deny start
+	 * maps none of them), here in the host's mount namespace and before
+	 * the init's clone, which inherits them; nothing exists yet if they
+	 * cannot be loaded.
+	 */
+	r = 0;
+	if (spec->net.enabled) {
+		r = cordon_netlib_load(CORDON_NETLIB_ALL, &result->error);
+		cordon_trace("netlib");
+	}
+	if (r == 0)
+		r = cordon_state_create(&state, opts->state_root, spec, opts->kept, &result->error);
 	cordon_trace("state");
 	/* The log first: nothing of the sandbox exists that it does not tell of. */
 	if (r == 0)

@@ -79,6 +79,22 @@ pastas() { pgrep -f -- '--ns-ifname up0' | wc -l; }
 PASTAS_BEFORE=$(pastas)
 
 U=(--dns-upstream "$LAB_DNS4")
+
+# nolib MODE OPTIONS... -- CMD: sandbox, with an empty file bound over
+# libnftnl (the path cordon loads it by, src/net/netlib.c) in a mount
+# namespace of the call's own: cordon as on a host without the library.
+: > "$TMP/empty"
+NOLIB=${CORDON_LIBNFTNL_PATH:-}
+nolib() {
+	local mode=$1
+	shift
+	local -a who=()
+	[ "$mode" = rootless ] && who=(runuser -u "$TEST_USER" --)
+	OUT=$(cd "$TMP" && timeout 60 ip netns exec "$LAB_LH" unshare -m sh -c \
+		'mount --bind "$1" "$2" && shift 2 && exec "$@"' sh "$TMP/empty" "$NOLIB" \
+		env CORDON_LAB_PUBLIC_CIDR="$LAB_PUBLIC_CIDR" "${who[@]}" "$CORDON_LAB" run --no-workspace "$@" 2>&1)
+	RC=$?
+}
 for mode in rootful rootless; do
 	if [ "$mode" = rootless ]; then
 		if ! id "$TEST_USER" >/dev/null 2>&1; then
@@ -141,6 +157,18 @@ assert n["dropped_packets"] > 0, n
 	check "$mode" "network flags without --net-allow are refused" has "needs --net-allow"
 	sandbox "$mode" --net-allow 10.254.254.0/30 "${U[@]}" -- true
 	check "$mode" "an entry overlapping the internal link is refused" has "internal link"
+
+	if [ -f "$NOLIB" ]; then
+		nolib "$mode" -- echo default-deny
+		check "$mode" "without libnftnl, a default-deny run still runs" has default-deny
+		nolib "$mode" --name "nolib-$mode" --net-allow allowed.test "${U[@]}" -- echo ran
+		check "$mode" "without libnftnl, --net-allow fails closed (125) before it runs" \
+			eval '[ "$RC" = 125 ] && lacks ran && has "CORDON_E_NET_POLICY: .*$NOLIB"'
+		sandbox "$mode" --name "nolib-$mode" -- true
+		check "$mode" "... and leaves nothing (its name is free again)" [ "$RC" = 0 ]
+	else
+		not_ok "$mode: without libnftnl" "CORDON_LIBNFTNL_PATH '$NOLIB' is not a file (tests/e2e/meson.build sets it)"
+	fi
 
 	sandbox "$mode" --net-allow allowed.test "${U[@]}" --timeout 1 -- sleep 5
 	check "$mode" "a timed-out networked sandbox exits 124" [ "$RC" = 124 ]

@@ -1496,5 +1496,12 @@ static Suite *suite(void)
 
 int main(void)
 {
+	struct cordon_error err = { 0 };
+
+	/* The engine calls the netlink libraries through tables: filled as cordon fills them. */
+	if (cordon_netlib_load(CORDON_NETLIB_ALL, &err) < 0) {
+		printf("Bail out! %s\n", err.msg);
+		return EXIT_FAILURE;
+	}
 	return unit_run(suite());
 }

@@ -2291,8 +2291,16 @@ static const char *probe(char *why, size_t len)
 
 int main(void)
 {
+	struct cordon_error err = { 0 };
 	char why[256];
-	const char *skip = probe(why, sizeof(why));
+	const char *skip;
+
+	/* The engine calls the netlink libraries through tables: filled as cordon fills them. */
+	if (cordon_netlib_load(CORDON_NETLIB_ALL, &err) < 0) {
+		printf("Bail out! %s\n", err.msg);
+		return EXIT_FAILURE;
+	}
+	skip = probe(why, sizeof(why));
 
 	/* nf_tables in a network namespace of our own: under CI, a failure if absent. */
 	if (skip && unit_ci()) {

@@ -1179,8 +1179,14 @@ int main(void)
 	struct passwd *pw;
 	char why[256];
 	const char *skip;
+	struct cordon_error err = { 0 };
 	int ret;
 
+	/* The engine calls the netlink libraries through tables: filled as cordon fills them. */
+	if (cordon_netlib_load(CORDON_NETLIB_ALL, &err) < 0) {
+		printf("Bail out! %s\n", err.msg);
+		return EXIT_FAILURE;
+	}
 	helper = getenv("CORDON_NETHELPER");
 	skip = probe(why, sizeof(why));
 	if (skip && unit_ci()) {
