@@ -7,7 +7,9 @@
  *
  * libseccomp is loaded (dlopen) only here, when a profile is given: the
  * default profile is compiled at build time, and a shared library linked
- * into cordon would cost every start its mapping and relocations.
+ * into cordon would cost every start its mapping and relocations. It is
+ * opened by its absolute path, fixed at build time (config.h), as the
+ * netlink libraries are (src/net/netlib.c): no search path chooses it.
  */
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -17,6 +19,7 @@
 #include <sys/mman.h>
 #include <yajl/yajl_tree.h>
 
+#include "config.h"
 #include "cordon/security.h"
 
 struct owned_filter {
@@ -84,7 +87,7 @@ static int libseccomp_load(struct cordon_error *err)
 
 	if (handle)
 		return 0;
-	h = dlopen("libseccomp.so.2", RTLD_NOW | RTLD_LOCAL);
+	h = dlopen(CORDON_LIBSECCOMP_PATH, RTLD_NOW | RTLD_LOCAL);
 	if (!h)
 		return cordon_error_set(err, CORDON_E_SECURITY, 0,
 					"seccomp profiles need libseccomp.so.2: %s", dlerror());

@@ -203,6 +203,23 @@ t_profile_bad() {
 	expect_cordon_error USAGE --seccomp
 }
 
+# libseccomp is opened by its absolute path (seccomp-oci.c), so a caller's
+# LD_LIBRARY_PATH naming a directory with another libseccomp.so.2 (here an
+# empty file, which the loader would refuse) does not choose the library.
+t_profile_search_path() {
+	local p=$CASE_DIR/deny-mkdir.json
+	mkdir -m 755 "$CASE_DIR/lib"
+	: >"$CASE_DIR/lib/libseccomp.so.2"
+	chmod 644 "$CASE_DIR/lib/libseccomp.so.2"
+	printf '{"defaultAction": "SCMP_ACT_ALLOW", "syscalls": [{"names": ["mkdir", "mkdirat"], "action": "SCMP_ACT_ERRNO"}]}\n' >"$p"
+	chmod 644 "$p"
+	XENV=("LD_LIBRARY_PATH=$CASE_DIR/lib")
+	crun --no-workspace --seccomp-profile "$p" -- sh -c 'mkdir /tmp/d 2>/dev/null || echo refused'
+	XENV=()
+	expect_rc 0
+	expect_out_has refused
+}
+
 # The same for the profile's top-level fields: the message names the file.
 t_profile_bad_toplevel() {
 	local d=$CASE_DIR f
@@ -259,4 +276,5 @@ sec_each "x32 syscalls kill the process with SIGSYS" t_x32
 sec_each "--seccomp-profile: denied calls fail with the profile's errno" t_profile_errno
 sec_each "--seccomp-profile: bad profiles are refused with 125 naming the file" t_profile_bad
 sec_each "--seccomp-profile: bad defaultAction/architecture: 125 naming the file" t_profile_bad_toplevel
+sec_each "--seccomp-profile: the system's libseccomp, whatever LD_LIBRARY_PATH names" t_profile_search_path
 done_testing

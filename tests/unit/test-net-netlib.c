@@ -86,7 +86,7 @@ END_TEST
 START_TEST(paths_absolute)
 {
 	const char *paths[] = { CORDON_LIBMNL_PATH, CORDON_LIBNFTNL_PATH, CORDON_LIBNL_PATH,
-				CORDON_LIBNL_ROUTE_PATH };
+				CORDON_LIBNL_ROUTE_PATH, CORDON_LIBSECCOMP_PATH };
 
 	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
 		ck_assert_msg(paths[i][0] == '/' && !strstr(paths[i], "/../"), "%s", paths[i]);
