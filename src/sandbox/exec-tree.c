@@ -51,6 +51,8 @@
 #define TREE_KILL_ROUNDS 200
 /* How long a round waits for what it killed to go. */
 #define TREE_KILL_WAIT_MS 50
+/* How long the reaper has, once the tree is killed, to report the command's status. */
+#define REAPER_REPORT_MS 10000
 
 struct exec_out {
 	int fd;	  /* our read end, -1 when closed */
@@ -73,6 +75,7 @@ struct exec_sv {
 	uint64_t forwarded;
 	bool cmd_done, reaper_gone;
 	bool tree_empty; /* the reaper has no child left, or the SIGKILL rounds ended */
+	bool report_overdue; /* killed, and the reaper has not reported within REAPER_REPORT_MS */
 	int cmd_status;
 	/* The processes the timeout's SIGTERM went to, sorted: each gets one. */
 	pid_t *termed;
@@ -83,11 +86,14 @@ struct exec_sv {
 
 struct proc_link {
 	pid_t pid, ppid;
-	bool zombie;
 };
 
-/* pid's parent and whether it is a zombie, from /proc/PID/stat. 0, or -1. */
-static int proc_parent(pid_t pid, pid_t *ppid, bool *zombie)
+/*
+ * pid's parent, from /proc/PID/stat. 0, or -1. Its state letter says
+ * nothing of whether it has ended: a process whose main thread has exited
+ * reads "Z" while its other threads run; its pidfd tells (has_exited).
+ */
+static int proc_parent(pid_t pid, pid_t *ppid)
 {
 	char path[32], buf[512], *p;
 	ssize_t n;
@@ -104,10 +110,17 @@ static int proc_parent(pid_t pid, pid_t *ppid, bool *zombie)
 	buf[n] = '\0';
 	/* The command name may hold anything, ')' too: the state follows the last one. */
 	p = strrchr(buf, ')');
-	if (!p || sscanf(p + 1, " %c %d", (char *)path, ppid) != 2)
+	if (!p || sscanf(p + 1, " %*c %d", ppid) != 1)
 		return -1;
-	*zombie = path[0] == 'Z' || path[0] == 'X';
 	return 0;
+}
+
+/* Every thread of the pidfd's process has exited (a zombie, or gone): the pidfd reads ready. */
+static bool has_exited(int pidfd)
+{
+	struct pollfd p = { .fd = pidfd, .events = POLLIN };
+
+	return poll(&p, 1, 0) != 0;
 }
 
 /* Every process of the host with its parent (malloc'd). */
@@ -129,7 +142,7 @@ static size_t proc_links(struct proc_link **out)
 		if (*end || pid <= 0)
 			continue;
 		l.pid = (pid_t)pid;
-		if (proc_parent(l.pid, &l.ppid, &l.zombie) < 0)
+		if (proc_parent(l.pid, &l.ppid) < 0)
 			continue;
 		if (n == cap) {
 			cap = cap ? cap * 2 : 256;
@@ -224,13 +237,10 @@ static size_t tree_signal(struct exec_sv *sv, int sig, int **pidfds)
 
 		for (size_t i = first_child(l, n, parent); i < n && l[i].ppid == parent; i++) {
 			pid_t ppid;
-			bool zombie;
 			int fd;
 
 			if (tail <= n)
 				queue[tail++] = l[i].pid;
-			if (l[i].zombie)
-				continue;
 			if (sig == SIGTERM && sv->n_termed &&
 			    bsearch(&l[i].pid, sv->termed, termed_before, sizeof(pid_t), by_pid))
 				continue;
@@ -242,7 +252,7 @@ static size_t tree_signal(struct exec_sv *sv, int sig, int **pidfds)
 			 * Orphaned since the scan (its parent, signalled first, ended), it is
 			 * the reaper's: the timeout's SIGTERM missed such a child.
 			 */
-			if (proc_parent(l[i].pid, &ppid, &zombie) < 0 ||
+			if (has_exited(fd) || proc_parent(l[i].pid, &ppid) < 0 ||
 			    (ppid != parent && ppid != sv->reaper) ||
 			    !in_container_pidns(sv, l[i].pid) ||
 			    cordon_pidfd_send_signal(fd, sig) < 0) {
@@ -403,6 +413,19 @@ static bool out_forward(struct exec_sv *sv, struct exec_out *o)
 	return true;
 }
 
+/* What o's pipe holds now, passed on: at most that much is read (and the last read's rest). */
+static void out_drain(struct exec_sv *sv, struct exec_out *o)
+{
+	uint64_t start;
+	int held = 0;
+
+	if (o->fd < 0 || ioctl(o->fd, FIONREAD, &held) < 0)
+		return;
+	start = *o->bytes;
+	while (o->fd >= 0 && *o->bytes - start < (uint64_t)held && out_forward(sv, o))
+		;
+}
+
 /* The timeout's SIGTERM (and SIGCONT: a stopped process goes on to end) to what has had none. */
 static void tree_term(struct exec_sv *sv)
 {
@@ -415,13 +438,21 @@ static void tree_term(struct exec_sv *sv)
  * for --kill-after; then SIGKILL rounds until nothing is left. The exit of
  * the command in between does not end the wait: what it started and what
  * ignores SIGTERM is still there (SYNC_TREE_EMPTY says when it is not).
+ * Once the tree is killed the reaper's report of the command's status is
+ * due at once; the timer bounds the wait for it, so that no state of the
+ * sandbox's processes keeps cordon exec waiting.
  */
 static void on_timer(struct exec_sv *sv)
 {
 	uint64_t ticks;
 
-	if (read(sv->timerfd, &ticks, sizeof(ticks)) != sizeof(ticks) || sv->tree_empty)
+	if (read(sv->timerfd, &ticks, sizeof(ticks)) != sizeof(ticks))
 		return;
+	if (sv->tree_empty) {
+		if (sv->res->timed_out && !sv->cmd_done)
+			sv->report_overdue = true;
+		return;
+	}
 	if (!sv->res->timed_out) {
 		/* Ended in time: what it left running is the sandbox's. */
 		if (sv->cmd_done)
@@ -431,12 +462,15 @@ static void on_timer(struct exec_sv *sv)
 		arm_timer(sv->timerfd, sv->opts->kill_after_ms);
 		return;
 	}
-	unwatch(sv, sv->timerfd);
 	if (!tree_kill(sv))
 		cordon_warn("exec in %s: processes of the command did not end after %d rounds of "
 			    "SIGKILL",
 			    sv->opts->id, TREE_KILL_ROUNDS);
 	sv->tree_empty = true;
+	if (sv->cmd_done)
+		unwatch(sv, sv->timerfd);
+	else
+		arm_timer(sv->timerfd, REAPER_REPORT_MS);
 }
 
 /* A signal for us goes to the process, as cordon_container_exec_wait relays it. */
@@ -509,7 +543,8 @@ static int supervise(struct exec_sv *sv, struct cordon_error *err)
 		if (sv->out[i].fd >= 0 && watch(sv, &sv->out[i].fd, err) < 0)
 			return -1;
 	/* Timed out: until nothing of the command is left (or the reaper is gone). */
-	while (!sv->reaper_gone && !(sv->cmd_done && (!sv->res->timed_out || sv->tree_empty))) {
+	while (!sv->reaper_gone && !sv->report_overdue &&
+	       !(sv->cmd_done && (!sv->res->timed_out || sv->tree_empty))) {
 		struct epoll_event evs[8];
 		int n = epoll_wait(sv->epfd, evs, ARRAY_SIZE(evs), -1);
 
@@ -538,13 +573,18 @@ static int supervise(struct exec_sv *sv, struct cordon_error *err)
 		}
 	}
 	/*
-	 * The process has exited: what it wrote is in the pipes. What is left
-	 * there now is passed on; a process it left running (not timed out)
-	 * keeps running in the sandbox, and its later output is not ours.
+	 * The process has exited: what it wrote is in the pipes. What is in
+	 * them now is passed on, and no more: a process it left running (not
+	 * timed out) keeps running in the sandbox, and its later output is
+	 * not ours, nor may its writing keep us here.
 	 */
 	for (int i = 0; i < 2; i++)
-		while (sv->out[i].fd >= 0 && out_forward(sv, &sv->out[i]))
-			;
+		out_drain(sv, &sv->out[i]);
+	if (sv->report_overdue)
+		return cordon_error_set(err, CORDON_E_STATE, 0,
+					"exec in %s: the command's processes were killed, and its "
+					"reaper did not report its status within %d s",
+					sv->opts->id, REAPER_REPORT_MS / 1000);
 	/* Killed: the sandbox ended under it (its pid namespace goes with its init), or
 	 * something inside that may signal it did (rootless: architecture.md). */
 	if (!sv->cmd_done)

@@ -155,6 +155,45 @@ t_timeout_fork_race() {
 	end_case
 }
 
+# threads_matching WORD: how many threads on the host have WORD in their
+# command line (a process whose main thread has ended shows an empty one).
+threads_matching() {
+	local f n=0 args
+	for f in /proc/[0-9]*/task/[0-9]*/cmdline; do
+		{ mapfile -d '' -t args <"$f"; } 2>/dev/null || continue
+		[[ "${args[*]}" == *"$1"* ]] && n=$((n + 1))
+	done
+	echo "$n"
+}
+
+# A command whose main thread has ended while another runs on reads "Z" in
+# /proc/PID/stat: it is still the command's, and --kill-after ends it;
+# the same for such a process below the command.
+t_timeout_leader_exits() {
+	local id=$CASE_ID-z zl ROOTFS=$ROOTFS
+	setup_case
+	if [ -z "${SEC_PROBE:-}" ]; then
+		skip_or_fail "no sec-probe in this build (SEC_PROBE is not set)"
+		return
+	fi
+	zl=zl$MARK
+	copy_rootfs "$CASE_DIR/rootfs" || return
+	cp "$SEC_PROBE" "$CASE_DIR/rootfs/bin/$zl"
+	[ "$MODE" = rootless ] && chown -R "$TEST_UID:$TEST_GID" "$CASE_DIR/rootfs"
+	ROOTFS=$CASE_DIR/rootfs
+	start_sandbox "$id" "${1:-oci}" || return
+	oc exec --timeout 0.5 --kill-after 0.5 "$id" -- "/bin/$zl" leader-exits
+	expect_rc 124
+	expect_out_eq leader-exits=ok
+	[ "$(threads_matching "$zl")" = 0 ] || fail "the command's live thread outlived the exec"
+	oc exec --timeout 0.5 --kill-after 0.5 "$id" -- sh -c "/bin/$zl leader-exits; sleep 600"
+	expect_rc 124
+	[ "$(threads_matching "$zl")" = 0 ] || fail "a child's live thread outlived the exec"
+	[ -d "/proc/$WPID" ] || fail "the kill reached the sandbox's own process"
+	oc delete -f "$id"
+	end_case
+}
+
 t_concurrent() {
 	local id=$CASE_ID-c
 	setup_case
@@ -379,6 +418,7 @@ each_mode "exec --timeout: the command's whole tree ends (SIGKILL), another exec
 each_mode "exec --timeout: SIGTERM reaches the command's children; result JSON" t_timeout_term
 each_mode "exec --timeout: a child that ignores SIGTERM ends at --kill-after, after the command" t_timeout_term_ignored
 each_mode "exec --timeout --kill-after 0: a command forking orphans while killed leaves none" t_timeout_fork_race
+each_mode "exec --timeout: a command whose main thread has ended (a live thread left) still ends" t_timeout_leader_exits
 each_mode "exec: two commands at once" t_concurrent
 each_mode "exec --output-max: the cap, the counts, a flood" t_output_max
 each_mode "exec: cordon run's exit statuses and result JSON" t_statuses_and_result
@@ -391,6 +431,7 @@ rootless_only "exec: a root command that kills the reaper (rootless: the caller'
 # The same in a session of `cordon create ROOTFS` (skipped, saying so, in a build without it).
 each_mode "session: exec --timeout: the command's whole tree ends, another exec and the session do not" t_timeout_ends_the_tree native
 each_mode "session: exec --timeout: a child that ignores SIGTERM ends at --kill-after" t_timeout_term_ignored native
+each_mode "session: exec --timeout: a command whose main thread has ended still ends" t_timeout_leader_exits native
 each_mode "session: exec: two commands at once" t_concurrent native
 each_mode "session: exec --output-max: the cap, the counts, a flood" t_output_max native
 each_mode "session: exec: cordon run's exit statuses and result JSON" t_statuses_and_result native

@@ -25,7 +25,7 @@
  * tcp:PORT bind:PORT int80[:NR] x32[:NR] dns-reset:HOST:PORT:NAME:COUNT
  * inotify-init inotify-count[:WAIT] inotify-watches forks:MAX
  * sigqueue-one sigqueue-count[:WAIT] sigqueue-uids:K[:WAIT] mq-one
- * mq-count[:WAIT] udp-freebind:SRC,DST,PORT,TAG,COUNT,MS;
+ * mq-count[:WAIT] udp-freebind:SRC,DST,PORT,TAG,COUNT,MS leader-exits;
  * NS is none, newuser, newns,
  * newnet, newpid, newuts, newipc, newcgroup or newtime. Numbers may be
  * hex and use all 64 bits (passed to the kernel through syscall()).
@@ -88,6 +88,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <mqueue.h>
+#include <pthread.h>
 #include <sys/inotify.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
@@ -1313,6 +1314,33 @@ static void do_socketpair(long family)
 	close(sv[1]);
 }
 
+/*
+ * leader-exits: the main thread ends (pthread_exit) while a second thread
+ * lives on, SIGTERM ignored. /proc/PID/stat then reads "Z" for a process
+ * that is still running: what ends it must not take it for a zombie.
+ */
+static void *leader_worker(void *arg)
+{
+	(void)arg;
+	for (;;)
+		pause();
+	return NULL;
+}
+
+static void do_leader_exits(void)
+{
+	pthread_t t;
+
+	signal(SIGTERM, SIG_IGN);
+	if (pthread_create(&t, NULL, leader_worker, NULL) != 0) {
+		printf("leader-exits=EAGAIN\n");
+		return;
+	}
+	printf("leader-exits=ok\n");
+	fflush(stdout);
+	pthread_exit(NULL);
+}
+
 static void run(char *spec)
 {
 	char *arg[4] = { NULL }, *p;
@@ -1497,6 +1525,8 @@ static void run(char *spec)
 		do_mq_one();
 	else if (IS("mq-count"))
 		do_mq_count(a1);
+	else if (IS("leader-exits"))
+		do_leader_exits();
 	else {
 		fprintf(stderr, "sec-probe: unknown action '%s'\n", spec);
 		exit(2);
