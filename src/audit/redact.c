@@ -120,6 +120,8 @@ static char *replace_all(const regex_t *re, const char *s)
 		size_t before = (size_t)m.rm_so, end = (size_t)m.rm_eo;
 
 		if (end == before) { /* an empty match hides nothing: step past one byte */
+			if (!p[before])
+				break; /* at the end ('$', '[0-9]*$'): no byte to step past */
 			end = before + 1;
 			mark = 0;
 		}

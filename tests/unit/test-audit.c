@@ -82,6 +82,52 @@ START_TEST(default_rules_hide_tokens)
 }
 END_TEST
 
+/*
+ * A rule that matches the empty string at a word's end ('$', '[0-9]*$'):
+ * the word's bytes, its matches hidden, and nothing read past its NUL
+ * (the ASan build reads past a strdup'd word's end otherwise).
+ */
+START_TEST(empty_match_at_end_stays_in_the_word)
+{
+	static const struct {
+		const char *rule, *in, *out;
+	} cases[] = {
+		{ "$", "hello-world", "hello-world" },
+		{ "[0-9]*$", "hello-world", "hello-world" },
+		{ "[0-9]*$", "abc123", "abc[REDACTED]" },
+		{ "x*", "axbx", "a[REDACTED]b[REDACTED]" },
+		{ "[0-9]*$", "", "" },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct cordon_error err = { 0 };
+		struct cordon_spec s;
+		struct cordon_audit *a;
+		char *d = unit_tmpdir(), *word, *got;
+		int fd = open(d, O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+		ck_assert_int_ge(fd, 0);
+		cordon_spec_init(&s);
+		s.id = strdup("t2");
+		s.audit.dir = strdup(d);
+		ck_assert_int_eq(cordon_audit_flag_redact(&s, cases[i].rule, &err), 0);
+		a = cordon_audit_start(&s, fd, &err);
+		ck_assert_msg(a != NULL, "%s", err.msg);
+		word = strdup(cases[i].in); /* exactly its bytes on the heap */
+		got = cordon_audit_redact(a, word);
+		ck_assert_msg(strcmp(got, cases[i].out) == 0, "'%s' by '%s': got '%s', want '%s'",
+			      cases[i].in, cases[i].rule, got, cases[i].out);
+		free(got);
+		free(word);
+		cordon_audit_close(a);
+		cordon_spec_free(&s);
+		close(fd);
+		unit_rm_rf(d);
+		free(d);
+	}
+}
+END_TEST
+
 /* Hostile bytes: one line, valid JSON, the strings back as well-formed UTF-8. */
 START_TEST(exec_line_is_one_valid_object)
 {
@@ -152,6 +198,7 @@ static Suite *audit_suite(void)
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, default_rules_hide_tokens);
+	tcase_add_test(tc, empty_match_at_end_stays_in_the_word);
 	tcase_add_test(tc, exec_line_is_one_valid_object);
 	tcase_add_test(tc, cap_drops_whole_lines);
 	suite_add_tcase(s, tc);
