@@ -223,26 +223,50 @@ static struct cordon_audit *audit_new(const char *id, int fd, uint64_t base, uin
 	return a;
 }
 
-/* Is (dev, ino) the workspace or a writable bind's source? */
+static bool same_id(const struct cordon_path_id *id, dev_t dev, ino_t ino)
+{
+	return id->valid && id->dev == dev && id->ino == ino;
+}
+
+/*
+ * Is (dev, ino) a host directory or file the workload may write below:
+ * the workspace, a writable --bind's source (a read-only one is
+ * read-only all through: MOUNT_ATTR_RDONLY on the whole tree), the
+ * rootfs, an OCI bind mount's source unless "rro"? The rootfs and OCI
+ * binds are cloned with their submounts (a bind without rbind too, when
+ * a user namespace locks them), and the rootfs's read-only, "ro" and
+ * root.readonly are the top mount's alone: a host mount below stays
+ * writable (and root.readonly false makes all of it so). --overlay's
+ * writes go to a tmpfs, never to the rootfs.
+ */
 static bool shared_rw(const struct cordon_spec *spec, dev_t dev, ino_t ino)
 {
-	if (spec->workspace && spec->workspace_id.valid && spec->workspace_id.dev == dev &&
-	    spec->workspace_id.ino == ino)
+	if (spec->workspace && same_id(&spec->workspace_id, dev, ino))
 		return true;
-	for (size_t i = 0; i < spec->n_binds; i++) {
-		const struct cordon_path_id *id = &spec->binds[i].source_id;
+	for (size_t i = 0; i < spec->n_binds; i++)
+		if (spec->binds[i].writable && same_id(&spec->binds[i].source_id, dev, ino))
+			return true;
+	if (!spec->overlay && same_id(&spec->rootfs_id, dev, ino))
+		return true;
+	if (!spec->oci)
+		return false;
+	for (size_t i = 0; i < spec->oci->n_mounts; i++) {
+		const struct cordon_oci_mount *m = &spec->oci->mounts[i];
 
-		if (spec->binds[i].writable && id->valid && id->dev == dev && id->ino == ino)
+		if (m->kind == CORDON_OCI_MOUNT_BIND && !m->recursive_ro &&
+		    same_id(&m->source_id, dev, ino))
 			return true;
 	}
 	return false;
 }
 
 /*
- * --audit FILE where the workload can write (the workspace, a writable
- * bind, below either): it could rewrite, truncate or forge its own log.
- * Refused. The file and each directory from its own up to / are
- * compared by device and inode with what the sandbox gets writable.
+ * --audit FILE where the workload can write (shared_rw, or below one of
+ * them): it could rewrite, truncate or forge its own log. Refused. The
+ * file and each directory from its own up to / are compared by device
+ * and inode with what the sandbox gets writable; a file with a second
+ * name is refused too, for that name may be anywhere, the workspace
+ * included, and no walk up from this one finds it.
  */
 static int check_not_shared(const struct cordon_spec *spec, int fd, struct cordon_error *err)
 {
@@ -252,6 +276,11 @@ static int check_not_shared(const struct cordon_spec *spec, int fd, struct cordo
 
 	if (fstat(fd, &st) < 0)
 		return cordon_error_set(err, CORDON_E_AUDIT, errno, "--audit %s", spec->audit.path);
+	if (st.st_nlink > 1)
+		return cordon_error_set(err, CORDON_E_AUDIT, 0,
+					"--audit %s: the file has %ju names (a hard link could be "
+					"where the workload writes: refused)",
+					spec->audit.path, (uintmax_t)st.st_nlink);
 	if (shared_rw(spec, st.st_dev, st.st_ino))
 		goto shared;
 	dir = cordon_output_dir_open(spec->audit.path, "--audit", CORDON_E_AUDIT, &name, err);
@@ -281,8 +310,8 @@ static int check_not_shared(const struct cordon_spec *spec, int fd, struct cordo
 	return 0;
 shared:
 	return cordon_error_set(err, CORDON_E_AUDIT, 0,
-				"--audit %s: inside the workspace or a writable bind, where the "
-				"workload could rewrite its own log (refused)",
+				"--audit %s: inside the workspace or a writable bind, mount or "
+				"rootfs, where the workload could rewrite its own log (refused)",
 				spec->audit.path);
 }
 
@@ -426,6 +455,14 @@ struct cordon_audit *cordon_audit_open_state(int state_dir_fd, const char *id,
 		cordon_error_set(err, CORDON_E_AUDIT, 0,
 				 "audit: %s is no longer the file the sandbox began with",
 				 path ? path : CORDON_AUDIT_FILE);
+		return NULL;
+	}
+	/* A name added since (a hard link) may be where the workload writes (check_not_shared). */
+	if (st.st_nlink > 1) {
+		cordon_error_set(err, CORDON_E_AUDIT, 0,
+				 "audit: %s has %ju names since the sandbox began (a hard link "
+				 "could be where the workload writes: refused)",
+				 path ? path : CORDON_AUDIT_FILE, (uintmax_t)st.st_nlink);
 		return NULL;
 	}
 	a = audit_new(id, -1, base, max);

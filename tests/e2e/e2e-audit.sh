@@ -144,6 +144,63 @@ t_hostile_paths() {
 	expect_rc 0
 }
 
+# The log where an OCI container's workload can write: its rootfs (when
+# root.readonly is false, or in a host mount below it), a bind mount of
+# config.json's mounts[] unless read-only all through ("rro": "ro" leaves
+# the submounts writable). Refused before anything of the container
+# exists; an "rro" bind keeps it. A log with a second name (a hard link
+# in the workspace) is refused too: no walk up from its own name finds it.
+t_oci_writable_paths() {
+	local rootfs=$CASE_DIR/rootfs id=$CASE_ID-w opts
+	setup_case
+	copy_rootfs "$rootfs" || return
+	mk_dir "$rootfs/var/log" "$rootfs/logs" "$CASE_DIR/logs/deep"
+	mk_bundle b true || return
+	cfg 'c["root"] = {"path": sys.argv[1], "readonly": False}' "$rootfs" || return
+	XENV=("CORDON_AUDIT=$rootfs/var/log/a.jsonl")
+	oc create -b "$BUNDLE" "$id"
+	expect_cordon_error AUDIT "inside the workspace or a writable bind, mount or rootfs" || return
+	check "nothing of the container exists" root_empty || return
+	cfg 'c["root"]["readonly"] = True' || return
+	oc create -b "$BUNDLE" "$id"
+	expect_cordon_error AUDIT "a writable bind, mount or rootfs" || return
+	XENV=("CORDON_AUDIT=$CASE_DIR/logs/deep/a.jsonl")
+	for opts in '"rbind", "rw"' '"bind"' '"rbind", "ro"' '"bind", "ro"'; do
+		cfg 'c["mounts"].append({"destination": "/logs", "type": "bind",
+			"source": sys.argv[1], "options": json.loads("[" + sys.argv[2] + "]")})' \
+			"$CASE_DIR/logs" "$opts" || return
+		oc create -b "$BUNDLE" "$id"
+		expect_cordon_error AUDIT "a writable bind, mount or rootfs" || return
+		check "nothing of the container exists ($opts)" root_empty || return
+		cfg 'c["mounts"].pop()' || return
+	done
+	cfg 'c["mounts"].append({"destination": "/logs", "type": "bind",
+		"source": sys.argv[1], "options": ["rbind", "ro", "rro"]})' "$CASE_DIR/logs" || return
+	oc create -b "$BUNDLE" "$id"
+	expect_rc 0 || return
+	oc delete --force "$id"
+	expect_rc 0 || return
+	XENV=()
+	end_case
+}
+
+t_hard_link_refused() {
+	audit_file
+	: >"$AUDIT"
+	[ "$MODE" = rootless ] && chown "$TEST_UID:$TEST_GID" "$AUDIT"
+	ln "$AUDIT" "$WS/planted.jsonl"
+	crun --audit "$AUDIT" -- true
+	expect_cordon_error AUDIT "2 names" || return
+	check "nothing written" test ! -s "$AUDIT" || return
+	XENV=("CORDON_AUDIT=$AUDIT")
+	crun -- true
+	expect_cordon_error AUDIT "2 names" || return
+	XENV=()
+	rm "$WS/planted.jsonl"
+	crun --audit "$AUDIT" -- true
+	expect_rc 0
+}
+
 # The cap: a line that does not fit is dropped whole, the cleanup still fits.
 t_cap() {
 	local big
@@ -238,4 +295,6 @@ each_mode "CORDON_AUDIT, the kept default log" t_env_and_keep
 each_mode "planted links, fifos, devices refused" t_hostile_paths
 each_mode "size cap" t_cap
 each_mode "sweep keeps a crashed session's log in the audit directory" t_sweep_keeps_log
+each_mode "an OCI writable rootfs or mount never holds the log" t_oci_writable_paths
+each_mode "a log with a second name (hard link) refused" t_hard_link_refused
 done_testing
