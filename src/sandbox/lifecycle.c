@@ -407,10 +407,22 @@ static void net_update(struct supervisor *sv, int client, int edits)
 	reply(&client, &err, NULL);
 }
 
+/* Made by memfd_create with MFD_ALLOW_SEALING, and sealing still allowed (net_info). */
+static bool unsealed_memfd(int fd)
+{
+	int seals = fcntl(fd, F_GET_SEALS);
+
+	return seals >= 0 && !(seals & F_SEAL_SEAL);
+}
+
 /*
  * MONITOR_NET_INFO: the network's live state as JSON, written into the
- * memfd the client sent (only a memfd: F_GET_SEALS fails on anything
- * else, so a root supervisor never writes where a client points it).
+ * memfd the client sent, made with MFD_ALLOW_SEALING and not sealed
+ * against sealing: F_GET_SEALS fails on anything not of shmem, and every
+ * other shmem file (a tmpfs file, a memfd made without the flag) has
+ * F_SEAL_SEAL from its creation, for good. A root supervisor thus
+ * writes only into a file that exists nowhere but in the client's fds
+ * (and the write goes through the client's own fd, opened for writing).
  */
 static void net_info(struct supervisor *sv, int client, int out)
 {
@@ -422,7 +434,7 @@ static void net_info(struct supervisor *sv, int client, int out)
 	yajl_gen g;
 
 	if (getsockopt(client, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 ||
-	    (cred.uid != 0 && cred.uid != geteuid()) || out < 0 || fcntl(out, F_GET_SEALS) < 0) {
+	    (cred.uid != 0 && cred.uid != geteuid()) || out < 0 || !unsealed_memfd(out)) {
 		cordon_error_set(&err, CORDON_E_USAGE, EPERM, "container %s: refused",
 				 sv->state->id);
 		cordon_closep(&out);
