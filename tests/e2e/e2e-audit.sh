@@ -241,6 +241,51 @@ t_sweep_keeps_log() {
 		fail "the cleanup does not say why: $(tail -1 "$f")"
 }
 
+# A session (cordon create ROOTFS) reads CORDON_AUDIT and CORDON_AUDIT_DIR
+# as run does: the file named gets every event, none turns the log off,
+# the directory named keeps the state directory's log at rm.
+t_session_env() {
+	local keep=$CASE_DIR/kept id=$CASE_ID-s f
+	setup_case
+	mk_dir "$keep"
+	audit_file
+	XENV=("CORDON_AUDIT=$AUDIT" "CORDON_AUDIT_DIR=$keep")
+	oc create --owner none --name "$id" --no-workspace "$ROOTFS"
+	expect_rc 0 || return
+	XENV=()
+	oc exec "$id" -- true
+	expect_rc 0 || { oc rm "$id"; return; }
+	oc rm "$id"
+	expect_rc 0 || return
+	audit_check "$AUDIT" || return
+	[ "$EVENTS" = $'create\nexec\nexec\ncleanup' ] || { fail "CORDON_AUDIT=FILE: events: $EVENTS"; return; }
+	[ -z "$(ls -A "$keep")" ] || { fail "a log named by CORDON_AUDIT was kept too"; return; }
+	XENV=("CORDON_AUDIT=none" "CORDON_AUDIT_DIR=$keep")
+	oc create --owner none --name "$id" --no-workspace "$ROOTFS"
+	expect_rc 0 || return
+	XENV=()
+	check "CORDON_AUDIT=none: no audit record" test ! -e "$OROOT/$id/audit.json" ||
+		{ oc rm "$id"; return; }
+	oc exec "$id" -- true
+	expect_rc 0 || { oc rm "$id"; return; }
+	oc rm "$id"
+	expect_rc 0 || return
+	[ -z "$(ls -A "$keep")" ] || { fail "CORDON_AUDIT=none still kept a log"; return; }
+	XENV=("CORDON_AUDIT_DIR=$keep")
+	oc create --owner none --name "$id" --no-workspace "$ROOTFS"
+	expect_rc 0 || return
+	XENV=()
+	oc exec "$id" -- true
+	expect_rc 0 || { oc rm "$id"; return; }
+	oc rm "$id"
+	expect_rc 0 || return
+	f=$(find "$keep" -name "$id-*.jsonl")
+	[ -n "$f" ] || { fail "CORDON_AUDIT_DIR: no $id-*.jsonl kept in $keep"; return; }
+	audit_check "$f" || return
+	[ "$EVENTS" = $'create\nexec\nexec\ncleanup' ] || { fail "CORDON_AUDIT_DIR: events: $EVENTS"; return; }
+	end_case
+}
+
 # cordon exec and delete append to the log the sandbox began with (an
 # OCI container's, asked for with CORDON_AUDIT); one moved in its place
 # is refused before the command runs, and delete still removes the
@@ -297,4 +342,5 @@ each_mode "size cap" t_cap
 each_mode "sweep keeps a crashed session's log in the audit directory" t_sweep_keeps_log
 each_mode "an OCI writable rootfs or mount never holds the log" t_oci_writable_paths
 each_mode "a log with a second name (hard link) refused" t_hard_link_refused
+each_mode "a session reads CORDON_AUDIT and CORDON_AUDIT_DIR" t_session_env
 done_testing
