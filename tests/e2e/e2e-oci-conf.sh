@@ -313,7 +313,7 @@ c["mounts"] += [
 # A destination reached through relative symlinks' ".." while the host
 # renames (a rename or mount anywhere makes the kernel's scoped walk fail
 # with EAGAIN, "try again"): every one of RACE_RUNS containers is made.
-RACE_RUNS=${RACE_RUNS:-30} RACE_LINKS=${RACE_LINKS:-1} RACE_DOTS=${RACE_DOTS:-100}
+RACE_RUNS=${RACE_RUNS:-15} RACE_LINKS=${RACE_LINKS:-1} RACE_DOTS=${RACE_DOTS:-100}
 t_mount_dotdot_renames() {
 	local rootfs=$CASE_DIR/rootfs src=$CASE_DIR/src id=$CASE_ID-r renamer i bad=0 last='' dots
 	setup_case
