@@ -23,7 +23,10 @@
 #   FILE_TIMEOUT: seconds per test file (240)
 #   TESTS: the test files to run (default every tests/test_*.py)
 # Output: one TAP log per runtime and file in $OUT (default
-# /tmp/crun-suite-out), then a table of passed (skipped) / run per file.
+# /tmp/crun-suite-out), then a table of passed (skipped) / run per file,
+# and on stderr the run's start and end (UTC), the kernel, the cores and
+# the load averages at both ends, and the lowest and highest 1-minute
+# load read between files (what docs/oci.md gives with the figures).
 # A skip ("#SKIP") is not a pass.
 set -u
 
@@ -152,9 +155,29 @@ for r in "${RUNTIMES[@]}"; do
 	fi
 done
 
+# machine_line WHEN: the time, kernel, cores and load averages, on stderr.
+machine_line() {
+	echo "$1: $(date -u '+%Y-%m-%d %H:%M:%S UTC'), Linux $(uname -r), $(nproc) cores," \
+		"load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+}
+machine_line start
+load_min='' load_max=''
+# load_read: the 1-minute load average, kept if lowest or highest so far.
+load_read() {
+	local l
+	l=$(cut -d' ' -f1 /proc/loadavg)
+	if [ -z "$load_min" ] || awk -v a="$l" -v b="$load_min" 'BEGIN { exit !(a < b) }'; then
+		load_min=$l
+	fi
+	if [ -z "$load_max" ] || awk -v a="$l" -v b="$load_max" 'BEGIN { exit !(a > b) }'; then
+		load_max=$l
+	fi
+}
+
 files=${TESTS:-$(cd tests && ls test_*.py)}
 declare -A PASS SKIP RUN
 for f in $files; do
+	load_read
 	for n in "${names[@]}"; do
 		log=$OUT/$n-${f%.py}.tap
 		(cd tests && INIT=$WORK/init OCI_RUNTIME=${RT_PATH[$n]} PYTHONPATH=$WORK/py \
@@ -166,6 +189,9 @@ for f in $files; do
 	done
 	echo "done $f" >&2
 done
+load_read
+machine_line end
+echo "1-minute load between files: $load_min to $load_max" >&2
 
 printf '| file |'
 for n in "${names[@]}"; do printf ' %s |' "$n"; done
