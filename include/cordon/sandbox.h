@@ -188,6 +188,11 @@ struct cordon_exec_opts {
 	char **env;                /* --env K=V, NULL-terminated, or NULL */
 	const char *cwd;           /* --cwd, or NULL */
 	bool has_user, has_gid;    /* --user UID[:GID] */
+	/*
+	 * --user NAME[:GROUP] (a part not numeric): looked up by the process
+	 * itself in the sandbox's root, once it is inside (exec.c), or NULL.
+	 */
+	const char *user_name;
 	uid_t uid;
 	gid_t gid;
 	cordon_capset caps;        /* --cap (added to the process's sets) */

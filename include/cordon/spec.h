@@ -216,6 +216,17 @@ bool cordon_cwd_in_proc(const char *norm);
  * created; a failure names the flag and the path.
  */
 int cordon_spec_finalize(struct cordon_spec *spec, struct cordon_error *err);
+/*
+ * USER[:GROUP] (names or numbers) looked up in ROOT's /etc/passwd and
+ * /etc/group, ROOT a directory fd (root_name says where, for messages):
+ * each file resolved beneath it (RESOLVE_IN_ROOT, a link followed only
+ * inside), looked at before it is opened (a regular file only, opened
+ * O_NONBLOCK), its size capped. What run's --user does in the rootfs and
+ * exec's --user NAME in the sandbox's root, from inside it. *home: the
+ * entry's, or NULL.
+ */
+int cordon_user_resolve_at(int root, const char *root_name, const char *user, uid_t *uid,
+			   gid_t *gid, char **home, struct cordon_error *err);
 
 /*
  * A session's process confinement (src/spec/session.c), kept at create

@@ -38,7 +38,7 @@ static const char exec_usage[] =
 	"  --pid-file FILE          write the process's host pid to FILE\n"
 	"  --cwd DIR                working directory inside the container\n"
 	"  -e, --env K=V            set a variable (repeatable; added to the config's)\n"
-	"  -u, --user UID[:GID]     numeric ids inside the container\n"
+	"  -u, --user USER[:GROUP]  ids or names (of the sandbox's /etc/passwd, group)\n"
 	"  -c, --cap CAP            add a capability (repeatable; the config's policy)\n"
 	"  --no-new-privs           set no_new_privs whatever the process says\n"
 	"  --preserve-fds N         pass fds 3..3+N-1 on to the process\n"
@@ -105,6 +105,20 @@ struct exec_args {
 	char *result_name;
 };
 
+static bool all_digits(const char *s)
+{
+	return *s && strspn(s, "0123456789") == strlen(s);
+}
+
+/* A name of the sandbox's passwd or group file: no control byte, no '/'. */
+static bool printable(const char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f || *s == '/')
+			return false;
+	return true;
+}
+
 static int parse_user(const char *value, struct cordon_exec_opts *opts, struct cordon_error *err)
 {
 	_cleanup_free_ char *copy = cordon_xstrdup(value);
@@ -113,12 +127,23 @@ static int parse_user(const char *value, struct cordon_exec_opts *opts, struct c
 
 	if (colon)
 		*colon = '\0';
+	/* A name (either part): the process looks it up inside the sandbox (exec.c). */
+	if (!all_digits(copy) || (colon && !all_digits(colon + 1))) {
+		if (!*copy || (colon && !colon[1]) || strlen(value) > 256 || !printable(value))
+			return cordon_error_set(err, CORDON_E_USAGE, 0,
+						"--user '%s': expected UID[:GID] or NAME[:GROUP]",
+						value);
+		opts->user_name = value;
+		opts->has_user = false;
+		return 0;
+	}
 	/* 4294967295 is (uid_t)-1, never an id. */
 	if (cordon_parse_u64(copy, &uid) < 0 || uid >= UINT32_MAX ||
 	    (colon && (cordon_parse_u64(colon + 1, &gid) < 0 || gid >= UINT32_MAX)))
 		return cordon_error_set(err, CORDON_E_USAGE, 0,
 					"--user '%s': expected UID[:GID], numeric", value);
 	opts->has_user = true;
+	opts->user_name = NULL;
 	opts->uid = (uid_t)uid;
 	opts->has_gid = colon != NULL;
 	opts->gid = (gid_t)gid;

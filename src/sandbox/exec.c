@@ -80,7 +80,7 @@
 	(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWCGROUP | CLONE_NEWNET)
 
 struct exec_ctx {
-	const struct cordon_spec *spec;
+	struct cordon_spec *spec; /* the process amends its own copy (--user NAME) */
 	const struct cordon_exec_opts *opts;
 	int pidfd;	     /* the workload's */
 	int outer_userns;    /* U1, or -1 when it is ours (--userns host) */
@@ -225,6 +225,40 @@ static int open_cgroups(struct exec_ctx *x, char **dirs, pid_t workload,
 }
 
 /* The process itself, in every namespace of the container: the one confinement sequence. */
+/*
+ * --user NAME[:GROUP]: looked up by the process itself, inside the
+ * sandbox (its root, its user namespace, before its ids change), as runc
+ * and crun do: the files are the sandbox's and may be anything it made
+ * them (a link, a fifo, a huge file), so they are read with no more than
+ * the sandbox's own privilege over them and by the rules of run's --user
+ * (cordon_user_resolve_at). HOME becomes the entry's unless --env set it.
+ */
+static int exec_user_by_name(struct cordon_spec *spec, const struct cordon_exec_opts *opts,
+			     struct cordon_error *err)
+{
+	_cleanup_close_ int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	_cleanup_free_ char *home = NULL, *kv = NULL;
+	uid_t uid;
+	gid_t gid;
+
+	if (root < 0)
+		return cordon_error_set(err, CORDON_E_NAMESPACE, errno, "the sandbox's root");
+	if (cordon_user_resolve_at(root, "the sandbox's root ", opts->user_name, &uid, &gid,
+				   &home, err) < 0)
+		return -1;
+	spec->uid = uid;
+	spec->gid = gid;
+	for (char **e = opts->env; e && *e; e++)
+		if (strncmp(*e, "HOME=", 5) == 0)
+			return 0;
+	if (!home)
+		home = cordon_xstrdup(uid == 0 ? "/root" : "/");
+	kv = cordon_xasprintf("HOME=%s", home);
+	free(spec->home);
+	spec->home = TAKE_PTR(home);
+	return cordon_spec_add_env(spec, kv, err);
+}
+
 static _Noreturn void exec_process(const struct exec_ctx *x)
 {
 	struct confine c = {
@@ -243,6 +277,12 @@ static _Noreturn void exec_process(const struct exec_ctx *x)
 	};
 
 	cordon_trace_process("exec-process");
+	if (x->opts->user_name) {
+		struct cordon_error err = { 0 };
+
+		if (exec_user_by_name(x->spec, x->opts, &err) < 0)
+			exec_fail_err(x->report_fd, &err);
+	}
 	sandbox_confine_exec(&c);
 }
 

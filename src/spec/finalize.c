@@ -90,8 +90,7 @@ static bool is_host_root(const struct cordon_path_id *id)
  * endless stream, and the mere open of a device can act (a tape rewinds,
  * a watchdog starts), as host root when the sandbox is rootful.
  */
-static int rootfs_open(const struct cordon_spec *spec, const char *path, const char *what,
-		       struct cordon_error *err)
+static int root_file_open(int root, const char *path, const char *what, struct cordon_error *err)
 {
 	/*
 	 * A symlink is followed, inside the root: images keep /etc/passwd
@@ -102,14 +101,11 @@ static int rootfs_open(const struct cordon_spec *spec, const char *path, const c
 		.flags = O_PATH | O_CLOEXEC,
 		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
 	};
-	_cleanup_close_ int root = -1, at = -1;
+	_cleanup_close_ int at = -1;
 	char link[CORDON_FD_PATH_MAX];
-	struct stat st;
+	struct stat st, opened;
 	int fd;
 
-	root = cordon_path_reopen(spec->rootfs, &spec->rootfs_id, "rootfs", err);
-	if (root < 0)
-		return -1;
 	at = cordon_openat2(root, path, &how, sizeof(how));
 	if (at < 0 || fstat(at, &st) < 0)
 		return cordon_error_set(err, CORDON_E_USAGE, errno, "%s", what);
@@ -119,6 +115,15 @@ static int rootfs_open(const struct cordon_spec *spec, const char *path, const c
 	fd = open(cordon_fd_path(at, link), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0)
 		return cordon_error_set(err, CORDON_E_USAGE, errno, "%s", what);
+	/*
+	 * And it is that object: inside a sandbox (exec's --user NAME) /proc is
+	 * the sandbox's, which could make /proc/self/fd name something else.
+	 */
+	if (fstat(fd, &opened) < 0 || opened.st_dev != st.st_dev || opened.st_ino != st.st_ino) {
+		close(fd);
+		return cordon_error_set(err, CORDON_E_USAGE, 0, "%s: changed while it was opened",
+					what);
+	}
 	return fd;
 }
 
@@ -144,12 +149,12 @@ static bool parse_id(const char *text, unsigned long *id)
 	return true;
 }
 
-static int rootfs_lookup(const struct cordon_spec *spec, const char *file, const char *name,
-			 bool by_id, unsigned long id_wanted, unsigned long *id, unsigned long *gid,
-			 char **home, struct cordon_error *err)
+static int lookup_at(int root, const char *root_name, const char *file, const char *name,
+		     bool by_id, unsigned long id_wanted, unsigned long *id, unsigned long *gid,
+		     char **home, struct cordon_error *err)
 {
-	_cleanup_free_ char *text = NULL, *what = cordon_xasprintf("%s%s", spec->rootfs, file);
-	_cleanup_close_ int fd = rootfs_open(spec, file, what, err);
+	_cleanup_free_ char *text = NULL, *what = cordon_xasprintf("%s%s", root_name, file);
+	_cleanup_close_ int fd = root_file_open(root, file, what, err);
 	char *next = NULL;
 
 	if (fd < 0)
@@ -194,6 +199,18 @@ static int rootfs_lookup(const struct cordon_spec *spec, const char *file, const
 	return 0;
 }
 
+/* lookup_at in the spec's rootfs (the directory that was checked, reopened). */
+static int rootfs_lookup(const struct cordon_spec *spec, const char *file, const char *name,
+			 bool by_id, unsigned long id_wanted, unsigned long *id, unsigned long *gid,
+			 char **home, struct cordon_error *err)
+{
+	_cleanup_close_ int root = cordon_path_reopen(spec->rootfs, &spec->rootfs_id, "rootfs", err);
+
+	if (root < 0)
+		return -1;
+	return lookup_at(root, spec->rootfs, file, name, by_id, id_wanted, id, gid, home, err);
+}
+
 static bool all_digits(const char *s)
 {
 	if (!*s)
@@ -204,9 +221,10 @@ static bool all_digits(const char *s)
 	return true;
 }
 
-static int resolve_user(struct cordon_spec *spec, struct cordon_error *err)
+int cordon_user_resolve_at(int root, const char *root_name, const char *spec_user,
+			   uid_t *uid_out, gid_t *gid_out, char **home_out, struct cordon_error *err)
 {
-	_cleanup_free_ char *user = NULL, *home = NULL;
+	_cleanup_free_ char *user = cordon_xstrdup(spec_user), *home = NULL;
 	char *group;
 	unsigned long uid = 0, gid = 0, id;
 	struct cordon_error ignored;
@@ -214,14 +232,6 @@ static int resolve_user(struct cordon_spec *spec, struct cordon_error *err)
 	uint64_t v;
 	int r;
 
-	if (!spec->user) {
-		spec->uid = 0;
-		spec->gid = 0;
-		free(spec->home);
-		spec->home = cordon_xstrdup("/root");
-		return 0;
-	}
-	user = cordon_xstrdup(spec->user);
 	group = strchr(user, ':');
 	if (group)
 		*group++ = '\0';
@@ -232,18 +242,20 @@ static int resolve_user(struct cordon_spec *spec, struct cordon_error *err)
 						"--user: uid %s out of range", user);
 		uid = (unsigned long)v;
 		/* The name is not needed: an unreadable passwd only leaves gid = uid. */
-		r = rootfs_lookup(spec, "/etc/passwd", NULL, true, uid, &id, &gid, &home, &ignored);
+		r = lookup_at(root, root_name, "/etc/passwd", NULL, true, uid, &id, &gid, &home,
+			      &ignored);
 		gid_known = r == 1;
 		if (!gid_known)
 			gid = uid;
 	} else {
-		r = rootfs_lookup(spec, "/etc/passwd", user, false, 0, &uid, &gid, &home, err);
+		r = lookup_at(root, root_name, "/etc/passwd", user, false, 0, &uid, &gid, &home,
+			      err);
 		if (r < 0)
 			return cordon_error_wrap(err, "--user: no user '%s'", user);
 		if (r == 0)
 			return cordon_error_set(err, CORDON_E_USAGE, 0,
 						"--user: no user '%s' in %s/etc/passwd", user,
-						spec->rootfs);
+						root_name);
 	}
 	if (group) {
 		if (all_digits(group)) {
@@ -252,20 +264,44 @@ static int resolve_user(struct cordon_spec *spec, struct cordon_error *err)
 							"--user: gid %s out of range", group);
 			gid = (unsigned long)v;
 		} else {
-			r = rootfs_lookup(spec, "/etc/group", group, false, 0, &gid, NULL, NULL,
-					  err);
+			r = lookup_at(root, root_name, "/etc/group", group, false, 0, &gid, NULL,
+				      NULL, err);
 			if (r < 0)
 				return cordon_error_wrap(err, "--user: no group '%s'", group);
 			if (r == 0)
 				return cordon_error_set(err, CORDON_E_USAGE, 0,
 							"--user: no group '%s' in %s/etc/group",
-							group, spec->rootfs);
+							group, root_name);
 		}
 	}
-	spec->uid = (uid_t)uid;
-	spec->gid = (gid_t)gid;
+	*uid_out = (uid_t)uid;
+	*gid_out = (gid_t)gid;
+	*home_out = TAKE_PTR(home);
+	return 0;
+}
+
+static int resolve_user(struct cordon_spec *spec, struct cordon_error *err)
+{
+	_cleanup_close_ int root = -1;
+	char *home = NULL;
+	uid_t uid;
+	gid_t gid;
+
+	if (!spec->user) {
+		spec->uid = 0;
+		spec->gid = 0;
+		free(spec->home);
+		spec->home = cordon_xstrdup("/root");
+		return 0;
+	}
+	root = cordon_path_reopen(spec->rootfs, &spec->rootfs_id, "rootfs", err);
+	if (root < 0 ||
+	    cordon_user_resolve_at(root, spec->rootfs, spec->user, &uid, &gid, &home, err) < 0)
+		return -1;
+	spec->uid = uid;
+	spec->gid = gid;
 	free(spec->home);
-	spec->home = home ? TAKE_PTR(home) : cordon_xstrdup(uid == 0 ? "/root" : "/");
+	spec->home = home ? home : cordon_xstrdup(uid == 0 ? "/root" : "/");
 	return 0;
 }
 

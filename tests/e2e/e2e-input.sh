@@ -224,6 +224,77 @@ exec_passwd_special() {
 t_exec_passwd_fifo() { exec_passwd_special fifo; }
 t_exec_passwd_device() { exec_passwd_special device; }
 
+# exec --user NAME[:GROUP]: looked up by the process in the sandbox's
+# root as it is now (a user the sandbox added is found), by run's rules:
+# HOME the entry's unless --env sets it; a link followed inside the root
+# only; a fifo never opened, a huge file refused at once; a name not there
+# refused. Here the session's rootfs is a copy the test changes, as a
+# sandbox with a writable root would; a session and a container alike.
+exec_user_name() {
+	local kind=$1 id=$CASE_ID-u
+	setup_case
+	ROOTFS=$CASE_DIR/rootfs
+	copy_rootfs "$ROOTFS" || return
+	if [ "$kind" = session ]; then
+		oc create --owner none --name "$id" --no-workspace "$ROOTFS"
+	else
+		mk_bundle b sleep "$MARK" || return
+		oc create -b "$BUNDLE" "$id" && oc start "$id"
+	fi
+	expect_rc 0 || return
+	# shellcheck disable=SC2016 # expanded inside the sandbox
+	oc exec --user sandbox "$id" -- sh -c 'id -u; id -g; echo $HOME'
+	expect_rc 0
+	expect_out_eq $'1000\n1000\n/home/sandbox'
+	# shellcheck disable=SC2016
+	oc exec --user sandbox --env HOME=/tmp "$id" -- sh -c 'echo $HOME'
+	expect_out_eq /tmp
+	echo "added:x:1234:65534:added:/home/added:/bin/sh" >>"$ROOTFS/etc/passwd"
+	oc exec --user added:nogroup "$id" -- sh -c 'echo $(id -u):$(id -g)'
+	expect_rc 0
+	expect_out_eq 1234:65534
+	oc exec --user bob "$id" -- true
+	expect_cordon_error USAGE "no user 'bob' in the sandbox's root /etc/passwd"
+	oc exec --user sandbox:nosuchgroup "$id" -- true
+	expect_cordon_error USAGE "no group 'nosuchgroup'"
+	oc exec --user $'a\nb' "$id" -- true
+	expect_cordon_error USAGE "expected UID[:GID] or NAME[:GROUP]"
+	mv "$ROOTFS/etc/passwd" "$ROOTFS/usr/passwd.real"
+	ln -s ../usr/passwd.real "$ROOTFS/etc/passwd"
+	oc exec --user sandbox "$id" -- id -u
+	expect_rc 0
+	expect_out_eq 1000
+	rm "$ROOTFS/etc/passwd"
+	ln -s ../../../../../../../../../etc/passwd "$ROOTFS/etc/passwd"
+	oc exec --user root "$id" -- true
+	expect_cordon_error USAGE "the sandbox's root /etc/passwd"
+	rm "$ROOTFS/etc/passwd"
+	mk_fifo "$ROOTFS/usr/fifo" || return
+	ln -s /usr/fifo "$ROOTFS/etc/passwd"
+	watch_opens "$ROOTFS/usr/fifo" || return
+	oc exec --user nobody "$id" -- true
+	expect_cordon_error USAGE "the sandbox's root /etc/passwd: not a regular file"
+	opens_seen
+	[ "$OPENS" = 0 ] || fail "the fifo behind the sandbox's /etc/passwd was opened"
+	rm "$ROOTFS/etc/passwd"
+	truncate -s 1G "$ROOTFS/etc/passwd"
+	oc exec --user sandbox "$id" -- true
+	expect_cordon_error USAGE "the sandbox's root /etc/passwd: larger than"
+	# Numbers need no entry (id itself would read the 1 GiB file).
+	oc exec --user 1000 "$id" -- sh -c 'echo $(($(cat /proc/self/status | grep -c "^Uid:.1000")))'
+	expect_rc 0
+	expect_out_eq 1
+	mv -f "$ROOTFS/usr/passwd.real" "$ROOTFS/etc/passwd"
+	oc exec --user 1000 "$id" -- id -u
+	expect_rc 0
+	expect_out_eq 1000
+	oc delete -f "$id"
+	expect_rc 0
+	end_case
+}
+t_exec_user_name_session() { exec_user_name session; }
+t_exec_user_name_oci() { exec_user_name oci; }
+
 # Ids of the image's passwd are read as digits below 2^32 - 1, or the
 # entry is refused: strtoul took "abc" and "-1" and 4294967296 alike, the
 # first as uid 0 (`--user NAME` ran as root), the last as 0 once cast; a
@@ -296,6 +367,8 @@ each_mode "rootfs /etc/passwd a symlink: followed inside the rootfs only" t_root
 each_mode "rootfs /etc/passwd and /etc/group of 1 GiB: refused at once" t_rootfs_passwd_huge
 each_mode "exec: the container's /etc/passwd a fifo: HOME=/ at once, never opened" t_exec_passwd_fifo
 each_mode "exec: the container's /etc/passwd a device: HOME=/ at once, never opened" t_exec_passwd_device
+each_mode "exec --user NAME in a session: the sandbox's passwd and group, by run's rules" t_exec_user_name_session
+each_mode "exec --user NAME in a container: the sandbox's passwd and group, by run's rules" t_exec_user_name_oci
 each_mode "rootfs /etc/passwd ids: digits below 2^32-1 or refused, never root by default" t_rootfs_passwd_ids
 each_mode "exec --process, update --resources, a bundle's config.json: another user's link refused" t_inputs_walked
 done_testing
