@@ -37,16 +37,24 @@
 #define MFD_EXEC 0x0010U
 #endif
 
-#if defined(__x86_64__)
+/*
+ * The idle program's code for each architecture cordon builds on: a wait
+ * for a signal, again on EINTR (a handled signal: there is none), and
+ * exit_group(125) on anything else (a filter's refusal). Written here as
+ * the instructions' bytes, each checked against an assembler's encoding
+ * (llvm-mc --show-encoding, the listing beside each); the program needs
+ * nothing of the rootfs, not even a libc.
+ */
 #include <elf.h>
 
+#if defined(__x86_64__)
 /*
  *   again: mov  $34, %eax        pause()
  *          syscall
- *          cmp  $-4, %rax        EINTR (a handled signal: there is none): again
+ *          cmp  $-4, %rax
  *          je   again
- *          mov  $125, %edi       anything else (a filter's refusal): exit_group(125)
- *          mov  $231, %eax
+ *          mov  $125, %edi
+ *          mov  $231, %eax       exit_group
  *          syscall
  */
 static const unsigned char idle_code[] = {
@@ -54,8 +62,54 @@ static const unsigned char idle_code[] = {
 	0xbf, 0x7d, 0x00, 0x00, 0x00, 0xb8, 0xe7, 0x00, 0x00, 0x00, 0x0f, 0x05,
 };
 #define IDLE_MACHINE EM_X86_64
-#define IDLE_BASE 0x10000ULL
+#elif defined(__aarch64__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+/*
+ * No pause(2) on the generic table: ppoll(NULL, 0, NULL, NULL, 0) waits
+ * for a signal alike.
+ *
+ *   again: mov  x0, #0 ... mov x4, #0   d2800000 .. d2800004
+ *          mov  x8, #73                  d2800928  ppoll
+ *          svc  #0                       d4000001
+ *          cmn  x0, #4                   b100101f  x0 == -EINTR?
+ *          b.eq again                    54ffff00
+ *          mov  x0, #125                 d2800fa0
+ *          mov  x8, #94                  d2800bc8  exit_group
+ *          svc  #0                       d4000001
+ */
+static const unsigned char idle_code[] = {
+	0x00, 0x00, 0x80, 0xd2, 0x01, 0x00, 0x80, 0xd2, 0x02, 0x00, 0x80, 0xd2, 0x03, 0x00,
+	0x80, 0xd2, 0x04, 0x00, 0x80, 0xd2, 0x28, 0x09, 0x80, 0xd2, 0x01, 0x00, 0x00, 0xd4,
+	0x1f, 0x10, 0x00, 0xb1, 0x00, 0xff, 0xff, 0x54, 0xa0, 0x0f, 0x80, 0xd2, 0xc8, 0x0b,
+	0x80, 0xd2, 0x01, 0x00, 0x00, 0xd4,
+};
+#define IDLE_MACHINE EM_AARCH64
+#elif defined(__riscv) && __riscv_xlen == 64
+/*
+ *   again: li   a0, 0 ... li a4, 0      00000513 .. 00000713
+ *          li   a7, 73                  04900893  ppoll
+ *          ecall                        00000073
+ *          li   t0, -4                  ffc00293
+ *          beq  a0, t0, again           fe5500e3
+ *          li   a0, 125                 07d00513
+ *          li   a7, 94                  05e00893  exit_group
+ *          ecall                        00000073
+ */
+static const unsigned char idle_code[] = {
+	0x13, 0x05, 0x00, 0x00, 0x93, 0x05, 0x00, 0x00, 0x13, 0x06, 0x00, 0x00, 0x93, 0x06,
+	0x00, 0x00, 0x13, 0x07, 0x00, 0x00, 0x93, 0x08, 0x90, 0x04, 0x73, 0x00, 0x00, 0x00,
+	0x93, 0x02, 0xc0, 0xff, 0xe3, 0x00, 0x55, 0xfe, 0x13, 0x05, 0xd0, 0x07, 0x93, 0x08,
+	0xe0, 0x05, 0x73, 0x00, 0x00, 0x00,
+};
+#define IDLE_MACHINE EM_RISCV
 #endif
+
+/*
+ * Loaded at 64 KiB (mmap_min_addr's usual floor), aligned for any page
+ * size up to 64 KiB (arm64's largest): the segment's offset 0 and address
+ * agree modulo the page whatever it is.
+ */
+#define IDLE_BASE 0x10000ULL
+#define IDLE_ALIGN 0x10000ULL
 
 /* The idle program: one ELF header, one read-execute segment, the code. */
 int sandbox_session_program(struct cordon_error *err)
@@ -86,7 +140,7 @@ int sandbox_session_program(struct cordon_error *err)
 			.p_paddr = IDLE_BASE,
 			.p_filesz = sizeof(image),
 			.p_memsz = sizeof(image),
-			.p_align = 0x1000,
+			.p_align = IDLE_ALIGN,
 		},
 	};
 	int fd;
@@ -108,7 +162,8 @@ int sandbox_session_program(struct cordon_error *err)
 	return fd;
 #else
 	return cordon_error_set(err, CORDON_E_INTERNAL, ENOSYS,
-				"sessions: no idle program for this architecture yet");
+				"sessions: no idle program for this architecture (x86-64, "
+				"aarch64 and riscv64 have one)");
 #endif
 }
 
