@@ -15,7 +15,10 @@
  * What never reaches it: an environment value (create writes the keys),
  * and whatever the redaction rules match in an argv (defaults for common
  * token shapes, plus --audit-redact). The file has a size cap: past it
- * events are dropped and counted, never written; DNS events, which the
+ * events are dropped and counted, never written (an exec event gives way
+ * first to a minimal record, in a reserve of its own; a later command's
+ * drops are counted in the state directory's CORDON_AUDIT_DROPS, for the
+ * cleanup event to tell); DNS events, which the
  * workload drives, stop at three quarters of it and at a rate of
  * CORDON_AUDIT_DNS_PER_S, so the workload cannot crowd out the
  * caller's own events (exec, policy, cleanup).
@@ -36,6 +39,7 @@
 
 #define CORDON_AUDIT_FILE "audit.jsonl"  /* in the state directory, by default */
 #define CORDON_AUDIT_RECORD "audit.json" /* in the state directory: where and how */
+#define CORDON_AUDIT_DROPS "audit.drops"  /* in the state directory: later commands' drops */
 #define CORDON_AUDIT_MAX_DEFAULT (8u << 20)
 #define CORDON_AUDIT_MAX_MIN 4096u
 #define CORDON_AUDIT_MAX_MAX (64u << 20)

@@ -214,6 +214,7 @@ static struct cordon_audit *audit_new(const char *id, int fd, uint64_t base, uin
 	struct cordon_audit *a = cordon_xcalloc(1, sizeof(*a));
 
 	a->fd = fd;
+	a->drops_fd = -1;
 	a->id = cordon_xstrdup(id ? id : "");
 	a->base = base;
 	a->max = max ? max : CORDON_AUDIT_MAX_DEFAULT;
@@ -315,6 +316,22 @@ shared:
 				spec->audit.path);
 }
 
+/* The state directory's count of lines later commands dropped (CORDON_AUDIT_DROPS). */
+static int drops_open(struct cordon_audit *a, int state_dir_fd, struct cordon_error *err)
+{
+	struct stat st;
+
+	a->drops_fd = openat(state_dir_fd, CORDON_AUDIT_DROPS,
+			     O_RDWR | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY |
+				     O_CLOEXEC,
+			     0600);
+	if (a->drops_fd < 0 || fstat(a->drops_fd, &st) < 0 || !S_ISREG(st.st_mode))
+		return cordon_error_set(err, CORDON_E_AUDIT, a->drops_fd < 0 ? errno : EINVAL,
+					"audit: opening %s in the state directory",
+					CORDON_AUDIT_DROPS);
+	return 0;
+}
+
 struct cordon_audit *cordon_audit_start(const struct cordon_spec *spec, int state_dir_fd,
 					struct cordon_error *err)
 {
@@ -351,6 +368,7 @@ struct cordon_audit *cordon_audit_start(const struct cordon_spec *spec, int stat
 	}
 	a = audit_new(spec->id, -1, (uint64_t)st.st_size, spec->audit.max_bytes);
 	if (audit_rules_compile(a, spec->audit.redact, spec->audit.n_redact, err) < 0 ||
+	    drops_open(a, state_dir_fd, err) < 0 ||
 	    record_write(a, state_dir_fd, spec->audit.fd >= 0 ? spec->audit.path : NULL, &st, keep,
 			 spec->audit.redact, spec->audit.n_redact, err) < 0) {
 		cordon_audit_close(a);
@@ -466,10 +484,13 @@ struct cordon_audit *cordon_audit_open_state(int state_dir_fd, const char *id,
 		return NULL;
 	}
 	a = audit_new(id, -1, base, max);
-	if (audit_rules_compile(a, redact, n_redact, err) < 0) {
+	if (audit_rules_compile(a, redact, n_redact, err) < 0 ||
+	    drops_open(a, state_dir_fd, err) < 0) {
 		cordon_audit_close(a);
 		return NULL;
 	}
+	/* Not the supervisor: what this command drops is told by the cleanup, whoever writes it. */
+	a->drops_shared = true;
 	a->fd = TAKE_FD(fd);
 	return a;
 }
@@ -479,6 +500,7 @@ void cordon_audit_close(struct cordon_audit *a)
 	if (!a)
 		return;
 	cordon_closep(&a->fd);
+	cordon_closep(&a->drops_fd);
 	free(a->id);
 	for (size_t i = 0; i < a->n_labels; i++) {
 		free(a->label_keys[i]);
@@ -559,18 +581,35 @@ void audit_key(yajl_gen g, const char *k)
 	yajl_gen_string(g, (const unsigned char *)k, strlen(k));
 }
 
-void audit_str(yajl_gen g, const char *s)
+char *audit_clean(const char *s, bool *was_cut)
 {
-	_cleanup_free_ char *cut = NULL, *clean = NULL;
+	_cleanup_free_ char *cut = NULL;
 	size_t len = strlen(s);
 
-	if (len > AUDIT_STRING_MAX) {
+	*was_cut = len > AUDIT_STRING_MAX;
+	if (*was_cut) {
 		cut = cordon_xmalloc(AUDIT_STRING_MAX + 1);
 		memcpy(cut, s, AUDIT_STRING_MAX);
 		cut[AUDIT_STRING_MAX] = '\0';
 		s = cut;
 	}
-	clean = cordon_utf8_sanitize(s);
+	return cordon_utf8_sanitize(s);
+}
+
+size_t audit_json_len(const char *s)
+{
+	size_t n = 2;
+
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+		n += *p == '"' || *p == '\\' || *p == '/' ? 2 : *p < 0x20 || *p == 0x7f ? 6 : 1;
+	return n;
+}
+
+void audit_str(yajl_gen g, const char *s)
+{
+	bool cut;
+	_cleanup_free_ char *clean = audit_clean(s, &cut);
+
 	yajl_gen_string(g, (const unsigned char *)clean, strlen(clean));
 }
 
@@ -629,34 +668,63 @@ yajl_gen audit_begin(const struct cordon_audit *a, const char *event)
 	return g;
 }
 
-int audit_end(struct cordon_audit *a, yajl_gen g, enum audit_class class,
-	      struct cordon_error *err)
+int audit_count_drop(struct cordon_audit *a, struct cordon_error *err)
+{
+	ssize_t w;
+
+	if (!a->drops_shared || a->drops_fd < 0) {
+		a->dropped_cap++;
+		return 0;
+	}
+	/* One byte a line, O_APPEND: concurrent commands count without a lock. */
+	do
+		w = write(a->drops_fd, "c", 1);
+	while (w < 0 && errno == EINTR);
+	if (w != 1)
+		return cordon_error_set(err, CORDON_E_AUDIT, w < 0 ? errno : EIO,
+					"audit: counting a dropped line in %s", CORDON_AUDIT_DROPS);
+	a->dropped_cap++;
+	return 0;
+}
+
+uint64_t audit_drops(const struct cordon_audit *a)
+{
+	struct stat st;
+	uint64_t n = a->drops_shared ? 0 : a->dropped_cap;
+
+	/* A later command's own drops are in the file already. */
+	if (a->drops_fd >= 0 && fstat(a->drops_fd, &st) == 0 && st.st_size > 0)
+		n += (uint64_t)st.st_size;
+	return n;
+}
+
+int audit_end_try(struct cordon_audit *a, yajl_gen g, enum audit_class class,
+		  struct cordon_error *err)
 {
 	/* Freed on every way out, whoever holds it: ours from here. */
 	_cleanup_(gen_freep) yajl_gen owned __attribute__((unused)) = g;
 	const unsigned char *buf;
 	_cleanup_free_ char *line = NULL;
-	uint64_t share, used, reserve;
+	uint64_t share, used, last, minimal;
 	size_t len;
 	struct stat st;
 	ssize_t w;
 
 	yajl_gen_map_close(g);
-	if (yajl_gen_get_buf(g, &buf, &len) != yajl_gen_status_ok || len + 1 > AUDIT_LINE_MAX) {
-		a->dropped_cap++;
-		return 0;
-	}
-	reserve = a->max / 8 < AUDIT_RESERVE ? a->max / 8 : AUDIT_RESERVE;
+	if (yajl_gen_get_buf(g, &buf, &len) != yajl_gen_status_ok || len + 1 > AUDIT_LINE_MAX)
+		return 1;
+	/* At the cap's end the cleanup's reserve; before it the exec minimal records'. */
+	last = a->max / 8 < AUDIT_RESERVE ? a->max / 8 : AUDIT_RESERVE;
+	minimal = a->max / 8 < AUDIT_RESERVE_MINIMAL ? a->max / 8 : AUDIT_RESERVE_MINIMAL;
 	share = class == AUDIT_WORKLOAD ? a->max / 4 * 3 :
-		class == AUDIT_CALLER	? a->max - reserve :
+		class == AUDIT_CALLER	? a->max - last - minimal :
+		class == AUDIT_MINIMAL	? a->max - last :
 					  a->max;
 	if (fstat(a->fd, &st) < 0)
 		return cordon_error_set(err, CORDON_E_AUDIT, errno, "audit: writing");
 	used = (uint64_t)st.st_size > a->base ? (uint64_t)st.st_size - a->base : 0;
-	if (used + len + 1 > share) {
-		a->dropped_cap++;
-		return 0;
-	}
+	if (used + len + 1 > share)
+		return 1;
 	line = cordon_xmalloc(len + 1);
 	memcpy(line, buf, len);
 	line[len] = '\n';
@@ -667,4 +735,12 @@ int audit_end(struct cordon_audit *a, yajl_gen g, enum audit_class class,
 	if (w != (ssize_t)(len + 1))
 		return cordon_error_set(err, CORDON_E_AUDIT, w < 0 ? errno : EIO, "audit: writing");
 	return 0;
+}
+
+int audit_end(struct cordon_audit *a, yajl_gen g, enum audit_class class,
+	      struct cordon_error *err)
+{
+	int r = audit_end_try(a, g, class, err);
+
+	return r == 1 ? audit_count_drop(a, err) : r;
 }

@@ -157,30 +157,12 @@ int cordon_audit_policy(struct cordon_audit *a, const char *const *added, size_t
 	return audit_end(a, g, AUDIT_CALLER, err);
 }
 
-int cordon_audit_exec(struct cordon_audit *a, const struct cordon_audit_exec *ex,
-		      struct cordon_error *err)
+/*
+ * An exec event's fields after argv: the same in the full record and the
+ * minimal one.
+ */
+static void gen_exec_outcome(yajl_gen g, const struct cordon_audit_exec *ex)
 {
-	bool hide_next = false;
-	size_t n = 0;
-	yajl_gen g;
-
-	if (!a)
-		return 0;
-	while (ex->argv && ex->argv[n])
-		n++;
-	g = audit_begin(a, "exec");
-	audit_key(g, "argv");
-	yajl_gen_array_open(g);
-	for (size_t i = 0; i < n && i < AUDIT_ARGV_MAX; i++) {
-		/* Redacted whole, before any cut: a cut could leave a token no rule matches. */
-		_cleanup_free_ char *word = hide_next ? cordon_xstrdup(CORDON_AUDIT_REDACTED) :
-							cordon_audit_redact(a, ex->argv[i]);
-
-		audit_str(g, word);
-		hide_next = audit_flag_hides_next(ex->argv[i]);
-	}
-	yajl_gen_array_close(g);
-	audit_kbool(g, "argv_truncated", n > AUDIT_ARGV_MAX);
 	audit_kint(g, "exit_code", ex->exit_code);
 	audit_key(g, "signal");
 	if (ex->signal)
@@ -201,7 +183,78 @@ int cordon_audit_exec(struct cordon_audit *a, const struct cordon_audit_exec *ex
 		yajl_gen_null(g);
 	audit_kbool(g, "truncated", ex->truncated);
 	audit_kstr(g, "error", ex->error);
-	return audit_end(a, g, AUDIT_CALLER, err);
+}
+
+/*
+ * One exec event, never dropped for its argv's size: the words are
+ * redacted whole, then each cut at AUDIT_STRING_MAX, the list at
+ * AUDIT_ARGV_MAX words and AUDIT_ARGV_JSON_MAX bytes of JSON
+ * (argv_truncated says any of it was); argc and argv_sha256 (of every
+ * redacted word, each ended by a NUL) describe the whole. When the line
+ * passes the callers' share of the cap, a minimal record (argv empty,
+ * the rest as it was) takes the reserve made for it; only when that is
+ * full too is the event dropped and counted.
+ */
+int cordon_audit_exec(struct cordon_audit *a, const struct cordon_audit_exec *ex,
+		      struct cordon_error *err)
+{
+	struct cordon_sha256 digest;
+	bool hide_next = false, left_off = false, cut_any = false;
+	size_t n = 0, json = 0;
+	uint8_t sum[32];
+	char hex[65];
+	yajl_gen g;
+	int r;
+
+	if (!a)
+		return 0;
+	while (ex->argv && ex->argv[n])
+		n++;
+	cordon_sha256_init(&digest);
+	g = audit_begin(a, "exec");
+	audit_key(g, "argv");
+	yajl_gen_array_open(g);
+	for (size_t i = 0; i < n; i++) {
+		/* Redacted whole, before any cut: a cut could leave a token no rule matches. */
+		_cleanup_free_ char *word = hide_next ? cordon_xstrdup(CORDON_AUDIT_REDACTED) :
+							cordon_audit_redact(a, ex->argv[i]);
+		_cleanup_free_ char *clean = NULL;
+		bool cut;
+
+		hide_next = audit_flag_hides_next(ex->argv[i]);
+		cordon_sha256_update(&digest, word, strlen(word) + 1);
+		if (left_off)
+			continue;
+		clean = audit_clean(word, &cut);
+		if (i >= AUDIT_ARGV_MAX || json + audit_json_len(clean) + 1 > AUDIT_ARGV_JSON_MAX) {
+			left_off = true;
+			continue;
+		}
+		json += audit_json_len(clean) + 1;
+		cut_any |= cut;
+		yajl_gen_string(g, (const unsigned char *)clean, strlen(clean));
+	}
+	yajl_gen_array_close(g);
+	cordon_sha256_final(&digest, sum);
+	cordon_hex(sum, sizeof(sum), hex);
+	audit_kbool(g, "argv_truncated", left_off || cut_any);
+	audit_kint(g, "argc", (long long)n);
+	audit_kstr(g, "argv_sha256", hex);
+	gen_exec_outcome(g, ex);
+	r = audit_end_try(a, g, AUDIT_CALLER, err);
+	if (r != 1)
+		return r;
+	/* Past the callers' share: what ran, how it ended, without its words. */
+	g = audit_begin(a, "exec");
+	audit_key(g, "argv");
+	yajl_gen_array_open(g);
+	yajl_gen_array_close(g);
+	audit_kbool(g, "argv_truncated", n > 0);
+	audit_kint(g, "argc", (long long)n);
+	audit_kstr(g, "argv_sha256", hex);
+	gen_exec_outcome(g, ex);
+	r = audit_end_try(a, g, AUDIT_MINIMAL, err);
+	return r == 1 ? audit_count_drop(a, err) : r;
 }
 
 void cordon_audit_dns(struct cordon_audit *a, const struct cordon_audit_dns *d)
@@ -282,7 +335,7 @@ int cordon_audit_cleanup(struct cordon_audit *a, const char *const *removed, siz
 	audit_kstr(g, "failure", failure);
 	audit_key(g, "dropped");
 	yajl_gen_map_open(g);
-	audit_kint(g, "cap", (long long)a->dropped_cap);
+	audit_kint(g, "cap", (long long)audit_drops(a));
 	audit_kint(g, "dns_rate", (long long)a->dropped_dns);
 	yajl_gen_map_close(g);
 	return audit_end(a, g, AUDIT_LAST, err);

@@ -201,7 +201,9 @@ t_hard_link_refused() {
 	expect_rc 0
 }
 
-# The cap: a line that does not fit is dropped whole, the cleanup still fits.
+# The cap: an exec whose line passes the callers' share is written as a
+# minimal record (argv empty, argc, the digest, the outcome) in the
+# reserve made for them; the cleanup still fits, nothing is dropped.
 t_cap() {
 	local big
 	audit_file
@@ -209,8 +211,71 @@ t_cap() {
 	crun --audit "$AUDIT" --audit-max 4096 -- echo "$big" "$big" "$big" "$big" >/dev/null
 	expect_rc 0 || return
 	audit_check "$AUDIT" --max-bytes 4096 || return
-	[ "$EVENTS" = $'create\ncleanup' ] || { fail "events: $EVENTS"; return; }
-	grep -q '"dropped":{"cap":1,' "$AUDIT" || fail "the dropped exec is not counted"
+	[ "$EVENTS" = $'create\nexec\ncleanup' ] || { fail "events: $EVENTS"; return; }
+	grep -q '"argv":\[\],"argv_truncated":true,"argc":5,' "$AUDIT" ||
+		{ fail "no minimal record: $(grep '"exec"' "$AUDIT")"; return; }
+	grep -q '"dropped":{"cap":0,' "$AUDIT" || fail "a line was dropped: $(tail -1 "$AUDIT")"
+}
+
+# exec_field FILE N KEY: KEY of the Nth exec event of FILE (JSON).
+exec_field() {
+	"$PYTHON" -c 'import json, sys
+e = [json.loads(l) for l in open(sys.argv[1]) if json.loads(l)["event"] == "exec"]
+print(json.dumps(e[int(sys.argv[2])][sys.argv[3]]))' "$@"
+}
+
+# An argv whose line would pass 64 KiB (70 words of 1000 bytes) is cut,
+# never dropped: the exec event of a run and of a session's exec are
+# there, argv_truncated, argc the whole count.
+t_argv_cut() {
+	local pad args=() id=$CASE_ID-a i
+	setup_case
+	audit_file
+	pad=$(head -c 1000 /dev/zero | tr '\0' A)
+	for i in $(seq 70); do args+=("$pad"); done
+	crun --audit "$AUDIT" -- sh -c 'exit 7' "${args[@]}"
+	expect_rc 7 || return
+	audit_check "$AUDIT" || return
+	[ "$EVENTS" = $'create\nexec\ncleanup' ] || { fail "run: events: $EVENTS"; return; }
+	[ "$(exec_field "$AUDIT" 0 argv_truncated) $(exec_field "$AUDIT" 0 argc) $(exec_field "$AUDIT" 0 exit_code)" = "true 73 7" ] ||
+		{ fail "run: the exec event: $(grep '"exec"' "$AUDIT" | cut -c1-300)"; return; }
+	: >"$AUDIT"
+	oc create --owner none --name "$id" --no-workspace --audit "$AUDIT" "$ROOTFS"
+	expect_rc 0 || return
+	oc exec "$id" -- sh -c 'exit 6' "${args[@]}"
+	expect_rc 6 || { oc rm "$id"; return; }
+	oc rm "$id"
+	expect_rc 0 || return
+	audit_check "$AUDIT" || return
+	[ "$(exec_field "$AUDIT" 0 argv_truncated) $(exec_field "$AUDIT" 0 argc) $(exec_field "$AUDIT" 0 exit_code)" = "true 73 6" ] ||
+		{ fail "session: the exec event: $(grep '"exec"' "$AUDIT" | cut -c1-300)"; return; }
+	end_case
+}
+
+# A session at its cap: every cordon exec leaves a trace, its record, a
+# minimal one, or a count in the session's cleanup (an exec's drop was
+# counted in its own process alone, and lost).
+t_session_cap() {
+	local id=$CASE_ID-c i traces
+	setup_case
+	audit_file
+	oc create --owner none --name "$id" --no-workspace --audit "$AUDIT" --audit-max 4096 "$ROOTFS"
+	expect_rc 0 || return
+	for i in $(seq 30); do
+		oc exec "$id" -- true "command-$i"
+		expect_rc 0 || { oc rm "$id"; return; }
+	done
+	oc rm "$id"
+	expect_rc 0 || return
+	audit_check "$AUDIT" --max-bytes 4096 || return
+	traces=$("$PYTHON" -c 'import json, sys
+ls = [json.loads(l) for l in open(sys.argv[1])]
+execs = [e for e in ls if e["event"] == "exec" and e["argc"] == 2]
+print(len(execs) + ls[-1]["dropped"]["cap"] - (ls[-1]["event"] != "cleanup") * 1000)' "$AUDIT")
+	# The session's own end may be a trace too (an exec of argc 0): at least the 30.
+	[ "$traces" -ge 30 ] && [ "$traces" -le 31 ] ||
+		fail "30 execs, $traces traces: $(cut -c1-160 "$AUDIT")"
+	end_case
 }
 
 # A session whose monitor was SIGKILLed (nothing of cordon ran its end):
@@ -338,7 +403,9 @@ each_mode "--audit-redact" t_custom_redact
 each_mode "hostile bytes in argv" t_hostile_bytes
 each_mode "CORDON_AUDIT, the kept default log" t_env_and_keep
 each_mode "planted links, fifos, devices refused" t_hostile_paths
-each_mode "size cap" t_cap
+each_mode "size cap: a minimal exec record" t_cap
+each_mode "an argv past a line's size is cut, not dropped" t_argv_cut
+each_mode "a session at its cap: every exec leaves a trace" t_session_cap
 each_mode "sweep keeps a crashed session's log in the audit directory" t_sweep_keeps_log
 each_mode "an OCI writable rootfs or mount never holds the log" t_oci_writable_paths
 each_mode "a log with a second name (hard link) refused" t_hard_link_refused

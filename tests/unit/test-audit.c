@@ -191,6 +191,141 @@ START_TEST(cap_drops_whole_lines)
 }
 END_TEST
 
+/* The number of lines of text holding needle. */
+static size_t lines_with(const char *text, const char *needle)
+{
+	size_t n = 0;
+
+	for (const char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		const char *end = strchr(l, '\n'), *hit = strstr(l, needle);
+
+		n += hit && (!end || hit < end);
+	}
+	return n;
+}
+
+/* The cleanup line's dropped.cap. */
+static long long cleanup_cap(const char *text)
+{
+	const char *c = strstr(text, "\"event\":\"cleanup\""), *d;
+
+	ck_assert_ptr_nonnull(c);
+	d = strstr(c, "\"dropped\":{\"cap\":");
+	ck_assert_ptr_nonnull(d);
+	return atoll(d + strlen("\"dropped\":{\"cap\":"));
+}
+
+/*
+ * An argv far past a line's 64 KiB (70 words of 1000 bytes; 300 words of
+ * 1024 control bytes, each \u00XX in JSON) is cut, never dropped: one
+ * line, argv_truncated, argc and the digest of the whole.
+ */
+START_TEST(exec_argv_cut_not_dropped)
+{
+	static const struct {
+		size_t words, len;
+		char byte;
+	} cases[] = { { 70, 1000, 'A' }, { 300, 1024, '\x01' }, { 3, 2000, 'b' } };
+
+	for (size_t c = 0; c < ARRAY_SIZE(cases); c++) {
+		struct cordon_error err = { 0 };
+		struct cordon_spec s;
+		struct cordon_audit *a;
+		struct cordon_sha256 digest;
+		char *d = unit_tmpdir(), **argv = calloc(cases[c].words + 1, sizeof(char *));
+		char *text, *saved = dir, why[256], hex[65];
+		int fd = open(d, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		uint8_t sum[32];
+		size_t lines;
+		yajl_val tree, v;
+		const char *p_argv[] = { "argv", NULL }, *p_trunc[] = { "argv_truncated", NULL };
+		const char *p_argc[] = { "argc", NULL }, *p_sha[] = { "argv_sha256", NULL };
+
+		cordon_spec_init(&s);
+		s.id = strdup("t3");
+		s.audit.dir = strdup(d);
+		s.audit.max_bytes = 1 << 20;
+		a = cordon_audit_start(&s, fd, &err);
+		ck_assert_msg(a != NULL, "%s", err.msg);
+		cordon_sha256_init(&digest);
+		for (size_t i = 0; i < cases[c].words; i++) {
+			argv[i] = malloc(cases[c].len + 1);
+			memset(argv[i], cases[c].byte, cases[c].len);
+			argv[i][cases[c].len] = '\0';
+			cordon_sha256_update(&digest, argv[i], cases[c].len + 1);
+		}
+		cordon_sha256_final(&digest, sum);
+		cordon_hex(sum, sizeof(sum), hex);
+		ck_assert_int_eq(cordon_audit_exec(a,
+						   &(struct cordon_audit_exec){
+							   .argv = (const char *const *)argv,
+							   .exit_code = 0 },
+						   &err),
+				 0);
+		dir = d;
+		text = log_text(&lines);
+		dir = saved;
+		ck_assert_uint_eq(lines, 1);
+		ck_assert_uint_lt(strlen(text), 64 * 1024);
+		tree = yajl_tree_parse(text, why, sizeof(why));
+		ck_assert_msg(tree != NULL, "%s", why);
+		v = yajl_tree_get(tree, p_argv, yajl_t_array);
+		ck_assert_ptr_nonnull(v);
+		ck_assert_uint_gt(YAJL_GET_ARRAY(v)->len, 0);
+		ck_assert(YAJL_IS_TRUE(yajl_tree_get(tree, p_trunc, yajl_t_true)));
+		ck_assert_int_eq(YAJL_GET_INTEGER(yajl_tree_get(tree, p_argc, yajl_t_number)),
+				 (long long)cases[c].words);
+		ck_assert_str_eq(YAJL_GET_STRING(yajl_tree_get(tree, p_sha, yajl_t_string)), hex);
+		yajl_tree_free(tree);
+		free(text);
+		for (size_t i = 0; i < cases[c].words; i++)
+			free(argv[i]);
+		free(argv);
+		cordon_audit_close(a);
+		cordon_spec_free(&s);
+		close(fd);
+		unit_rm_rf(d);
+		free(d);
+	}
+}
+END_TEST
+
+/*
+ * At the cap every exec leaves a trace: its record, a minimal record in
+ * the reserve made for them, or a count in the cleanup; the drops of a
+ * later command (cordon exec, its own writer) are in the supervisor's
+ * cleanup too.
+ */
+START_TEST(cap_every_exec_leaves_a_trace)
+{
+	struct cordon_error err = { 0 };
+	struct cordon_audit *later = cordon_audit_open_state(dir_fd, "t1", &err);
+	size_t lines, full, minimal;
+	char *text, word[32];
+
+	ck_assert_msg(later != NULL, "%s", err.msg);
+	for (int i = 0; i < 60; i++) {
+		const char *argv[] = { "true", word, NULL };
+
+		snprintf(word, sizeof(word), "command-%d", i);
+		ck_assert_int_eq(cordon_audit_exec(i % 2 ? later : audit,
+						   &(struct cordon_audit_exec){ .argv = argv },
+						   &err),
+				 0);
+	}
+	cordon_audit_close(later);
+	ck_assert_int_eq(cordon_audit_cleanup(audit, NULL, 0, NULL, &err), 0);
+	text = log_text(&lines);
+	ck_assert_uint_le(strlen(text), 8192);
+	full = lines_with(text, "\"argv\":[\"true\"");
+	minimal = lines_with(text, "\"argv\":[],\"argv_truncated\":true,\"argc\":2,");
+	ck_assert_uint_gt(full, 0);
+	ck_assert_uint_gt(minimal, 0);
+	ck_assert_uint_eq(full + minimal + (size_t)cleanup_cap(text), 60);
+	free(text);
+}
+END_TEST
+
 static Suite *audit_suite(void)
 {
 	Suite *s = suite_create("audit");
@@ -201,6 +336,8 @@ static Suite *audit_suite(void)
 	tcase_add_test(tc, empty_match_at_end_stays_in_the_word);
 	tcase_add_test(tc, exec_line_is_one_valid_object);
 	tcase_add_test(tc, cap_drops_whole_lines);
+	tcase_add_test(tc, exec_argv_cut_not_dropped);
+	tcase_add_test(tc, cap_every_exec_leaves_a_trace);
 	suite_add_tcase(s, tc);
 	return s;
 }
