@@ -173,7 +173,47 @@ t_state_files_unopened() {
 
 each_mode "state directory: links planted beside state.json never receive its writes; delete removes them" t_planted_names
 each_mode "state directory: a link at monitor.sock to another container's: start refused, the other untouched" t_monitor_link
+# MONITOR_NET_INFO writes only into a memfd made to be sealed (as
+# cordon inspect sends): a tmpfs file, where F_GET_SEALS succeeds too,
+# is refused and left as it was.
+t_net_info_memfd_only() {
+	local id=$CASE_ID-n py what code size USER_PREFIX
+	setup_case
+	oc create --owner none --name "$id" --no-workspace "$ROOTFS"
+	expect_rc 0 || return
+	if [ "$MODE" = rootful ]; then py=("$PYTHON"); else
+		_user_prefix
+		py=("${USER_PREFIX[@]}" "$PYTHON")
+	fi
+	cat >"$CASE_DIR/ask.py" <<'PY'
+import os, socket, struct, sys
+def ask(fd):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    s.connect(sys.argv[1])
+    s.sendmsg([struct.pack("I", 3)], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, struct.pack("i", fd))])
+    return struct.unpack("I", s.recv(776)[:4])[0]
+tmpfs = os.open(sys.argv[2], os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+os.unlink(sys.argv[2])
+memfd = os.memfd_create("t", os.MFD_ALLOW_SEALING)
+print("tmpfs", ask(tmpfs), os.fstat(tmpfs).st_size)
+print("memfd", ask(memfd), os.fstat(memfd).st_size > 0)
+PY
+	chmod 644 "$CASE_DIR/ask.py"
+	run "${py[@]}" "$CASE_DIR/ask.py" "$OROOT/$id/monitor.sock" "/dev/shm/$CASE_ID-n"
+	local got=$OUT err=$ERR
+	oc rm "$id"
+	expect_rc 0 || return
+	read -r what code size <<<"$got"
+	if [ "$what $size" != "tmpfs 0" ] || [ "$code" = 0 ]; then
+		fail "a tmpfs file was written or not refused: $got $err"
+		return
+	fi
+	[ "$(tail -1 <<<"$got")" = "memfd 0 True" ] || { fail "the memfd was not written: $got $err"; return; }
+	end_case
+}
+
 each_mode "state directory: a fifo at state.json, a device at config.json: refused, never opened" t_state_files_unopened
 each_mode "--root: walked (another user's link refused, nothing made there), the caller's own followed" t_root_walked
 each_mode "state directory: a hard link at monitor.sock to another container's socket, a listener of someone else's: start refused" t_monitor_hard_link
+each_mode "MONITOR_NET_INFO: a tmpfs file is refused, a memfd written" t_net_info_memfd_only
 done_testing
