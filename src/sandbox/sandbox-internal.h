@@ -355,7 +355,8 @@ void sandbox_audit_end(struct supervisor *sv);
 /*
  * A session's exec ended (its connection to the monitor closed): the
  * denied event of what the gateway dropped since the last one. A failed
- * write ends the session, as at the end of a run it fails the run.
+ * write ends the session, as at the end of a run it fails the run;
+ * counters that cannot be read give no event, as there.
  */
 void sandbox_audit_exec_end(struct supervisor *sv);
 
