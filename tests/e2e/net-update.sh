@@ -314,14 +314,26 @@ t_expect_fingerprint_client_gone() {
 # one before (the first and the last name 198.18.1.20, the second none);
 # every line validates.
 t_session() {
-	local root=$CASE_DIR/root id=$CASE_ID-s audit=$CASE_DIR/audit.jsonl before after t0 d
+	ticker_start
+	session_case
+	# Whatever ended the case: the ticker's port is the next case's.
+	kill "$TICKER" 2>/dev/null
+	wait "$TICKER" 2>/dev/null
+}
+session_case() {
+	local root=$CASE_DIR/root id=$CASE_ID-s audit=$CASE_DIR/audit.jsonl
 	: >"$audit"
 	[ "$MODE" = rootless ] && chown "$TEST_UID:$TEST_GID" "$audit"
-	ticker_start
 	cordon --root "$root" create --owner none --name "$id" --audit "$audit" \
 		--dns-upstream "$LAB_DNS4" --net-allow allowed.test "$ROOTFS"
 	expect_rc 0 || return
 	sx() { cordon --root "$root" exec "$id" -- sh -c ". /workspace/p.sh; $1"; }
+	session_body "$root" "$id" "$audit"
+	cordon --root "$root" rm "$id" >/dev/null 2>&1
+	[ -z "$BG_PID" ] || wait "$BG_PID" 2>/dev/null
+}
+session_body() {
+	local root=$1 id=$2 audit=$3 before after t0 d
 	sx 'get allowed.test; look denied.test; W=1 conn 198.18.1.20 80'
 	expect_rc 0
 	expect_line '^GET allowed.test:80 OK server1$'
@@ -335,12 +347,12 @@ t_session() {
 	# An exec that holds a connection to the ticker across the deny.
 	cordon_bg --root "$root" exec "$id" -- sh -c \
 		"sleep 600 | nc 198.18.1.20 $TICK_PORT >/workspace/stream 2>/dev/null"
-	wait_until 20 stream_has 5 || fail "the ticker's stream never reached the session's exec"
+	wait_until "$WAIT_LIMIT" stream_has 5 || fail "the ticker's stream never reached the session's exec"
 	cordon --root "$root" update "$id" --net-deny denied.test
 	expect_rc 0
 	before=$(stream_lines)
 	t0=$(ticks)
-	wait_until 20 ticks_past $((t0 + 25)) || fail "the ticker stopped"
+	wait_until "$WAIT_LIMIT" ticks_past $((t0 + 25)) || fail "the ticker stopped"
 	after=$(stream_lines)
 	[ $((after - before)) -le 3 ] ||
 		fail "the session's connection to denied.test was not cut: $((after - before)) more lines arrived"
@@ -352,7 +364,6 @@ t_session() {
 	cordon --root "$root" rm "$id"
 	expect_rc 0
 	wait_bg
-	kill "$TICKER" 2>/dev/null
 	"$PYTHON" "$(dirname "$0")/audit-check.py" "$(dirname "$0")/../../docs/audit.schema.json" \
 		"$audit" >/dev/null 2>"$CASE_DIR/check.err" ||
 		fail "the session's audit log does not validate: $(cat "$CASE_DIR/check.err")"
