@@ -207,6 +207,26 @@ int cordon_dnsctl_check(const void *buf, size_t len, const char **why)
 	}
 }
 
+int cordon_dnsctl_check_datagram(const void *buf, size_t len, const char **why)
+{
+	const struct cordon_dnsctl_msg *m = buf;
+	size_t n = len / sizeof(*m);
+
+	if (n == 0 || len % sizeof(*m) != 0 || n > CORDON_DNSCTL_EVENTS_MAX) {
+		*why = "a message of the wrong size";
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (cordon_dnsctl_check(&m[i], sizeof(*m), why) < 0)
+			return -1;
+		if (n > 1 && m[i].type != CORDON_DNSCTL_EVENT) {
+			*why = "a message other than EVENT among several";
+			return -1;
+		}
+	}
+	return (int)n;
+}
+
 void cordon_dnsctl_addr_get(const struct cordon_dnsctl_addr *in, struct cordon_addr *out)
 {
 	memset(out, 0, sizeof(*out));
@@ -279,16 +299,42 @@ static void put_name(char *dst, size_t cap, const char *name)
 	dst[o] = '\0';
 }
 
-static int ctl_send(int ctl, const struct cordon_dnsctl_msg *m)
+/* n messages in one datagram (n > 1: EVENTs only). */
+static int ctl_send_n(int ctl, const struct cordon_dnsctl_msg *m, size_t n)
 {
 	ssize_t w;
 
 	do
-		w = send(ctl, m, sizeof(*m), MSG_DONTWAIT | MSG_NOSIGNAL);
+		w = send(ctl, m, n * sizeof(*m), MSG_DONTWAIT | MSG_NOSIGNAL);
 	while (w < 0 && errno == EINTR);
 	if (w < 0)
 		return -errno;
-	return w == (ssize_t)sizeof(*m) ? 0 : -EIO;
+	return w == (ssize_t)(n * sizeof(*m)) ? 0 : -EIO;
+}
+
+static int ctl_send(int ctl, const struct cordon_dnsctl_msg *m)
+{
+	return ctl_send_n(ctl, m, 1);
+}
+
+/*
+ * The EVENTs gathered, in one datagram: at the end of each turn of the
+ * loop, when CORDON_DNSCTL_EVENTS_MAX are waiting, and before any other
+ * message, so that the supervisor reads everything in the order it
+ * happened. Best effort, as each EVENT was: a full channel loses them.
+ */
+static void serve_flush(struct dp_serve *s)
+{
+	if (s->n_events)
+		ctl_send_n(s->ctl, s->events, s->n_events);
+	s->n_events = 0;
+}
+
+/* Every other message of the proxy's goes out through here, after the EVENTs before it. */
+static int serve_send(struct dp_serve *s, const struct cordon_dnsctl_msg *m)
+{
+	serve_flush(s);
+	return ctl_send(s->ctl, m);
 }
 
 #ifdef CORDON_TEST_LAB
@@ -339,7 +385,7 @@ static int serve_admit(void *opaque, const struct cordon_dns_admit *req)
 	for (size_t i = 0; i < m.n_addrs; i++)
 		cordon_dnsctl_addr_put(&req->addrs[i], CORDON_VET_OK, &m.addrs[i]);
 	lab_forge(&m);
-	return ctl_send(s->ctl, &m);
+	return serve_send(s, &m);
 }
 
 /*
@@ -393,27 +439,28 @@ static int serve_upstream_socket(void *opaque, size_t upstream, int type)
 	return fd;
 }
 
-/* For the report only: best effort, a full channel loses the event. */
+/* For the report only: gathered, and sent with the others of this turn (serve_flush). */
 static void serve_event(void *opaque, const struct cordon_dns_event *ev)
 {
 	struct dp_serve *s = opaque;
-	struct cordon_dnsctl_msg m;
+	struct cordon_dnsctl_msg *m = &s->events[s->n_events++];
 
-	memset(&m, 0, sizeof(m));
-	m.type = CORDON_DNSCTL_EVENT;
-	m.qtype = ev->qtype;
-	m.allowed = ev->allowed;
-	m.rcode = (uint8_t)(ev->rcode & 0x0f);
-	put_name(m.name, sizeof(m.name), ev->name ? ev->name : "");
-	m.n_addrs =
+	memset(m, 0, sizeof(*m));
+	m->type = CORDON_DNSCTL_EVENT;
+	m->qtype = ev->qtype;
+	m->allowed = ev->allowed;
+	m->rcode = (uint8_t)(ev->rcode & 0x0f);
+	put_name(m->name, sizeof(m->name), ev->name ? ev->name : "");
+	m->n_addrs =
 		(uint8_t)(ev->n_added < CORDON_DNS_ADMIT_MAX ? ev->n_added : CORDON_DNS_ADMIT_MAX);
-	for (size_t i = 0; i < m.n_addrs; i++)
-		cordon_dnsctl_addr_put(&ev->added[i], CORDON_VET_OK, &m.addrs[i]);
-	m.n_refused = (uint8_t)(ev->n_refused < CORDON_DNS_ADMIT_MAX ? ev->n_refused :
-								       CORDON_DNS_ADMIT_MAX);
-	for (size_t i = 0; i < m.n_refused; i++)
-		cordon_dnsctl_addr_put(&ev->refused[i], ev->refused_why[i], &m.refused[i]);
-	ctl_send(s->ctl, &m);
+	for (size_t i = 0; i < m->n_addrs; i++)
+		cordon_dnsctl_addr_put(&ev->added[i], CORDON_VET_OK, &m->addrs[i]);
+	m->n_refused = (uint8_t)(ev->n_refused < CORDON_DNS_ADMIT_MAX ? ev->n_refused :
+									 CORDON_DNS_ADMIT_MAX);
+	for (size_t i = 0; i < m->n_refused; i++)
+		cordon_dnsctl_addr_put(&ev->refused[i], ev->refused_why[i], &m->refused[i]);
+	if (s->n_events == CORDON_DNSCTL_EVENTS_MAX)
+		serve_flush(s);
 }
 
 /*
@@ -515,7 +562,7 @@ static int serve_ctl(struct dp_serve *s)
 			m.type = CORDON_DNSCTL_POLICY;
 			m.token = len;
 			m.error = serve_policy(s, fd, len);
-			ctl_send(s->ctl, &m);
+			serve_send(s, &m);
 		} else if (m.type == CORDON_DNSCTL_ADMITTED) {
 			size_t n =
 				m.n_addrs < CORDON_DNS_ADMIT_MAX ? m.n_addrs : CORDON_DNS_ADMIT_MAX;
@@ -529,7 +576,7 @@ static int serve_ctl(struct dp_serve *s)
 			memset(&m, 0, sizeof(m));
 			m.type = CORDON_DNSCTL_STATS;
 			cordon_dnsproxy_stats(s->p, &m.stats);
-			ctl_send(s->ctl, &m);
+			serve_send(s, &m);
 		}
 		if (fd >= 0)
 			close(fd);
@@ -544,6 +591,7 @@ int dp_serve_start(struct dp_serve *s, const struct cordon_dnsproxy_config *cfg,
 	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = s };
 
 	*s = (struct dp_serve){ .ctl = ctl, .epfd = -1, .sockets = -1, .sockets_ep = -1 };
+	s->events = cordon_xcalloc(CORDON_DNSCTL_EVENTS_MAX, sizeof(*s->events));
 	own.admit = serve_admit;
 	own.event = serve_event;
 	own.opaque = s;
@@ -574,6 +622,7 @@ int dp_serve_dispatch(struct dp_serve *s, const struct epoll_event *evs, int n)
 			cordon_dnsproxy_handle(s->p, evs[i].data.ptr, evs[i].events);
 	}
 	cordon_dnsproxy_tick(s->p);
+	serve_flush(s);
 	return r;
 }
 
@@ -595,6 +644,9 @@ void dp_serve_stop(struct dp_serve *s)
 	s->p = NULL;
 	cordon_allowlist_free(s->allowlist);
 	s->allowlist = NULL;
+	free(s->events);
+	s->events = NULL;
+	s->n_events = 0;
 	cordon_closep(&s->epfd);
 	cordon_closep(&s->sockets_ep);
 }

@@ -200,6 +200,9 @@ struct dp_serve {
 	int epfd;	/* the proxy's fds and ctl */
 	int sockets;	/* the channel upstream sockets come by, or -1 */
 	int sockets_ep; /* an epoll of sockets alone: one answer is waited for */
+	/* EVENTs not sent yet: CORDON_DNSCTL_EVENTS_MAX of room, sent together (serve_flush). */
+	struct cordon_dnsctl_msg *events;
+	size_t n_events;
 };
 
 /* A proxy on the listeners whose admits and events go to ctl; 0, or -1 (err set). */

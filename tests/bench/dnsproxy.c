@@ -293,7 +293,8 @@ static _Noreturn void supervisor(int ctl, int sockets)
 		exit(1);
 	}
 	for (;;) {
-		struct cordon_dnsctl_msg m, reply;
+		struct cordon_dnsctl_msg d[CORDON_DNSCTL_EVENTS_MAX], reply;
+		const struct cordon_dnsctl_msg *m = d;
 		struct cordon_addr addrs[CORDON_DNS_ADMIT_MAX], ok[CORDON_DNS_ADMIT_MAX];
 		enum cordon_vet why[CORDON_DNS_ADMIT_MAX];
 		const char *bad;
@@ -308,29 +309,30 @@ static _Noreturn void supervisor(int ctl, int sockets)
 			give_socket(sockets);
 		if (!(pf[0].revents & (POLLIN | POLLHUP)))
 			continue;
-		r = recv(ctl, &m, sizeof(m), MSG_TRUNC);
+		r = recv(ctl, d, sizeof(d), MSG_TRUNC);
 		if (r <= 0)
 			exit(0);
-		if (cordon_dnsctl_check(&m, (size_t)r, &bad) < 0) {
+		/* One message, or several EVENTs (for the report: nothing to do here). */
+		if (cordon_dnsctl_check_datagram(d, (size_t)r, &bad) < 0) {
 			fprintf(stderr, "bench-dnsproxy: the proxy %s\n", bad);
 			exit(1);
 		}
-		if (m.type != CORDON_DNSCTL_ADMIT)
+		if (m->type != CORDON_DNSCTL_ADMIT)
 			continue;
 		__atomic_fetch_add(admits, 1, __ATOMIC_RELAXED);
-		for (size_t i = 0; i < m.n_addrs; i++)
-			cordon_dnsctl_addr_get(&m.addrs[i], &addrs[i]);
-		cordon_dnsctl_vet_admit(al, blocked, n_blocked, m.name, addrs, m.n_addrs, why);
+		for (size_t i = 0; i < m->n_addrs; i++)
+			cordon_dnsctl_addr_get(&m->addrs[i], &addrs[i]);
+		cordon_dnsctl_vet_admit(al, blocked, n_blocked, m->name, addrs, m->n_addrs, why);
 		memset(&reply, 0, sizeof(reply));
 		reply.type = CORDON_DNSCTL_ADMITTED;
-		reply.token = m.token;
-		reply.n_addrs = m.n_addrs;
-		for (size_t i = 0; i < m.n_addrs; i++) {
+		reply.token = m->token;
+		reply.n_addrs = m->n_addrs;
+		for (size_t i = 0; i < m->n_addrs; i++) {
 			if (why[i] == CORDON_VET_OK)
 				ok[n_ok++] = addrs[i];
 			cordon_dnsctl_addr_put(&addrs[i], why[i], &reply.addrs[i]);
 		}
-		if (n_ok && cordon_nft_allow(nft, ok, n_ok, m.ttl_s * 1000, &err) < 0)
+		if (n_ok && cordon_nft_allow(nft, ok, n_ok, m->ttl_s * 1000, &err) < 0)
 			reply.error = -EIO;
 		send(ctl, &reply, sizeof(reply), MSG_NOSIGNAL);
 	}

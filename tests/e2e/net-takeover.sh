@@ -139,7 +139,23 @@ t_audit_forged_events() {
 		fail "the flood's dropped events are not counted"
 }
 
+# Only EVENTs may share a datagram (a turn of the proxy's loop sends
+# them together): an ADMIT hidden behind an EVENT is a broken protocol.
+# The supervisor refuses the datagram whole, admits nothing of it and
+# ends the sandbox (125, the reason named).
+t_batch_admit_refused() {
+	local s2=${LAB_IP4[server2]} sent
+	start_waiting || return
+	sent=$("$INJECT" "$PROXY" batch-admit allowed.test "$s2" 2>"$CASE_DIR/inject.log")
+	[ "$sent" = 1 ] || { fail "the injector did not send its datagram: $(cat "$CASE_DIR/inject.log")"; finish_waiting; return; }
+	wait_bg_for "$WAIT_LIMIT" || return
+	[ "$RC" = 125 ] || { fail "expected 125, got $RC: $ERR"; return; }
+	grep -q "broke its protocol: a message other than EVENT among several" "$CASE_DIR/err" ||
+		fail "the reason is not named: $ERR"
+}
+
 each_mode "net: a taken-over proxy sends nowhere but its upstreams (close's high bits)" net_case t_proxy_udp_escape
 each_mode "net: a taken-over proxy's forged events: the supervisor's verdict, valid lines, rate and cap" net_case t_audit_forged_events
+each_mode "net: a taken-over proxy's ADMIT among EVENTs in one datagram ends the sandbox" net_case t_batch_admit_refused
 each_mode "net: a taken-over proxy's admits cost the supervisor a bounded table and constant time" net_case t_admit_growth
 done_testing

@@ -340,6 +340,7 @@ static void check_admit(const struct cordon_dnsctl_msg *m, size_t which, bool wi
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static uint8_t raw[sizeof(struct cordon_dnsctl_msg) + 64];
+	static struct cordon_dnsctl_msg dgram[CORDON_DNSCTL_EVENTS_MAX + 1];
 	static struct cordon_dnsctl_msg m;
 	const size_t whole = sizeof(m);
 	const char *why = NULL;
@@ -353,6 +354,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		r = cordon_dnsctl_check(raw, size, &why);
 		CHECK(r == 0 || r == -1);
 		CHECK(r < 0 ? why && *why : size == whole);
+	}
+
+	/*
+	 * As a datagram: one message, or EVENTs only, each passing the check
+	 * on its own (the supervisor reads what it returns as that many).
+	 */
+	if (size <= sizeof(dgram)) {
+		int n;
+
+		memcpy(dgram, data, size);
+		why = NULL;
+		n = cordon_dnsctl_check_datagram(dgram, size, &why);
+		CHECK(n == -1 || (n >= 1 && n <= CORDON_DNSCTL_EVENTS_MAX));
+		CHECK(n < 0 ? why && *why : size == (size_t)n * whole);
+		for (int k = 0; k < n; k++) {
+			CHECK(cordon_dnsctl_check(&dgram[k], whole, &why) == 0);
+			CHECK(n == 1 || dgram[k].type == CORDON_DNSCTL_EVENT);
+		}
 	}
 
 	/* As one message, and what the trailer says about the supervisor. */

@@ -669,44 +669,54 @@ static void sup_send(const void *m, size_t len)
 		(void)!send(r.sup, m, len, MSG_DONTWAIT | MSG_NOSIGNAL);
 }
 
-/* Every message the proxy sent, checked as the supervisor checks it. */
+/* One message the proxy sent, checked. */
+static void sup_message(const struct cordon_dnsctl_msg *m)
+{
+	struct cordon_addr addrs[CORDON_DNS_ADMIT_MAX];
+
+	switch (m->type) {
+	case CORDON_DNSCTL_READY:
+	case CORDON_DNSCTL_FAILED:
+		CHECK(!"READY or FAILED while serving");
+		break;
+	case CORDON_DNSCTL_ADMIT:
+		for (size_t k = 0; k < m->n_addrs; k++)
+			cordon_dnsctl_addr_get(&m->addrs[k], &addrs[k]);
+		note_admit(m->token, m->name, addrs, m->n_addrs, m->ttl_s, r.max_addrs);
+		break;
+	case CORDON_DNSCTL_EVENT:
+		for (size_t k = 0; k < m->n_addrs; k++)
+			CHECK(m->addrs[k].family != AF_INET ||
+			      memcmp(m->addrs[k].bytes, spoof_marker, 4) != 0);
+		break;
+	case CORDON_DNSCTL_STATS:
+		CHECK(r.stats_got < r.stats_asked);
+		r.stats_got++;
+		CHECK(m->stats.queries >= m->stats.allowed + m->stats.denied);
+		break;
+	}
+}
+
+/* Every datagram the proxy sent, checked as the supervisor checks it (EVENTs come together). */
 static void sup_read(void)
 {
-	static struct cordon_dnsctl_msg m;
+	static struct cordon_dnsctl_msg d[CORDON_DNSCTL_EVENTS_MAX];
 
 	for (int i = 0; r.serve_mode && r.sup >= 0 && i < 4096; i++) {
-		ssize_t n = recv(r.sup, &m, sizeof(m), MSG_DONTWAIT | MSG_TRUNC);
+		ssize_t n = recv(r.sup, d, sizeof(d), MSG_DONTWAIT | MSG_TRUNC);
 		const char *why = NULL;
-		struct cordon_addr addrs[CORDON_DNS_ADMIT_MAX];
+		int count;
 
 		if (n < 0 && (errno == EAGAIN || errno == EINTR))
 			return;
 		CHECK(n > 0); /* the proxy never hangs up while the harness holds it */
-		if (cordon_dnsctl_check(&m, (size_t)n, &why) < 0) {
+		count = cordon_dnsctl_check_datagram(d, (size_t)n, &why);
+		if (count < 0) {
 			fprintf(stderr, "fuzz-dnsproxy: the proxy broke its protocol: %s\n", why);
-			CHECK(!"every message of the proxy's passes cordon_dnsctl_check");
+			CHECK(!"every datagram of the proxy's passes cordon_dnsctl_check_datagram");
 		}
-		switch (m.type) {
-		case CORDON_DNSCTL_READY:
-		case CORDON_DNSCTL_FAILED:
-			CHECK(!"READY or FAILED while serving");
-			break;
-		case CORDON_DNSCTL_ADMIT:
-			for (size_t k = 0; k < m.n_addrs; k++)
-				cordon_dnsctl_addr_get(&m.addrs[k], &addrs[k]);
-			note_admit(m.token, m.name, addrs, m.n_addrs, m.ttl_s, r.max_addrs);
-			break;
-		case CORDON_DNSCTL_EVENT:
-			for (size_t k = 0; k < m.n_addrs; k++)
-				CHECK(m.addrs[k].family != AF_INET ||
-				      memcmp(m.addrs[k].bytes, spoof_marker, 4) != 0);
-			break;
-		case CORDON_DNSCTL_STATS:
-			CHECK(r.stats_got < r.stats_asked);
-			r.stats_got++;
-			CHECK(m.stats.queries >= m.stats.allowed + m.stats.denied);
-			break;
-		}
+		for (int k = 0; k < count; k++)
+			sup_message(&d[k]);
 	}
 }
 

@@ -76,3 +76,9 @@ write('socket-bad', msg(SOCKET, 9, qtype=SOCK_DGRAM))
 write('admit-host-forms', msg(ADMIT, 9, 60, qtype=28, name=b'allowed.test',
                               addrs=[addr('::ffff:93.184.216.34'), addr('2002:5db8:d822::1'),
                                      addr('64:ff9b::5db8:d822'), addr('::93.184.216.34')]), b'\x01')
+# Datagrams of several messages: EVENTs together (a turn of the proxy's
+# loop), and an ADMIT hidden among EVENTs, which the supervisor refuses.
+write('events-together', msg(EVENT, qtype=1, allowed=1, name=b'allowed.test') +
+      msg(EVENT, qtype=28, rcode=3, name=b'denied.test') + msg(EVENT, rcode=5))
+write('events-with-admit', msg(EVENT, qtype=1, rcode=3, name=b'denied.test') +
+      msg(ADMIT, 10, 60, qtype=1, name=b'allowed.test', addrs=[addr('93.184.216.7')]))

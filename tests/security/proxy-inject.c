@@ -21,6 +21,11 @@
  *       name of JSON's own characters ("quote", backslash, braces, a
  *       forged '"event":"create"'); then COUNT more as fast as the
  *       channel takes them. Prints how many were sent.
+ *   proxy-inject PID batch-admit NAME ADDR4
+ *       One datagram of two messages: an EVENT, then an ADMIT of ADDR4
+ *       for NAME, as if among the EVENTs a turn of the loop sends
+ *       together. The supervisor must refuse the datagram whole (only
+ *       EVENTs travel together) and end the sandbox. Prints 1 if sent.
  *
  * Exit 0 when every injected call returned what it should; 3 when the
  * filter refused (EPERM) the close; 4 when the proxy died.
@@ -307,6 +312,30 @@ static int event_forge(const char *denied, const char *addr4, int count)
 	return 0;
 }
 
+static int batch_admit(const char *name, const char *addr4)
+{
+	struct cordon_dnsctl_msg m[2];
+
+	memset(m, 0, sizeof(m));
+	m[0].type = CORDON_DNSCTL_EVENT;
+	m[0].qtype = 1;
+	m[0].rcode = 3;
+	snprintf(m[0].name, sizeof(m[0].name), "denied.%s", name);
+	m[1].type = CORDON_DNSCTL_ADMIT;
+	m[1].token = 0x7fffffff;
+	m[1].ttl_s = 300;
+	m[1].qtype = 1;
+	m[1].n_addrs = 1;
+	snprintf(m[1].name, sizeof(m[1].name), "%s", name);
+	m[1].addrs[0].family = AF_INET;
+	if (inet_pton(AF_INET, addr4, m[1].addrs[0].bytes) != 1)
+		return 2;
+	poke(scratch, m, sizeof(m));
+	printf("%d\n", sys(SYS_sendto, FD_CTL, scratch, sizeof(m), MSG_DONTWAIT, 0, 0) ==
+				(long)sizeof(m));
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	int r = 2;
@@ -321,6 +350,8 @@ int main(int argc, char **argv)
 		r = admit_flood(argv[3], atoi(argv[4]), atoi(argv[5]));
 	else if (strcmp(argv[2], "event-forge") == 0 && argc == 6)
 		r = event_forge(argv[3], argv[4], atoi(argv[5]));
+	else if (strcmp(argv[2], "batch-admit") == 0 && argc == 5)
+		r = batch_admit(argv[3], argv[4]);
 	detach();
 	return r;
 }

@@ -233,6 +233,49 @@ END_TEST
  * refused whatever the proxy says; an address the gateway blocks (the
  * host's own) is refused; a name off the allowlist gets nothing.
  */
+/*
+ * A datagram: one message of any type the proxy sends, or up to
+ * CORDON_DNSCTL_EVENTS_MAX EVENTs together; nothing else travels with
+ * EVENTs (an ADMIT among them is refused), and every one is checked.
+ */
+START_TEST(check_datagram_events_only_together)
+{
+	static const char *const one[] = { "93.184.216.7" };
+	struct cordon_dnsctl_msg d[CORDON_DNSCTL_EVENTS_MAX + 1];
+	const char *why = NULL;
+
+	memset(d, 0, sizeof(d));
+	for (size_t i = 0; i < ARRAY_SIZE(d); i++) {
+		d[i].type = CORDON_DNSCTL_EVENT;
+		snprintf(d[i].name, sizeof(d[i].name), "n%zu.test", i);
+	}
+	for (size_t n = 1; n <= CORDON_DNSCTL_EVENTS_MAX; n++)
+		ck_assert_int_eq(cordon_dnsctl_check_datagram(d, n * sizeof(d[0]), &why), (int)n);
+	ck_assert_int_eq(cordon_dnsctl_check_datagram(d, sizeof(d), &why), -1);
+	ck_assert_int_eq(cordon_dnsctl_check_datagram(d, 0, &why), -1);
+	ck_assert_int_eq(cordon_dnsctl_check_datagram(d, 2 * sizeof(d[0]) - 1, &why), -1);
+	ck_assert_int_eq(cordon_dnsctl_check_datagram(d, 2 * sizeof(d[0]) + 1, &why), -1);
+	/* One bad EVENT spoils the datagram. */
+	d[2].rcode = 16;
+	ck_assert_int_eq(cordon_dnsctl_check_datagram(d, 3 * sizeof(d[0]), &why), -1);
+	ck_assert_int_eq(cordon_dnsctl_check_datagram(d, 2 * sizeof(d[0]), &why), 2);
+	d[2].rcode = 0;
+	/* An ADMIT goes alone: not after EVENTs, not before them. */
+	admit_msg(&d[1], "allowed.test", one, 1);
+	ck_assert_int_eq(cordon_dnsctl_check_datagram(&d[1], sizeof(d[0]), &why), 1);
+	why = NULL;
+	ck_assert_int_eq(cordon_dnsctl_check_datagram(d, 2 * sizeof(d[0]), &why), -1);
+	ck_assert_str_eq(why, "a message other than EVENT among several");
+	ck_assert_int_eq(cordon_dnsctl_check_datagram(&d[1], 2 * sizeof(d[0]), &why), -1);
+	/* STATS and READY alone too. */
+	memset(&d[1], 0, sizeof(d[1]));
+	d[1].type = CORDON_DNSCTL_STATS;
+	ck_assert_int_eq(cordon_dnsctl_check_datagram(d, 2 * sizeof(d[0]), &why), -1);
+	d[1].type = CORDON_DNSCTL_READY;
+	ck_assert_int_eq(cordon_dnsctl_check_datagram(d, 2 * sizeof(d[0]), &why), -1);
+}
+END_TEST
+
 START_TEST(vet_admit_refuses_what_the_gateway_blocks)
 {
 	struct cordon_error err = { 0 };
@@ -425,21 +468,31 @@ static bool wait_for(int fd, int stub)
 	return p[0].revents & POLLIN;
 }
 
-/* The next message from the proxy, checked (the stub answering meanwhile). */
+/* The messages of the last datagram not yet taken by next_msg, and the datagrams read. */
+static struct cordon_dnsctl_msg pending[CORDON_DNSCTL_EVENTS_MAX];
+static size_t n_pending, next_pending;
+static unsigned datagrams;
+
+/* The next message from the proxy, checked as the supervisor does (the stub answering meanwhile). */
 static void next_msg(int ctl, int stub, struct cordon_dnsctl_msg *m)
 {
-	for (int i = 0; i < 300; i++) {
+	for (int i = 0; next_pending == n_pending && i < 300; i++) {
 		const char *why = NULL;
 		ssize_t r;
+		int n;
 
 		if (!wait_for(ctl, stub))
 			continue;
-		r = recv(ctl, m, sizeof(*m), MSG_TRUNC);
-		ck_assert_int_eq(r, (ssize_t)sizeof(*m));
-		ck_assert_msg(cordon_dnsctl_check(m, (size_t)r, &why) == 0, "%s", why);
-		return;
+		r = recv(ctl, pending, sizeof(pending), MSG_TRUNC);
+		n = cordon_dnsctl_check_datagram(pending, (size_t)r, &why);
+		ck_assert_msg(n > 0, "%s", why);
+		n_pending = (size_t)n;
+		next_pending = 0;
+		datagrams++;
 	}
-	ck_abort_msg("no message from the proxy");
+	if (next_pending == n_pending)
+		ck_abort_msg("no message from the proxy");
+	*m = pending[next_pending++];
 }
 
 static ssize_t client_reply(int client, int stub, uint8_t *buf, size_t cap)
@@ -474,6 +527,8 @@ static void serve_up(struct served *s, bool sockets)
 	int sp[2], ss[2] = { -1, -1 };
 
 	private_network();
+	n_pending = next_pending = 0;
+	datagrams = 0;
 	s->al = cordon_allowlist_new();
 	ck_assert_int_eq(cordon_allowlist_add(s->al, "allowed.test", false, &err), 0);
 	u->sin_family = AF_INET;
@@ -596,6 +651,49 @@ START_TEST(serve_speaks_the_protocol)
 
 	serve_down(&s);
 	free(reply);
+}
+END_TEST
+
+/*
+ * The EVENTs of one turn of the proxy's loop travel together: queries
+ * that were all waiting when it woke (it was stopped while they were
+ * sent) are answered in one turn, and their EVENTs come in one datagram,
+ * in order, where each came in one of its own (a wakeup and two system
+ * calls of the supervisor's per query). Past CORDON_DNSCTL_EVENTS_MAX, a
+ * datagram is full and the next begins.
+ */
+START_TEST(serve_sends_a_turns_events_together)
+{
+	struct served s;
+	struct cordon_dnsctl_msg m;
+	uint8_t buf[600];
+	const unsigned n = CORDON_DNSCTL_EVENTS_MAX + 3;
+
+	serve_up(&s, true);
+	ck_assert_int_eq(kill(s.pid, SIGSTOP), 0);
+	for (unsigned i = 0; i < n; i++) {
+		char name[32];
+		size_t len;
+
+		snprintf(name, sizeof(name), "denied%u.test", i);
+		len = query(buf, name);
+		ck_assert_int_eq(send(s.client, buf, len, 0), (ssize_t)len);
+	}
+	ck_assert_int_eq(kill(s.pid, SIGCONT), 0);
+	for (unsigned i = 0; i < n; i++) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "denied%u.test", i);
+		next_msg(s.ctl, s.stub, &m);
+		ck_assert_uint_eq(m.type, CORDON_DNSCTL_EVENT);
+		ck_assert_str_eq(m.name, name);
+		ck_assert(!m.allowed);
+	}
+	/* READY, then a full datagram and the rest. */
+	ck_assert_uint_eq(datagrams, 3);
+	for (unsigned i = 0; i < n; i++)
+		ck_assert_int_gt(client_reply(s.client, s.stub, buf, sizeof(buf)), 0);
+	serve_down(&s);
 }
 END_TEST
 
@@ -995,9 +1093,11 @@ static Suite *suite(void)
 	tcase_set_timeout(tc, 20);
 	tcase_add_test(tc, check_accepts_well_formed);
 	tcase_add_test(tc, check_refuses_every_violation);
+	tcase_add_test(tc, check_datagram_events_only_together);
 	tcase_add_test(tc, vet_admit_refuses_what_the_gateway_blocks);
 	tcase_add_test(tc, serve_speaks_the_protocol);
 	tcase_add_test(tc, serve_takes_a_new_policy);
+	tcase_add_test(tc, serve_sends_a_turns_events_together);
 	tcase_add_test(tc, serve_ends_on_hangup_with_unread_messages);
 	tcase_add_test(tc, serve_ignores_a_message_too_long);
 	tcase_add_test(tc, proxy_filter_allows_its_calls_only);

@@ -579,15 +579,21 @@ static bool channel_hung_up(int fd)
 	return poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLRDHUP));
 }
 
-/* One message from the proxy, checked; 1 read, 0 none waiting, -1 (err set) a violation or hang-up.
+/*
+ * One datagram from the proxy, checked: one message, or several EVENTs
+ * (cordon_dnsctl_check_datagram). How many, 0 none waiting, -1 (err set)
+ * a violation or hang-up.
  */
-static int proxy_recv(struct sandbox_net *n, struct cordon_dnsctl_msg *m, struct cordon_error *err)
+static int proxy_recv(struct sandbox_net *n, struct cordon_dnsctl_msg m[CORDON_DNSCTL_EVENTS_MAX],
+		      struct cordon_error *err)
 {
 	const char *why = NULL;
 	ssize_t r;
+	int count;
 
 	do
-		r = recv(n->proxy_ctl, m, sizeof(*m), MSG_DONTWAIT | MSG_TRUNC);
+		r = recv(n->proxy_ctl, m, CORDON_DNSCTL_EVENTS_MAX * sizeof(*m),
+			 MSG_DONTWAIT | MSG_TRUNC);
 	while (r < 0 && errno == EINTR);
 	if (r < 0 && errno == EAGAIN)
 		return 0;
@@ -597,9 +603,10 @@ static int proxy_recv(struct sandbox_net *n, struct cordon_dnsctl_msg *m, struct
 		return fail(err, EPROTO, "broke its protocol: an empty message");
 	if (r == 0)
 		return proxy_gone(n, err);
-	if (cordon_dnsctl_check(m, (size_t)r, &why) < 0)
+	count = cordon_dnsctl_check_datagram(m, (size_t)r, &why);
+	if (count < 0)
 		return fail(err, EPROTO, "broke its protocol: %s", why);
-	return 1;
+	return count;
 }
 
 static uint32_t clamp_ttl(const struct sandbox_net *n, uint32_t ttl)
@@ -781,58 +788,65 @@ static void proxy_event(struct sandbox_net *n, const struct cordon_dnsctl_msg *m
 			   refused, m->n_refused, why);
 }
 
+/* One message of the proxy's, checked: 0, 1 it became ready, -1 (err set) to end the sandbox. */
+static int proxy_message(struct sandbox_net *n, const struct cordon_dnsctl_msg *m,
+			 struct cordon_error *err)
+{
+	/* Before READY, the proxy says only that, or why it could not start. */
+	if (!n->proxy_ready) {
+		if (m->type == CORDON_DNSCTL_FAILED)
+			return fail(err, 0, "%s", m->name);
+		if (m->type != CORDON_DNSCTL_READY)
+			return fail(err, EPROTO, "broke its protocol: message %u before READY",
+				    m->type);
+		n->proxy_ready = true;
+		return 1;
+	}
+	switch (m->type) {
+	case CORDON_DNSCTL_ADMIT:
+		/* Its own limit is 200 queries a second: five times that is no proxy of ours. */
+		if (rate_exceeded(&n->admits_window_us, &n->admits_in_window, PROXY_ADMITS_PER_S))
+			return fail(err, EPROTO, "broke its protocol: more than %d admits a second",
+				    PROXY_ADMITS_PER_S);
+		proxy_admit(n, m);
+		return 0;
+	case CORDON_DNSCTL_EVENT:
+		proxy_event(n, m);
+		return 0;
+	case CORDON_DNSCTL_STATS:
+		n->proxy_stats = m->stats;
+		n->proxy_stats_known = true;
+		return 0;
+	case CORDON_DNSCTL_POLICY:
+		if (!n->policy_pending)
+			return fail(err, EPROTO, "broke its protocol: an answer to no policy");
+		n->policy_pending = false;
+		n->policy_error = m->error;
+		return 0;
+	default: /* READY again, FAILED once serving: not in the protocol */
+		return fail(err, EPROTO, "broke its protocol: message %u while serving", m->type);
+	}
+}
+
 int sandbox_net_proxy_io(struct sandbox_net *n, struct cordon_error *err)
 {
 	int became_ready = 0;
 
 	/* Bounded per pass: a flood from the proxy cannot hold the loop. */
 	for (int i = 0; i < 64; i++) {
-		struct cordon_dnsctl_msg m;
-		int r = proxy_recv(n, &m, err);
+		struct cordon_dnsctl_msg m[CORDON_DNSCTL_EVENTS_MAX];
+		int count = proxy_recv(n, m, err);
 
-		if (r < 0)
+		if (count < 0)
 			return -1;
-		if (r == 0)
+		if (count == 0)
 			break;
-		/* Before READY, the proxy says only that, or why it could not start. */
-		if (!n->proxy_ready) {
-			if (m.type == CORDON_DNSCTL_FAILED)
-				return fail(err, 0, "%s", m.name);
-			if (m.type != CORDON_DNSCTL_READY)
-				return fail(err, EPROTO,
-					    "broke its protocol: message %u before READY", m.type);
-			n->proxy_ready = true;
-			became_ready = 1;
-			continue;
-		}
-		switch (m.type) {
-		case CORDON_DNSCTL_ADMIT:
-			/* Its own limit is 200 queries a second: five times that is no proxy of
-			 * ours. */
-			if (rate_exceeded(&n->admits_window_us, &n->admits_in_window,
-					  PROXY_ADMITS_PER_S))
-				return fail(err, EPROTO,
-					    "broke its protocol: more than %d admits a second",
-					    PROXY_ADMITS_PER_S);
-			proxy_admit(n, &m);
-			break;
-		case CORDON_DNSCTL_EVENT:
-			proxy_event(n, &m);
-			break;
-		case CORDON_DNSCTL_STATS:
-			n->proxy_stats = m.stats;
-			n->proxy_stats_known = true;
-			break;
-		case CORDON_DNSCTL_POLICY:
-			if (!n->policy_pending)
-				return fail(err, EPROTO,
-					    "broke its protocol: an answer to no policy");
-			n->policy_pending = false;
-			n->policy_error = m.error;
-			break;
-		default: /* READY again, FAILED once serving: not in the protocol */
-			return fail(err, EPROTO, "broke its protocol: message %u while serving",
-				    m.type);
+		for (int k = 0; k < count; k++) {
+			int r = proxy_message(n, &m[k], err);
+
+			if (r < 0)
+				return -1;
+			became_ready |= r;
 		}
 	}
 	return became_ready;
