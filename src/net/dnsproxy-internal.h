@@ -48,6 +48,8 @@
  * address) pairs than that, gave way on every answer, and every query
  * became an admit, a round trip to the supervisor and an nft insert.
  */
+/* Upstream query ids fetched from the kernel at once (dnsproxy.c, random_id). */
+#define RANDOM_IDS 64
 #define ADMITTED_FIRST 512
 #define ADMITTED_MAX (2 * (size_t)CORDON_NFT_SET_MAX)
 #define ADMITTED_PROBES 8
@@ -158,6 +160,8 @@ struct cordon_dnsproxy {
 	/* Closed objects whose memory is released at the end of the loop iteration. */
 	struct tcp_client *dead_clients;
 	struct txn *dead_txns;
+	uint16_t random[RANDOM_IDS]; /* from getrandom; the first n_random not used yet */
+	size_t n_random;
 	double tokens;
 	uint64_t tokens_at_ms;
 	struct cordon_dnsproxy_stats stats;

@@ -146,6 +146,24 @@ void dp_reply_error(struct cordon_dnsproxy *p, const uint8_t *query, size_t qlen
 
 /* --- queries --------------------------------------------------------------- */
 
+/*
+ * A fresh random id for an upstream query: from the kernel's generator,
+ * fetched RANDOM_IDS at a time (a getrandom call a query was one system
+ * call in nine of the proxy's). What is left of the batch lives only in
+ * the proxy's memory, which the workload cannot read without owning the
+ * proxy, and then it sends what it likes anyway.
+ */
+static uint16_t random_id(struct cordon_dnsproxy *p)
+{
+	if (p->n_random == 0) {
+		if (getrandom(p->random, sizeof(p->random), GRND_NONBLOCK) !=
+		    (ssize_t)sizeof(p->random))
+			return (uint16_t)cordon_now_mono_us();
+		p->n_random = RANDOM_IDS;
+	}
+	return p->random[--p->n_random];
+}
+
 static bool take_token(struct cordon_dnsproxy *p)
 {
 	uint64_t now = dp_now_ms();
@@ -227,8 +245,7 @@ static void query(struct cordon_dnsproxy *p, const uint8_t *buf, size_t len,
 	t->client_id = (uint16_t)(buf[0] << 8 | buf[1]);
 	/* A fresh id upstream: the workload cannot predict what we wait for. */
 	for (bool taken = true; taken;) {
-		if (getrandom(&rid, sizeof(rid), GRND_NONBLOCK) != sizeof(rid))
-			rid = (uint16_t)cordon_now_mono_us();
+		rid = random_id(p);
 		taken = false;
 		for (struct txn *o = p->txns; o; o = o->next)
 			taken = taken || o->upstream_id == rid;

@@ -16,10 +16,25 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
+#include <sys/random.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 
 #include "cordon/net.h"
 #include "unit.h"
+
+/*
+ * getrandom, counted: this program's own definition, which the
+ * library's call binds to (it is linked in statically); the kernel's
+ * generator behind it.
+ */
+static unsigned getrandom_calls;
+
+ssize_t getrandom(void *buf, size_t len, unsigned int flags)
+{
+	getrandom_calls++;
+	return syscall(SYS_getrandom, buf, len, flags);
+}
 
 /* --- a private network ----------------------------------------------------- */
 
@@ -1462,6 +1477,40 @@ START_TEST(admitted_many_names_asked_once)
 }
 END_TEST
 
+/*
+ * Upstream query ids come from the kernel's generator a batch at a time,
+ * not a call a query: 200 forwarded queries, at most 12 calls (a call a
+ * query was 200), and the ids still differ (random ones may repeat, so
+ * only nearly all of them must).
+ */
+START_TEST(upstream_ids_fetched_in_batches)
+{
+	struct harness h;
+	struct cordon_dns_msg *m = reply_msg();
+	uint16_t ids[200];
+	size_t distinct = 0;
+
+	harness_up(&h, 0, true);
+	getrandom_calls = 0;
+	for (int i = 0; i < 200; i++) {
+		ck_assert_int_gt(ask(&h, "allowed.test", CORDON_DNS_TYPE_A, m), 0);
+		ids[i] = (uint16_t)(h.stub.last_query[0] << 8 | h.stub.last_query[1]);
+	}
+	ck_assert_uint_eq(h.stub.queries, 200);
+	ck_assert_uint_le(getrandom_calls, 200 / 16);
+	for (int i = 0; i < 200; i++) {
+		bool seen = false;
+
+		for (int k = 0; k < i && !seen; k++)
+			seen = ids[k] == ids[i];
+		distinct += !seen;
+	}
+	ck_assert_uint_ge(distinct, 190);
+	harness_down(&h);
+	free(m);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("dnsproxy");
@@ -1490,6 +1539,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, admit_unanswered_is_servfail);
 	tcase_add_test(tc, admitted_addresses_known_and_ttls_cut);
 	tcase_add_test(tc, admitted_many_names_asked_once);
+	tcase_add_test(tc, upstream_ids_fetched_in_batches);
 	suite_add_tcase(s, tc);
 	return s;
 }
