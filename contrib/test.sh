@@ -152,8 +152,8 @@ fuzz_ok=0
 build_tree build -Dbuildtype=debugoptimized -Dwerror=true -Dtests=true && build_ok=1
 build_tree build-asan -Db_sanitize=address,undefined -Db_lundef=false -Doptimization=1 -Ddebug=true \
 	-Dbuild_rootfs=false -Dwerror=true -Dtests=true && asan_ok=1
-# The fuzzers (clang, libFuzzer, ASan+UBSan): suite 'fuzz' runs each for 30 s
-# (four of them: two minutes in all).
+# The fuzzers (clang, libFuzzer, ASan+UBSan): suite 'fuzz' runs them two at a
+# time, each for -Dfuzz_seconds (20 s; about 50 s in all).
 CC=clang build_tree build-fuzz -Dfuzz=true -Db_sanitize=address,undefined -Db_lundef=false \
 	-Doptimization=1 -Ddebug=true -Dbuild_rootfs=false -Dwerror=true -Dtests=true && fuzz_ok=1
 
