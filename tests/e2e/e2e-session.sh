@@ -268,6 +268,38 @@ t_idle_exec_unheard() {
 	end_session_case
 }
 
+# Twelve execs at once (more than the monitor's eight waiting slots, so
+# that connections give way to newer ones): each is counted or refused
+# before it runs, none is lost; past the idle deadline the session stays
+# while they run, every one ends 0, then the session idles out. Counted:
+# twelve started, twelve statuses of 0.
+t_idle_many_execs() {
+	local deadline i _argv n=12 ok=0
+	setup_case
+	screate --name "$CASE_ID-n" --idle-timeout 5 "$ROOTFS" || { end_session_case; return; }
+	deadline=$(($(date +%s%3N) + 5000))
+	_cordon_argv --root "$OROOT" exec "$SID" -- sh -c \
+		'touch /workspace/up.$$; while [ ! -e /workspace/go ]; do sleep 0.1; done'
+	for ((i = 0; i < n; i++)); do
+		("${_argv[@]}" </dev/null >/dev/null 2>"$CASE_DIR/x$i.err"
+		 echo $? >"$CASE_DIR/x$i.rc") 2>/dev/null &
+		_bg_pids+=("$!")
+	done
+	ups() { [ "$(find "$WS" -name 'up.*' | wc -l)" -ge "$1" ]; }
+	wait_until "$WAIT_LIMIT" ups "$n" || fail "$(find "$WS" -name 'up.*' | wc -l) of $n execs started"
+	wait_until 20 past_ms "$((deadline + 500))"
+	check "the session is up past its idle deadline while execs run" test -e "$OROOT/$SID/state.json"
+	touch "$WS/go"
+	rcs() { [ "$(find "$CASE_DIR" -name 'x*.rc' | wc -l)" -ge "$n" ]; }
+	wait_until "$WAIT_LIMIT" rcs || fail "not every exec ended"
+	for ((i = 0; i < n; i++)); do
+		[ "$(cat "$CASE_DIR/x$i.rc" 2>/dev/null)" = 0 ] && ok=$((ok + 1))
+	done
+	[ "$ok" = "$n" ] || fail "$ok of $n execs ended 0: $(cat "$CASE_DIR"/x*.err)"
+	wait_until "$WAIT_LIMIT" session_gone "$SID" || fail "the idle session did not end"
+	end_session_case
+}
+
 # The owner SIGKILLed: sweep ends the session (--dry-run first: says so,
 # touches nothing); a session whose owner lives is kept.
 t_sweep_owner_killed() {
@@ -476,6 +508,7 @@ each_mode "bad labels and lifetimes: 125, named, nothing left" t_bad_inputs
 each_mode "--max-lifetime ends the session" t_lifetime_cap
 each_mode "--idle-timeout ends the session, never while an exec runs" t_idle_timeout
 each_mode "--idle-timeout counts an exec its monitor has not heard yet" t_idle_exec_unheard
+each_mode "--idle-timeout: twelve execs at once, none lost" t_idle_many_execs
 each_mode "sweep ends a session whose owner was SIGKILLed, keeps a live owner's; --dry-run" t_sweep_owner_killed
 each_mode "sweep: a reused owner pid (other start time) is not the owner" t_sweep_pid_reuse
 each_mode "sweep removes what a SIGKILLed session monitor left" t_sweep_monitor_killed
