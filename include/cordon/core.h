@@ -229,6 +229,19 @@ int cordon_read_file_at(int dirfd, const char *path, char **out, size_t *out_len
 
 #define CORDON_REPLACE_SYNC 1u /* fsync the file before it gets its name */
 /*
+ * Swap the new file with the old one (RENAME_EXCHANGE), then unlink the
+ * old one, rather than rename over it (a plain rename where NAME does
+ * not exist or the filesystem cannot swap). A symlink or hard link at
+ * NAME is unlinked, never followed, as with a rename; but a directory
+ * there is moved to the temp name (the call then fails, EISDIR, with
+ * the new file at NAME), where a rename fails before anything moves:
+ * for the state directory, not for --result-json. Why: on ext4, a rename
+ * over an existing file starts the new file's writeback at once
+ * (auto_da_alloc), which costs the rename milliseconds and the later
+ * unlink a wait for that I/O.
+ */
+#define CORDON_REPLACE_EXCHANGE 2u
+/*
  * Give NAME in DIR_FD a new file holding DATA: made without a name
  * (O_TMPFILE, else O_CREAT|O_EXCL|O_NOFOLLOW under TEMP_PREFIX and 64
  * random bits), then renamed over NAME. A symlink, hard link or file

@@ -111,6 +111,20 @@ static int write_temp(int dir_fd, const char *prefix, const void *data, size_t l
 	return r;
 }
 
+/*
+ * CORDON_REPLACE_EXCHANGE: NAME and tmp swapped, then the old file (now
+ * at tmp) unlinked. 1 when NAME did not exist or the filesystem cannot
+ * exchange: the caller renames.
+ */
+static int exchange(int dir_fd, const char *tmp, const char *name)
+{
+	if (renameat2(dir_fd, tmp, dir_fd, name, RENAME_EXCHANGE) < 0)
+		return errno == ENOENT || errno == EINVAL || errno == ENOSYS ? 1 : -errno;
+	if (unlinkat(dir_fd, tmp, 0) < 0)
+		return -errno;
+	return 0;
+}
+
 int cordon_file_replace_at(int dir_fd, const char *name, const char *temp_prefix, const void *data,
 			   size_t len, mode_t mode, unsigned flags)
 {
@@ -119,6 +133,11 @@ int cordon_file_replace_at(int dir_fd, const char *name, const char *temp_prefix
 
 	if (r < 0)
 		return r;
+	if (flags & CORDON_REPLACE_EXCHANGE) {
+		r = exchange(dir_fd, tmp, name);
+		if (r <= 0)
+			return r;
+	}
 	if (renameat(dir_fd, tmp, dir_fd, name) < 0) {
 		r = -errno;
 		unlinkat(dir_fd, tmp, 0);

@@ -295,12 +295,17 @@ static char *state_json(const char *id, const struct cordon_state_info *info)
 
 /*
  * Every file of the state directory is written whole, as a new file
- * renamed over its name (cordon_file_replace_at): a symlink or a hard link
- * planted at the name or a temp name never receives the bytes.
+ * that takes its name (cordon_file_replace_at): a symlink or a hard link
+ * planted at the name or a temp name never receives the bytes. The old
+ * file is swapped out and unlinked rather than renamed over: the
+ * directory is the caller's alone, and on an ext4 /run a rename over
+ * state.json wrote it out at once, for milliseconds of the start and a
+ * wait at the removal (docs/benchmarks.md).
  */
 static int state_write(int dir_fd, const char *name, const void *data, size_t len)
 {
-	return cordon_file_replace_at(dir_fd, name, STATE_TEMP_PREFIX, data, len, 0600, 0);
+	return cordon_file_replace_at(dir_fd, name, STATE_TEMP_PREFIX, data, len, 0600,
+				      CORDON_REPLACE_EXCHANGE);
 }
 
 /*

@@ -3,6 +3,7 @@
  * Unit tests of src/core: the error type, strict parsers, strv, file
  * helpers, the bounded input reader and the JSON depth scan.
  */
+#include <dirent.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <signal.h>
@@ -634,6 +635,63 @@ START_TEST(input_read_missing_and_fd)
 }
 END_TEST
 
+/* Entries of tmp whose name starts with PREFIX. */
+static int count_prefixed(const char *prefix)
+{
+	DIR *d = opendir(tmp);
+	struct dirent *e;
+	int n = 0;
+
+	ck_assert_ptr_nonnull(d);
+	while ((e = readdir(d)))
+		n += strncmp(e->d_name, prefix, strlen(prefix)) == 0;
+	closedir(d);
+	return n;
+}
+
+/*
+ * CORDON_REPLACE_EXCHANGE (the state directory): the old file is swapped
+ * out and unlinked, not renamed over (ext4 writes a file renamed over
+ * another out at once): the name holds the new bytes, a reader of the
+ * old file keeps the old ones, no temp name is left, and a symlink at
+ * the name is removed, its target untouched.
+ */
+START_TEST(replace_exchange_swaps_and_unlinks)
+{
+	_cleanup_free_ char *target = unit_write(tmp, "target", "keep");
+	_cleanup_close_ int old = -1, dir = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	_cleanup_free_ char *data = NULL;
+	struct stat st;
+	char buf[8] = { 0 };
+
+	ck_assert_int_ge(dir, 0);
+	/* No file yet: a plain rename. */
+	ck_assert_int_eq(cordon_file_replace_at(dir, "f", ".t-", "one", 3, 0600,
+						CORDON_REPLACE_EXCHANGE), 0);
+	old = openat(dir, "f", O_RDONLY | O_CLOEXEC);
+	ck_assert_int_ge(old, 0);
+	ck_assert_int_eq(cordon_file_replace_at(dir, "f", ".t-", "two", 3, 0600,
+						CORDON_REPLACE_EXCHANGE), 0);
+	ck_assert_int_eq(cordon_read_file_at(dir, "f", &data, NULL), 0);
+	ck_assert_str_eq(data, "two");
+	ck_assert_int_eq(pread(old, buf, sizeof(buf) - 1, 0), 3);
+	ck_assert_str_eq(buf, "one");
+	ck_assert_int_eq(fstat(old, &st), 0);
+	ck_assert_int_eq(st.st_nlink, 0);
+	ck_assert_int_eq(count_prefixed(".t-"), 0);
+
+	ck_assert_int_eq(symlinkat("target", dir, "l"), 0);
+	ck_assert_int_eq(cordon_file_replace_at(dir, "l", ".t-", "new", 3, 0600,
+						CORDON_REPLACE_EXCHANGE), 0);
+	ck_assert_int_eq(fstatat(dir, "l", &st, AT_SYMLINK_NOFOLLOW), 0);
+	ck_assert(S_ISREG(st.st_mode));
+	free(TAKE_PTR(data));
+	ck_assert_int_eq(cordon_read_file_at(dir, "target", &data, NULL), 0);
+	ck_assert_str_eq(data, "keep");
+	ck_assert_int_eq(count_prefixed(".t-"), 0);
+}
+END_TEST
+
 /* --- host paths: the safe walk ------------------------------------------ */
 
 START_TEST(path_open_follows_own_links)
@@ -955,6 +1013,7 @@ static Suite *core_suite(void)
 	tcase_add_test(tc, read_file_at_large);
 	tcase_add_test(tc, read_file_at_proc);
 	tcase_add_test(tc, write_all_regular_file_and_bad_fd);
+	tcase_add_test(tc, replace_exchange_swaps_and_unlinks);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("input");
