@@ -530,6 +530,15 @@ int main(int argc, char **argv)
 
 	if (n < 100)
 		n = 100;
+	/* The supervisor's ruleset and inserts: cordon loads these only with --net-allow. */
+	{
+		struct cordon_error err = { 0 };
+
+		if (cordon_netlib_load(CORDON_NETLIB_NFT, &err) < 0) {
+			cordon_error_print(&err);
+			return 1;
+		}
+	}
 	private_network();
 	admits = mmap(NULL, sizeof(*admits), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
 		      -1, 0);

@@ -180,6 +180,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bench-nft: needs root (a network namespace of its own)\n");
 		return 77;
 	}
+	/* cordon loads the netfilter libraries only for a sandbox with --net-allow. */
+	if (cordon_netlib_load(CORDON_NETLIB_NFT, &err) < 0) {
+		cordon_error_print(&err);
+		return 1;
+	}
 	if (unshare(CLONE_NEWNET) < 0) {
 		perror("bench-nft: unshare(CLONE_NEWNET)");
 		return 77;
