@@ -680,7 +680,7 @@ START_TEST(replace_exchange_swaps_and_unlinks)
 	ck_assert_int_eq(st.st_nlink, 0);
 	ck_assert_int_eq(count_prefixed(".t-"), 0);
 
-	ck_assert_int_eq(symlinkat("target", dir, "l"), 0);
+	ck_assert_int_eq(symlinkat(target, dir, "l"), 0);
 	ck_assert_int_eq(cordon_file_replace_at(dir, "l", ".t-", "new", 3, 0600,
 						CORDON_REPLACE_EXCHANGE), 0);
 	ck_assert_int_eq(fstatat(dir, "l", &st, AT_SYMLINK_NOFOLLOW), 0);
