@@ -935,8 +935,8 @@ START_TEST(openat2_in_root_survives_renames)
 	pid_t renamer;
 
 	unit_mkdirs(dir, "d");
-	unit_write(dir, "f", "x");
-	unit_write(dir, "r1", "");
+	free(unit_write(dir, "f", "x"));
+	free(unit_write(dir, "r1", ""));
 	root = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	ck_assert_int_ge(root, 0);
 	renamer = fork();
