@@ -68,6 +68,14 @@ int cordon_audit_flag_dir(struct cordon_spec *spec, const char *value, struct co
 /* CORDON_AUDIT and CORDON_AUDIT_DIR, where the flags were not given. */
 int cordon_audit_flag_env(struct cordon_spec *spec, struct cordon_error *err);
 
+/*
+ * The audit directory a state directory's log is kept in, refused where
+ * the workload can write (the workspace, a writable bind or mount, the
+ * rootfs without --overlay, or below one): spec finalize's, before
+ * anything is created.
+ */
+int cordon_audit_check_keep(const struct cordon_spec *spec, struct cordon_error *err);
+
 /* --- opening --------------------------------------------------------------- */
 
 /*

@@ -240,25 +240,60 @@ static bool same_id(const struct cordon_path_id *id, dev_t dev, ino_t ino)
  * writable (and root.readonly false makes all of it so). --overlay's
  * writes go to a tmpfs, never to the rootfs.
  */
-static bool shared_rw(const struct cordon_spec *spec, dev_t dev, ino_t ino)
+static const char *shared_rw(const struct cordon_spec *spec, dev_t dev, ino_t ino,
+			     const char **what)
 {
+	*what = NULL;
 	if (spec->workspace && same_id(&spec->workspace_id, dev, ino))
-		return true;
+		return *what = "the workspace", spec->workspace;
 	for (size_t i = 0; i < spec->n_binds; i++)
 		if (spec->binds[i].writable && same_id(&spec->binds[i].source_id, dev, ino))
-			return true;
+			return *what = "the writable --bind", spec->binds[i].source;
 	if (!spec->overlay && same_id(&spec->rootfs_id, dev, ino))
-		return true;
+		return *what = "the rootfs (writable without --overlay)", spec->rootfs;
 	if (!spec->oci)
-		return false;
+		return NULL;
 	for (size_t i = 0; i < spec->oci->n_mounts; i++) {
 		const struct cordon_oci_mount *m = &spec->oci->mounts[i];
 
 		if (m->kind == CORDON_OCI_MOUNT_BIND && !m->recursive_ro &&
 		    same_id(&m->source_id, dev, ino))
-			return true;
+			return *what = "the writable mount", m->source;
 	}
-	return false;
+	return NULL;
+}
+
+/*
+ * The directory dir_fd (taken) and each one above it up to /: the first
+ * that shared_rw finds (*place, *what), else *place NULL. -1: errno.
+ */
+static int walk_up_shared(const struct cordon_spec *spec, int dir_fd, const char **place,
+			  const char **what)
+{
+	_cleanup_close_ int dir = dir_fd;
+
+	*place = NULL;
+	for (int depth = 0; depth < 4096; depth++) {
+		struct stat st, up_st;
+		int up;
+
+		if (fstat(dir, &st) < 0)
+			return -1;
+		*place = shared_rw(spec, st.st_dev, st.st_ino, what);
+		if (*place)
+			return 0;
+		up = openat(dir, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (up < 0)
+			return -1;
+		if (fstat(up, &up_st) == 0 && up_st.st_dev == st.st_dev &&
+		    up_st.st_ino == st.st_ino) {
+			close(up);
+			return 0; /* the root */
+		}
+		close(dir);
+		dir = up;
+	}
+	return 0;
 }
 
 /*
@@ -272,8 +307,9 @@ static bool shared_rw(const struct cordon_spec *spec, dev_t dev, ino_t ino)
 static int check_not_shared(const struct cordon_spec *spec, int fd, struct cordon_error *err)
 {
 	_cleanup_free_ char *name = NULL;
-	_cleanup_close_ int dir = -1;
+	const char *place, *what;
 	struct stat st;
+	int dir;
 
 	if (fstat(fd, &st) < 0)
 		return cordon_error_set(err, CORDON_E_AUDIT, errno, "--audit %s", spec->audit.path);
@@ -282,38 +318,70 @@ static int check_not_shared(const struct cordon_spec *spec, int fd, struct cordo
 					"--audit %s: the file has %ju names (a hard link could be "
 					"where the workload writes: refused)",
 					spec->audit.path, (uintmax_t)st.st_nlink);
-	if (shared_rw(spec, st.st_dev, st.st_ino))
+	if (shared_rw(spec, st.st_dev, st.st_ino, &what))
 		goto shared;
 	dir = cordon_output_dir_open(spec->audit.path, "--audit", CORDON_E_AUDIT, &name, err);
 	if (dir < 0)
 		return -1;
-	for (int depth = 0; depth < 4096; depth++) {
-		struct stat up_st;
-		int up;
-
-		if (fstat(dir, &st) < 0)
-			return cordon_error_set(err, CORDON_E_AUDIT, errno, "--audit %s",
-						spec->audit.path);
-		if (shared_rw(spec, st.st_dev, st.st_ino))
-			goto shared;
-		up = openat(dir, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
-		if (up < 0)
-			return cordon_error_set(err, CORDON_E_AUDIT, errno, "--audit %s",
-						spec->audit.path);
-		if (fstat(up, &up_st) == 0 && up_st.st_dev == st.st_dev &&
-		    up_st.st_ino == st.st_ino) {
-			close(up);
-			return 0; /* the root */
-		}
-		close(dir);
-		dir = up;
-	}
-	return 0;
+	if (walk_up_shared(spec, dir, &place, &what) < 0)
+		return cordon_error_set(err, CORDON_E_AUDIT, errno, "--audit %s",
+					spec->audit.path);
+	if (!place)
+		return 0;
 shared:
 	return cordon_error_set(err, CORDON_E_AUDIT, 0,
 				"--audit %s: inside the workspace or a writable bind, mount or "
 				"rootfs, where the workload could rewrite its own log (refused)",
 				spec->audit.path);
+}
+
+/*
+ * The audit directory (--audit-dir, CORDON_AUDIT_DIR, the default) where
+ * the workload can write: host root walks it by name at the end, rm and
+ * sweep (cordon_audit_keep), so a directory the workload swapped for a
+ * symlink would move that write anywhere, and the logs kept there are
+ * other sandboxes'. Refused, as --audit FILE is: the directory, or the
+ * nearest one above it that exists, and each above that up to /.
+ */
+int cordon_audit_check_keep(const struct cordon_spec *spec, struct cordon_error *err)
+{
+	_cleanup_free_ char *keep = NULL, *path = NULL;
+	const char *place, *what;
+	int dir;
+
+	if (spec->audit.off || (spec->oci && !spec->audit.on) || spec->audit.fd >= 0)
+		return 0;
+	keep = spec->audit.dir ? cordon_xstrdup(spec->audit.dir) : default_keep_dir();
+	if (!keep)
+		return 0;
+	path = cordon_xstrdup(keep);
+	for (;;) {
+		char *slash;
+
+		dir = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (dir >= 0)
+			break;
+		slash = strrchr(path, '/');
+		if (!slash)
+			return 0;
+		if (slash == path) {
+			dir = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+			if (dir < 0)
+				return cordon_error_set(err, CORDON_E_AUDIT, errno, "audit: /");
+			break;
+		}
+		*slash = '\0';
+	}
+	if (walk_up_shared(spec, dir, &place, &what) < 0)
+		return cordon_error_set(err, CORDON_E_AUDIT, errno, "the audit directory %s",
+					keep);
+	if (!place)
+		return 0;
+	return cordon_error_set(err, CORDON_E_AUDIT, 0,
+				"%s %s holds the audit directory %s, where the workload could "
+				"rewrite kept logs or redirect host root's write: choose "
+				"another place or --audit-dir",
+				what, place, keep);
 }
 
 /* The state directory's count of lines later commands dropped (CORDON_AUDIT_DROPS). */

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 
 #include "config.h"
+#include "cordon/audit.h"
 #include "cordon/spec.h"
 
 const char *cordon_default_rootfs(void)
@@ -574,6 +575,8 @@ static int finalize_oci(struct cordon_spec *spec, struct cordon_error *err)
 	/* The annotations' network policy (oci-net.c): the backend, the default upstreams. */
 	if (spec->net.n_allow && cordon_spec_finalize_net(spec, err) < 0)
 		return cordon_error_wrap(err, "annotations.run.cordon.net.allow");
+	if (cordon_audit_check_keep(spec, err) < 0)
+		return -1;
 	oci_default_home(spec);
 	return 0;
 }
@@ -681,6 +684,8 @@ int cordon_spec_finalize(struct cordon_spec *spec, struct cordon_error *err)
 		return r;
 	if (cordon_user_limits_resolve(&spec->user_limits, CORDON_E_USAGE, err) < 0)
 		return err->code == CORDON_E_USAGE ? cordon_error_wrap(err, "--user-limit") : -1;
+	if (cordon_audit_check_keep(spec, err) < 0)
+		return -1;
 	r = cordon_spec_finalize_net(spec, err);
 	if (r < 0)
 		return r;

@@ -113,6 +113,29 @@ t_env_and_keep() {
 	[ -z "$(find "$keep" -name "$ID-*")" ] || fail "CORDON_AUDIT=none still wrote a log"
 }
 
+# The audit directory where the workload can write (the workspace holds it,
+# a writable bind does): host root walks it by name at the end, so the
+# workload could redirect that write or rewrite other runs' kept logs.
+# Refused before anything is made; a read-only bind keeps the log.
+t_keep_dir_shared() {
+	local f
+	XENV=("CORDON_AUDIT_DIR=$WS/logs/kept")
+	crun -- true
+	expect_cordon_error AUDIT "the workspace $WS holds the audit directory $WS/logs/kept" ||
+		return
+	check "nothing made in the workspace" test ! -e "$WS/logs" || return
+	XENV=()
+	mk_dir "$CASE_DIR/rw/deep"
+	crun --bind "$CASE_DIR/rw:/mnt:rw" --audit-dir "$CASE_DIR/rw/deep/kept" -- true
+	expect_cordon_error AUDIT "the writable --bind $CASE_DIR/rw holds the audit" || return
+	check "nothing made below the bind" test ! -e "$CASE_DIR/rw/deep/kept" || return
+	crun --bind "$CASE_DIR/rw:/mnt:ro" --audit-dir "$CASE_DIR/rw/deep/kept" -- true
+	expect_rc 0 || return
+	f=$(find "$CASE_DIR/rw/deep/kept" -name "$ID-*.jsonl")
+	[ -n "$f" ] || { fail "no $ID-*.jsonl kept below the read-only bind"; return; }
+	audit_check "$f"
+}
+
 # Planted links and special files never receive the log; nothing is created.
 t_hostile_paths() {
 	local target=$CASE_DIR/target
@@ -406,6 +429,7 @@ each_mode "--audit-redact" t_custom_redact
 each_mode "hostile bytes in argv" t_hostile_bytes
 each_mode "CORDON_AUDIT, the kept default log" t_env_and_keep
 each_mode "planted links, fifos, devices refused" t_hostile_paths
+each_mode "an audit directory the workload can write is refused" t_keep_dir_shared
 each_mode "size cap: a minimal exec record" t_cap
 each_mode "an argv past a line's size is cut, not dropped" t_argv_cut
 each_mode "a session at its cap: every exec leaves a trace" t_session_cap
