@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <yajl/yajl_tree.h>
 
 #include "cli.h"
 #include "cordon/audit.h"
@@ -101,6 +102,7 @@ struct exec_args {
 	/* --timeout, --kill-after, --output-max, --result-json: cordon_container_exec_supervised */
 	bool supervised;
 	const char *supervised_by; /* the first of them given, for a refusal */
+	bool conflict;             /* refused as a usage conflict: no result written */
 	struct cordon_result_target result;
 	char *result_name;
 };
@@ -198,6 +200,34 @@ static int supervised_conflict(const struct exec_args *a, struct cordon_error *e
 				"%s: not with %s (%s; --timeout, --kill-after, --output-max and "
 				"--result-json wait for the command and take its output)",
 				a->supervised_by, other, why);
+}
+
+/*
+ * --process FILE's "terminal": true turns a terminal on as -t does: the
+ * same refusal, once the file is read (a file that does not parse is
+ * left to the process's own reading, which says why).
+ */
+static int process_tty_conflict(struct exec_args *a, const char *text, size_t len,
+				struct cordon_error *err)
+{
+	const char *path[] = { "terminal", NULL };
+	struct cordon_error ignored = { 0 };
+	yajl_val tree = NULL;
+	bool tty;
+
+	if (!a->supervised || cordon_json_parse(text, len, CORDON_E_USAGE, &tree, &ignored) < 0)
+		return 0;
+	tty = YAJL_IS_OBJECT(tree) && yajl_tree_get(tree, path, yajl_t_true);
+	yajl_tree_free(tree);
+	if (!tty)
+		return 0;
+	a->conflict = true; /* as -t's refusal, at parsing: no result file */
+	return cordon_error_set(err, CORDON_E_USAGE, 0,
+				"%s: not with --process %s's \"terminal\": true (a terminal's "
+				"output goes to --console-socket, not through cordon; --timeout, "
+				"--kill-after, --output-max and --result-json wait for the command "
+				"and take its output)",
+				a->supervised_by, a->process_file);
 }
 
 static int apply_flag(struct exec_args *a, int id, const char *value, struct cordon_error *err)
@@ -426,6 +456,8 @@ static int exec(struct exec_args *a, struct cordon_error *err)
 		if (cordon_input_read_path(a->process_file, CORDON_INPUT_JSON_MAX, CORDON_E_PATH,
 					   what, &process, &len, err) < 0)
 			return -1;
+		if (process_tty_conflict(a, process, len, err) < 0)
+			return -1;
 		a->opts.process_json = process;
 		a->opts.process_len = len;
 	}
@@ -474,7 +506,7 @@ int cli_exec(int argc, char **argv)
 		fputs(exec_usage, stdout);
 	} else {
 		r = exec(&a, &err);
-		if (r == -1 && a.result.dir_fd >= 0) {
+		if (r == -1 && a.result.dir_fd >= 0 && !a.conflict) {
 			/* Refused before the command started: the result says why. */
 			struct cordon_result res = { .failed = true,
 						     .exit_code = CORDON_EXIT_FAILURE,

@@ -389,7 +389,15 @@ t_supervised_refusals() {
 	local id=$CASE_ID-r f
 	setup_case
 	start_sandbox "$id" "${1:-oci}" || return
+	# A terminal from --process FILE ("terminal": true) is refused as -t is.
+	printf '{"terminal": true, "args": ["touch", "%s/ran"], "cwd": "/"}\n' "$SHM" \
+		>"$CASE_DIR/tty-process.json"
+	chmod 644 "$CASE_DIR/tty-process.json"
 	for f in "--timeout 5" "--kill-after 1" "--output-max 10" "--result-json $CASE_DIR/r.json"; do
+		# shellcheck disable=SC2086 # a flag and its value
+		oc exec --console-socket "$CASE_DIR/console.sock" $f \
+			--process "$CASE_DIR/tty-process.json" "$id"
+		expect_cordon_error USAGE "${f%% *}: not with --process $CASE_DIR/tty-process.json's \"terminal\": true"
 		# shellcheck disable=SC2086 # a flag and its value
 		oc exec -t --console-socket "$CASE_DIR/console.sock" $f "$id" -- touch "$SHM/ran"
 		expect_cordon_error USAGE "${f%% *}: not with -t/--tty (a terminal's output goes to --console-socket"
