@@ -584,9 +584,26 @@ static void client_evict(struct supervisor *sv, int *slot)
 }
 
 /*
+ * Only host root and the supervisor's own user may speak to it. The state
+ * directory's mode says the same, but a directory is only as private as
+ * what holds it: a workspace that contains the state root lets a rootful
+ * sandbox's workload (its files are host root's there, through the
+ * idmapped mount) reach every monitor socket below it.
+ */
+static bool peer_allowed(int fd)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+
+	return getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 &&
+	       (cred.uid == 0 || cred.uid == geteuid());
+}
+
+/*
  * New connections wait in a slot for their request; none is read here, so
  * a client that connects and says nothing stalls nothing (it held the whole
- * loop for a second each before).
+ * loop for a second each before). A connection of anyone else is closed
+ * at once: it takes no slot, and a session's idle clock never counts it.
  */
 static void accept_clients(struct supervisor *sv)
 {
@@ -597,6 +614,10 @@ static void accept_clients(struct supervisor *sv)
 
 		if (fd < 0)
 			return;
+		if (!peer_allowed(fd)) {
+			close(fd);
+			continue;
+		}
 		slot = &sv->clients[sv->clients_next++ % MONITOR_CLIENTS];
 		client_evict(sv, slot);
 		ev.data.ptr = slot;

@@ -480,6 +480,33 @@ PY
 # The bounded sweep at every start never blocks it and never touches a
 # live session of another run: junk in the root (a fifo for state.json,
 # an unreadable state, a stale empty entry) and a live session, then a run.
+# Only root and the session's own user may speak to its monitor. A rootful
+# sandbox whose workspace holds the state root can reach the monitor's
+# socket (its files are host root's there, through the idmapped mount):
+# its STOP is closed unanswered and the session lives on.
+t_monitor_peer_refused() {
+	local prootfs=$CASE_DIR/prootfs
+	setup_case
+	if [ -z "${SEC_PROBE:-}" ]; then
+		skip_or_fail "no sec-probe in this build (SEC_PROBE is not set)"
+		end_case
+		return
+	fi
+	copy_rootfs "$prootfs" || { end_case; return; }
+	cp "$SEC_PROBE" "$prootfs/bin/probe"
+	screate --name "$CASE_ID-v" --no-workspace "$ROOTFS" || { end_session_case; return; }
+	cordon --root "$CASE_DIR/aroot" run --workspace "$CASE_DIR" "$prootfs" -- \
+		/bin/probe "unix-req:/workspace/root/$SID/monitor.sock:5"
+	expect_rc 0
+	# Closed before or after the request was sent: no answer either way.
+	[[ $OUT == *=ok* ]] && fail "the monitor answered another user's request: $OUT"
+	oc exec "$SID" -- echo "$MARK"
+	expect_rc 0
+	expect_out_eq "$MARK"
+	oc delete -f "$SID"
+	end_session_case
+}
+
 t_start_sweep_safe() {
 	setup_case
 	screate --name "$CASE_ID-o" --no-workspace "$ROOTFS" || { end_session_case; return; }
@@ -517,4 +544,5 @@ each_mode "sweep: another host's entry ages out only" t_sweep_other_host
 each_mode "sweep: forged states signal no process, links are not followed" t_sweep_forged
 each_mode "exec: a forged process.json granting a capability beyond the safe set is refused" t_exec_forged_process
 each_mode "the sweep at start: junk entries do not block it, a live session stays" t_start_sweep_safe
+rootful_only "a workload that reaches a session's monitor socket cannot stop it" t_monitor_peer_refused
 done_testing

@@ -25,7 +25,8 @@
  * tcp:PORT bind:PORT int80[:NR] x32[:NR] dns-reset:HOST:PORT:NAME:COUNT
  * inotify-init inotify-count[:WAIT] inotify-watches forks:MAX
  * sigqueue-one sigqueue-count[:WAIT] sigqueue-uids:K[:WAIT] mq-one
- * mq-count[:WAIT] udp-freebind:SRC,DST,PORT,TAG,COUNT,MS leader-exits;
+ * mq-count[:WAIT] udp-freebind:SRC,DST,PORT,TAG,COUNT,MS leader-exits
+ * unix-req:PATH:REQ;
  * NS is none, newuser, newns,
  * newnet, newpid, newuts, newipc, newcgroup or newtime. Numbers may be
  * hex and use all 64 bits (passed to the kernel through syscall()).
@@ -1315,6 +1316,41 @@ static void do_socketpair(long family)
 }
 
 /*
+ * unix-req:PATH:REQ: connect to the SOCK_SEQPACKET socket PATH, send the
+ * 32-bit REQ (a cordon monitor request) and wait for an answer: "ok N"
+ * (its length), or the errno of the step that failed ("EOF" when the
+ * other end closed without one).
+ */
+static void do_unix_req(const char *path, const char *req_text)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	uint32_t req = (uint32_t)strtoul(req_text ? req_text : "0", NULL, 0);
+	char buf[4096];
+	ssize_t n;
+	int fd;
+
+	if (!path || strlen(path) >= sizeof(sa.sun_path)) {
+		fprintf(stderr, "sec-probe: unix-req:PATH:REQ\n");
+		exit(2);
+	}
+	strcpy(sa.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    send(fd, &req, sizeof(req), MSG_NOSIGNAL) != (ssize_t)sizeof(req)) {
+		report(-1);
+		return;
+	}
+	n = recv(fd, buf, sizeof(buf), 0);
+	if (n < 0)
+		report(-1);
+	else if (n == 0)
+		printf("unix-req=EOF\n");
+	else
+		printf("unix-req=ok %zd\n", n);
+	close(fd);
+}
+
+/*
  * leader-exits: the main thread ends (pthread_exit) while a second thread
  * lives on, SIGTERM ignored. /proc/PID/stat then reads "Z" for a process
  * that is still running: what ends it must not take it for a zombie.
@@ -1527,6 +1563,8 @@ static void run(char *spec)
 		do_mq_count(a1);
 	else if (IS("leader-exits"))
 		do_leader_exits();
+	else if (IS("unix-req"))
+		do_unix_req(a1, a2);
 	else {
 		fprintf(stderr, "sec-probe: unknown action '%s'\n", spec);
 		exit(2);
