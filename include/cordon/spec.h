@@ -216,6 +216,18 @@ bool cordon_cwd_in_proc(const char *norm);
  * created; a failure names the flag and the path.
  */
 int cordon_spec_finalize(struct cordon_spec *spec, struct cordon_error *err);
+
+/*
+ * Where the workload may write on the host: (dev, ino) is the workspace, a
+ * writable --bind's source, the rootfs without --overlay or an OCI bind
+ * mount's source but "rro" (*what and the path named, else NULL); and
+ * the first of dir_fd (taken) and the directories above it up to / that
+ * is one (*place, *what; *place NULL if none; -1 and errno on error).
+ */
+const char *cordon_spec_writable_place(const struct cordon_spec *spec, dev_t dev, ino_t ino,
+				       const char **what);
+int cordon_spec_writable_above(const struct cordon_spec *spec, int dir_fd, const char **place,
+			       const char **what);
 /*
  * USER[:GROUP] (names or numbers) looked up in ROOT's /etc/passwd and
  * /etc/group, ROOT a directory fd (root_name says where, for messages):

@@ -224,80 +224,8 @@ static struct cordon_audit *audit_new(const char *id, int fd, uint64_t base, uin
 	return a;
 }
 
-static bool same_id(const struct cordon_path_id *id, dev_t dev, ino_t ino)
-{
-	return id->valid && id->dev == dev && id->ino == ino;
-}
-
 /*
- * Is (dev, ino) a host directory or file the workload may write below:
- * the workspace, a writable --bind's source (a read-only one is
- * read-only all through: MOUNT_ATTR_RDONLY on the whole tree), the
- * rootfs, an OCI bind mount's source unless "rro"? The rootfs and OCI
- * binds are cloned with their submounts (a bind without rbind too, when
- * a user namespace locks them), and the rootfs's read-only, "ro" and
- * root.readonly are the top mount's alone: a host mount below stays
- * writable (and root.readonly false makes all of it so). --overlay's
- * writes go to a tmpfs, never to the rootfs.
- */
-static const char *shared_rw(const struct cordon_spec *spec, dev_t dev, ino_t ino,
-			     const char **what)
-{
-	*what = NULL;
-	if (spec->workspace && same_id(&spec->workspace_id, dev, ino))
-		return *what = "the workspace", spec->workspace;
-	for (size_t i = 0; i < spec->n_binds; i++)
-		if (spec->binds[i].writable && same_id(&spec->binds[i].source_id, dev, ino))
-			return *what = "the writable --bind", spec->binds[i].source;
-	if (!spec->overlay && same_id(&spec->rootfs_id, dev, ino))
-		return *what = "the rootfs (writable without --overlay)", spec->rootfs;
-	if (!spec->oci)
-		return NULL;
-	for (size_t i = 0; i < spec->oci->n_mounts; i++) {
-		const struct cordon_oci_mount *m = &spec->oci->mounts[i];
-
-		if (m->kind == CORDON_OCI_MOUNT_BIND && !m->recursive_ro &&
-		    same_id(&m->source_id, dev, ino))
-			return *what = "the writable mount", m->source;
-	}
-	return NULL;
-}
-
-/*
- * The directory dir_fd (taken) and each one above it up to /: the first
- * that shared_rw finds (*place, *what), else *place NULL. -1: errno.
- */
-static int walk_up_shared(const struct cordon_spec *spec, int dir_fd, const char **place,
-			  const char **what)
-{
-	_cleanup_close_ int dir = dir_fd;
-
-	*place = NULL;
-	for (int depth = 0; depth < 4096; depth++) {
-		struct stat st, up_st;
-		int up;
-
-		if (fstat(dir, &st) < 0)
-			return -1;
-		*place = shared_rw(spec, st.st_dev, st.st_ino, what);
-		if (*place)
-			return 0;
-		up = openat(dir, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
-		if (up < 0)
-			return -1;
-		if (fstat(up, &up_st) == 0 && up_st.st_dev == st.st_dev &&
-		    up_st.st_ino == st.st_ino) {
-			close(up);
-			return 0; /* the root */
-		}
-		close(dir);
-		dir = up;
-	}
-	return 0;
-}
-
-/*
- * --audit FILE where the workload can write (shared_rw, or below one of
+ * --audit FILE where the workload can write (cordon_spec_writable_place, or below one of
  * them): it could rewrite, truncate or forge its own log. Refused. The
  * file and each directory from its own up to / are compared by device
  * and inode with what the sandbox gets writable; a file with a second
@@ -318,12 +246,12 @@ static int check_not_shared(const struct cordon_spec *spec, int fd, struct cordo
 					"--audit %s: the file has %ju names (a hard link could be "
 					"where the workload writes: refused)",
 					spec->audit.path, (uintmax_t)st.st_nlink);
-	if (shared_rw(spec, st.st_dev, st.st_ino, &what))
+	if (cordon_spec_writable_place(spec, st.st_dev, st.st_ino, &what))
 		goto shared;
 	dir = cordon_output_dir_open(spec->audit.path, "--audit", CORDON_E_AUDIT, &name, err);
 	if (dir < 0)
 		return -1;
-	if (walk_up_shared(spec, dir, &place, &what) < 0)
+	if (cordon_spec_writable_above(spec, dir, &place, &what) < 0)
 		return cordon_error_set(err, CORDON_E_AUDIT, errno, "--audit %s",
 					spec->audit.path);
 	if (!place)
@@ -372,7 +300,7 @@ int cordon_audit_check_keep(const struct cordon_spec *spec, struct cordon_error 
 		}
 		*slash = '\0';
 	}
-	if (walk_up_shared(spec, dir, &place, &what) < 0)
+	if (cordon_spec_writable_above(spec, dir, &place, &what) < 0)
 		return cordon_error_set(err, CORDON_E_AUDIT, errno, "the audit directory %s",
 					keep);
 	if (!place)

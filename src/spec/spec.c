@@ -6,7 +6,9 @@
 #include <ctype.h>
 #include <fcntl.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/random.h>
+#include <unistd.h>
 
 #include "cordon/spec.h"
 
@@ -386,4 +388,76 @@ char *cordon_id_generate(void)
 	}
 	id[2 * sizeof(raw)] = '\0';
 	return id;
+}
+
+static bool same_id(const struct cordon_path_id *id, dev_t dev, ino_t ino)
+{
+	return id->valid && id->dev == dev && id->ino == ino;
+}
+
+/*
+ * Is (dev, ino) a host directory or file the workload may write below:
+ * the workspace, a writable --bind's source (a read-only one is
+ * read-only all through: MOUNT_ATTR_RDONLY on the whole tree), the
+ * rootfs, an OCI bind mount's source unless "rro"? The rootfs and OCI
+ * binds are cloned with their submounts (a bind without rbind too, when
+ * a user namespace locks them), and the rootfs's read-only, "ro" and
+ * root.readonly are the top mount's alone: a host mount below stays
+ * writable (and root.readonly false makes all of it so). --overlay's
+ * writes go to a tmpfs, never to the rootfs.
+ */
+const char *cordon_spec_writable_place(const struct cordon_spec *spec, dev_t dev, ino_t ino,
+				       const char **what)
+{
+	*what = NULL;
+	if (spec->workspace && same_id(&spec->workspace_id, dev, ino))
+		return *what = "the workspace", spec->workspace;
+	for (size_t i = 0; i < spec->n_binds; i++)
+		if (spec->binds[i].writable && same_id(&spec->binds[i].source_id, dev, ino))
+			return *what = "the writable --bind", spec->binds[i].source;
+	if (!spec->overlay && same_id(&spec->rootfs_id, dev, ino))
+		return *what = "the rootfs (writable without --overlay)", spec->rootfs;
+	if (!spec->oci)
+		return NULL;
+	for (size_t i = 0; i < spec->oci->n_mounts; i++) {
+		const struct cordon_oci_mount *m = &spec->oci->mounts[i];
+
+		if (m->kind == CORDON_OCI_MOUNT_BIND && !m->recursive_ro &&
+		    same_id(&m->source_id, dev, ino))
+			return *what = "the writable mount", m->source;
+	}
+	return NULL;
+}
+
+/*
+ * The directory dir_fd (taken) and each one above it up to /: the first
+ * that cordon_spec_writable_place finds (*place, *what), else *place NULL. -1: errno.
+ */
+int cordon_spec_writable_above(const struct cordon_spec *spec, int dir_fd, const char **place,
+			       const char **what)
+{
+	_cleanup_close_ int dir = dir_fd;
+
+	*place = NULL;
+	for (int depth = 0; depth < 4096; depth++) {
+		struct stat st, up_st;
+		int up;
+
+		if (fstat(dir, &st) < 0)
+			return -1;
+		*place = cordon_spec_writable_place(spec, st.st_dev, st.st_ino, what);
+		if (*place)
+			return 0;
+		up = openat(dir, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (up < 0)
+			return -1;
+		if (fstat(up, &up_st) == 0 && up_st.st_dev == st.st_dev &&
+		    up_st.st_ino == st.st_ino) {
+			close(up);
+			return 0; /* the root */
+		}
+		close(dir);
+		dir = up;
+	}
+	return 0;
 }

@@ -540,17 +540,43 @@ int cordon_state_monitor_connect(int dir_fd, const struct cordon_state_info *inf
 	return r < 0 ? r : TAKE_FD(fd);
 }
 
+/*
+ * The state root where the sandbox's workload can write (its workspace, a
+ * writable bind, below one): refused. Every sandbox's state and monitor
+ * socket is below it, and through the idmapped workspace a rootful
+ * workload owns root's files there; rootless it is the caller's uid,
+ * which its supervisors trust (cordon update of its own policy).
+ */
+static int root_not_shared(int root_fd, const char *root_path, const struct cordon_spec *spec,
+			   struct cordon_error *err)
+{
+	const char *place, *what;
+	int dir = fcntl(root_fd, F_DUPFD_CLOEXEC, 3);
+
+	if (dir < 0 || cordon_spec_writable_above(spec, dir, &place, &what) < 0)
+		return cordon_error_set(err, CORDON_E_STATE, errno, "the state root %s", root_path);
+	if (!place)
+		return 0;
+	return cordon_error_set(err, CORDON_E_PATH, 0,
+				"%s %s holds the state root %s, where the workload could reach "
+				"every sandbox's state: choose another directory or --root",
+				what, place, root_path);
+}
+
 int cordon_state_create(struct cordon_state *state, const char *root,
 			const struct cordon_spec *spec, bool kept, struct cordon_error *err)
 {
+	_cleanup_free_ char *root_path = NULL;
 	struct cordon_state_info *info = &state->info;
 	pid_t pid = getpid();
 
 	memset(state, 0, sizeof(*state));
 	state->dir_fd = -1;
-	state->root_fd = cordon_state_root_open(root, NULL, err);
-	if (state->root_fd < 0)
+	state->root_fd = cordon_state_root_open(root, &root_path, err);
+	if (state->root_fd < 0 || root_not_shared(state->root_fd, root_path, spec, err) < 0) {
+		cordon_closep(&state->root_fd);
 		return -1;
+	}
 	/* Bounded: a start-up never pays for more than a few stale entries. */
 	cordon_state_sweep(state->root_fd, SWEEP_BUDGET);
 	cordon_trace("sweep");

@@ -171,6 +171,32 @@ t_state_files_unopened() {
 	end_case
 }
 
+# A workspace or writable bind that holds the state root would give the
+# workload every sandbox's state and monitor socket (rootful: root's
+# files, through the idmapped mount; rootless: the caller's uid, which
+# its supervisors trust): refused, CORDON_E_PATH, nothing made, whether
+# the workspace is named, the current directory, or a --bind.
+t_state_root_not_shared() {
+	local top=$CASE_DIR/top
+	setup_case
+	mk_dir "$top/state"
+	[ "$MODE" = rootless ] && chown -R "$TEST_UID:$TEST_GID" "$top"
+	cordon --root "$top/state" run --workspace "$top" "$ROOTFS" -- true
+	expect_rc 125
+	expect_err_has "CORDON_E_PATH: the workspace $top holds the state root $top/state"
+	cordon --root "$top/state" create --owner none --no-workspace --bind "$top:/mnt:rw" "$ROOTFS"
+	expect_rc 125
+	expect_err_has "holds the state root"
+	WS=$top cordon --root "$top/state" run "$ROOTFS" -- true
+	expect_rc 125
+	expect_err_has "holds the state root"
+	[ -z "$(ls -A "$top/state")" ] || fail "something was made in the state root: $(ls -A "$top/state")"
+	# Read-only (a --bind's default), it is no way in.
+	cordon --root "$top/state" run --no-workspace --bind "$top:/mnt" "$ROOTFS" -- true
+	expect_rc 0
+	end_case
+}
+
 each_mode "state directory: links planted beside state.json never receive its writes; delete removes them" t_planted_names
 each_mode "state directory: a link at monitor.sock to another container's: start refused, the other untouched" t_monitor_link
 # MONITOR_NET_INFO writes only into a memfd made to be sealed (as
@@ -216,4 +242,5 @@ each_mode "state directory: a fifo at state.json, a device at config.json: refus
 each_mode "--root: walked (another user's link refused, nothing made there), the caller's own followed" t_root_walked
 each_mode "state directory: a hard link at monitor.sock to another container's socket, a listener of someone else's: start refused" t_monitor_hard_link
 each_mode "MONITOR_NET_INFO: a tmpfs file is refused, a memfd written" t_net_info_memfd_only
+each_mode "a workspace or writable bind holding the state root: refused, nothing made" t_state_root_not_shared
 done_testing
