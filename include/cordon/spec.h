@@ -228,6 +228,9 @@ const char *cordon_spec_writable_place(const struct cordon_spec *spec, dev_t dev
 				       const char **what);
 int cordon_spec_writable_above(const struct cordon_spec *spec, int dir_fd, const char **place,
 			       const char **what);
+/* The same for a place the workload writes or only sees (a read-only bind, the rootfs). */
+int cordon_spec_seen_above(const struct cordon_spec *spec, int dir_fd, const char **place,
+			   const char **what);
 /*
  * USER[:GROUP] (names or numbers) looked up in ROOT's /etc/passwd and
  * /etc/group, ROOT a directory fd (root_name says where, for messages):

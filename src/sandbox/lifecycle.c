@@ -594,9 +594,21 @@ static bool peer_allowed(int fd)
 {
 	struct ucred cred;
 	socklen_t len = sizeof(cred);
+	char path[40];
+	struct stat ours, theirs;
 
-	return getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 &&
-	       (cred.uid == 0 || cred.uid == geteuid());
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 ||
+	    (cred.uid != 0 && cred.uid != geteuid()))
+		return false;
+	/*
+	 * And in the supervisor's own pid namespace, as every cordon command
+	 * is: a workload that has the trusted uid (rootless, --userns host)
+	 * lives in a sandbox's. A peer gone already is refused.
+	 */
+	snprintf(path, sizeof(path), "/proc/%d/ns/pid", (int)cred.pid);
+	return cred.pid > 0 && stat("/proc/self/ns/pid", &ours) == 0 &&
+	       stat(path, &theirs) == 0 && ours.st_dev == theirs.st_dev &&
+	       ours.st_ino == theirs.st_ino;
 }
 
 /*

@@ -404,37 +404,49 @@ static bool same_id(const struct cordon_path_id *id, dev_t dev, ino_t ino)
  * a user namespace locks them), and the rootfs's read-only, "ro" and
  * root.readonly are the top mount's alone: a host mount below stays
  * writable (and root.readonly false makes all of it so). --overlay's
- * writes go to a tmpfs, never to the rootfs.
+ * writes go to a tmpfs, never to the rootfs. With seen_too, a place the
+ * workload only sees counts as well (read-only binds and mounts, the
+ * rootfs under --overlay): a unix socket below one can still be
+ * connected to, and its files read.
  */
-const char *cordon_spec_writable_place(const struct cordon_spec *spec, dev_t dev, ino_t ino,
-				       const char **what)
+static const char *host_place(const struct cordon_spec *spec, dev_t dev, ino_t ino,
+			      bool seen_too, const char **what)
 {
 	*what = NULL;
 	if (spec->workspace && same_id(&spec->workspace_id, dev, ino))
 		return *what = "the workspace", spec->workspace;
 	for (size_t i = 0; i < spec->n_binds; i++)
-		if (spec->binds[i].writable && same_id(&spec->binds[i].source_id, dev, ino))
-			return *what = "the writable --bind", spec->binds[i].source;
-	if (!spec->overlay && same_id(&spec->rootfs_id, dev, ino))
-		return *what = "the rootfs (writable without --overlay)", spec->rootfs;
+		if ((seen_too || spec->binds[i].writable) &&
+		    same_id(&spec->binds[i].source_id, dev, ino))
+			return *what = spec->binds[i].writable ? "the writable --bind" : "the --bind",
+			       spec->binds[i].source;
+	if ((seen_too || !spec->overlay) && same_id(&spec->rootfs_id, dev, ino))
+		return *what = seen_too ? "the rootfs" : "the rootfs (writable without --overlay)",
+		       spec->rootfs;
 	if (!spec->oci)
 		return NULL;
 	for (size_t i = 0; i < spec->oci->n_mounts; i++) {
 		const struct cordon_oci_mount *m = &spec->oci->mounts[i];
 
-		if (m->kind == CORDON_OCI_MOUNT_BIND && !m->recursive_ro &&
+		if (m->kind == CORDON_OCI_MOUNT_BIND && (seen_too || !m->recursive_ro) &&
 		    same_id(&m->source_id, dev, ino))
-			return *what = "the writable mount", m->source;
+			return *what = seen_too ? "the mount" : "the writable mount", m->source;
 	}
 	return NULL;
 }
 
+const char *cordon_spec_writable_place(const struct cordon_spec *spec, dev_t dev, ino_t ino,
+				       const char **what)
+{
+	return host_place(spec, dev, ino, false, what);
+}
+
 /*
  * The directory dir_fd (taken) and each one above it up to /: the first
- * that cordon_spec_writable_place finds (*place, *what), else *place NULL. -1: errno.
+ * that host_place finds (*place, *what), else *place NULL. -1: errno.
  */
-int cordon_spec_writable_above(const struct cordon_spec *spec, int dir_fd, const char **place,
-			       const char **what)
+static int place_above(const struct cordon_spec *spec, int dir_fd, bool seen_too,
+		       const char **place, const char **what)
 {
 	_cleanup_close_ int dir = dir_fd;
 
@@ -445,7 +457,7 @@ int cordon_spec_writable_above(const struct cordon_spec *spec, int dir_fd, const
 
 		if (fstat(dir, &st) < 0)
 			return -1;
-		*place = cordon_spec_writable_place(spec, st.st_dev, st.st_ino, what);
+		*place = host_place(spec, st.st_dev, st.st_ino, seen_too, what);
 		if (*place)
 			return 0;
 		up = openat(dir, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -460,4 +472,16 @@ int cordon_spec_writable_above(const struct cordon_spec *spec, int dir_fd, const
 		dir = up;
 	}
 	return 0;
+}
+
+int cordon_spec_writable_above(const struct cordon_spec *spec, int dir_fd, const char **place,
+			       const char **what)
+{
+	return place_above(spec, dir_fd, false, place, what);
+}
+
+int cordon_spec_seen_above(const struct cordon_spec *spec, int dir_fd, const char **place,
+			   const char **what)
+{
+	return place_above(spec, dir_fd, true, place, what);
 }

@@ -152,20 +152,25 @@ static int ensure_dir(const char *path, struct cordon_error *err)
 	return fd;
 }
 
-int cordon_state_root_open(const char *override, char **path_out, struct cordon_error *err)
+/* The state root: --root, else the caller's default (malloc'd). */
+static char *root_path(const char *override)
 {
-	_cleanup_free_ char *path = NULL;
 	const char *xdg = getenv("XDG_RUNTIME_DIR");
-	int fd;
 
 	if (override)
-		path = cordon_xstrdup(override);
-	else if (cordon_host_root())
-		path = cordon_xstrdup("/run/cordon");
-	else if (xdg && xdg[0] == '/' && access(xdg, W_OK) == 0)
-		path = cordon_xasprintf("%s/cordon", xdg);
-	else
-		path = cordon_xasprintf("/tmp/cordon-%u", geteuid());
+		return cordon_xstrdup(override);
+	if (cordon_host_root())
+		return cordon_xstrdup("/run/cordon");
+	if (xdg && xdg[0] == '/' && access(xdg, W_OK) == 0)
+		return cordon_xasprintf("%s/cordon", xdg);
+	return cordon_xasprintf("/tmp/cordon-%u", geteuid());
+}
+
+int cordon_state_root_open(const char *override, char **path_out, struct cordon_error *err)
+{
+	_cleanup_free_ char *path = root_path(override);
+	int fd;
+
 	fd = ensure_dir(path, err);
 	if (fd < 0)
 		return -1;
@@ -541,26 +546,43 @@ int cordon_state_monitor_connect(int dir_fd, const struct cordon_state_info *inf
 }
 
 /*
- * The state root where the sandbox's workload can write (its workspace, a
- * writable bind, below one): refused. Every sandbox's state and monitor
- * socket is below it, and through the idmapped workspace a rootful
- * workload owns root's files there; rootless it is the caller's uid,
- * which its supervisors trust (cordon update of its own policy).
+ * The state root where the sandbox's workload writes or sees (its
+ * workspace, a bind, read-only too, or below one): refused. Every
+ * sandbox's state and monitor socket is below it; a unix socket is
+ * connected to through a read-only mount as well; rootful, the idmapped
+ * workspace makes the workload owner of root's files there; rootless,
+ * and with --userns host, the workload has the uid its supervisors trust
+ * (cordon update of its own policy). The caller's default root is looked
+ * at too when --root names another: its sandboxes are as near.
  */
-static int root_not_shared(int root_fd, const char *root_path, const struct cordon_spec *spec,
-			   struct cordon_error *err)
+static int root_seen(int fd, const char *path, const struct cordon_spec *spec,
+		     struct cordon_error *err)
 {
 	const char *place, *what;
-	int dir = fcntl(root_fd, F_DUPFD_CLOEXEC, 3);
+	int dir = fcntl(fd, F_DUPFD_CLOEXEC, 3);
 
-	if (dir < 0 || cordon_spec_writable_above(spec, dir, &place, &what) < 0)
-		return cordon_error_set(err, CORDON_E_STATE, errno, "the state root %s", root_path);
+	if (dir < 0 || cordon_spec_seen_above(spec, dir, &place, &what) < 0)
+		return cordon_error_set(err, CORDON_E_STATE, errno, "the state root %s", path);
 	if (!place)
 		return 0;
 	return cordon_error_set(err, CORDON_E_PATH, 0,
 				"%s %s holds the state root %s, where the workload could reach "
 				"every sandbox's state: choose another directory or --root",
-				what, place, root_path);
+				what, place, path);
+}
+
+static int root_not_shared(int root_fd, const char *root_path_, const struct cordon_spec *spec,
+			   struct cordon_error *err)
+{
+	_cleanup_free_ char *def = root_path(NULL);
+	_cleanup_close_ int def_fd = -1;
+
+	if (root_seen(root_fd, root_path_, spec, err) < 0)
+		return -1;
+	if (strcmp(def, root_path_) == 0)
+		return 0;
+	def_fd = open(def, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	return def_fd < 0 ? 0 : root_seen(def_fd, def, spec, err);
 }
 
 int cordon_state_create(struct cordon_state *state, const char *root,

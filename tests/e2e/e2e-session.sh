@@ -495,7 +495,8 @@ t_monitor_peer_refused() {
 	copy_rootfs "$prootfs" || { end_case; return; }
 	cp "$SEC_PROBE" "$prootfs/bin/probe"
 	screate --name "$CASE_ID-v" --no-workspace "$ROOTFS" || { end_session_case; return; }
-	cordon --root "$CASE_DIR/aroot" run --workspace "$CASE_DIR" "$prootfs" -- \
+	# (Its own state root elsewhere: one below its workspace is refused, e2e-state.)
+	cordon --root "$E2E_TMP/aroot.$CASE_ID" run --workspace "$CASE_DIR" "$prootfs" -- \
 		/bin/probe "unix-req:/workspace/root/$SID/monitor.sock:5"
 	expect_rc 0
 	# Closed before or after the request was sent: no answer either way.
@@ -503,6 +504,23 @@ t_monitor_peer_refused() {
 	oc exec "$SID" -- echo "$MARK"
 	expect_rc 0
 	expect_out_eq "$MARK"
+	# A workload with the trusted uid (--userns host: host uid 0, no
+	# capability) that reaches the socket through a host mount the path
+	# checks cannot see (the state root bound below its workspace): its
+	# pid namespace is not the supervisor's, and it is closed unanswered.
+	mk_dir "$CASE_DIR/wsb/st"
+	if mount --bind "$OROOT" "$CASE_DIR/wsb/st"; then
+		cordon --root "$E2E_TMP/aroot.$CASE_ID" run --userns host --workspace "$CASE_DIR/wsb" \
+			"$prootfs" -- /bin/probe "unix-req:/workspace/st/$SID/monitor.sock:5"
+		umount "$CASE_DIR/wsb/st"
+		expect_rc 0
+		[[ $OUT == *=ok* ]] && fail "the monitor answered a workload's request: $OUT"
+		oc exec "$SID" -- echo "$MARK"
+		expect_rc 0
+		expect_out_eq "$MARK"
+	else
+		fail "could not bind the state root below a workspace"
+	fi
 	oc delete -f "$SID"
 	end_session_case
 }

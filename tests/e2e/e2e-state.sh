@@ -171,7 +171,7 @@ t_state_files_unopened() {
 	end_case
 }
 
-# A workspace or writable bind that holds the state root would give the
+# A workspace or bind (read-only too) that holds the state root would give the
 # workload every sandbox's state and monitor socket (rootful: root's
 # files, through the idmapped mount; rootless: the caller's uid, which
 # its supervisors trust): refused, CORDON_E_PATH, nothing made, whether
@@ -191,8 +191,20 @@ t_state_root_not_shared() {
 	expect_rc 125
 	expect_err_has "holds the state root"
 	[ -z "$(ls -A "$top/state")" ] || fail "something was made in the state root: $(ls -A "$top/state")"
-	# Read-only (a --bind's default), it is no way in.
+	# Read-only (a --bind's default) too: a unix socket is connected to through it.
 	cordon --root "$top/state" run --no-workspace --bind "$top:/mnt" "$ROOTFS" -- true
+	expect_rc 125
+	expect_err_has "CORDON_E_PATH: the --bind $top holds the state root"
+	[ -z "$(ls -A "$top/state")" ] || fail "something was made in the state root: $(ls -A "$top/state")"
+	# The caller's default root counts when --root names another (rootful: /run/cordon).
+	if [ "$MODE" = rootful ] && [ -d /run/cordon ]; then
+		cordon --root "$top/state" run --no-workspace --bind /run:/mnt "$ROOTFS" -- true
+		expect_rc 125
+		expect_err_has "holds the state root /run/cordon"
+	fi
+	cordon --root "$top/state" run --no-workspace --bind "$top/state/..:/mnt" --bind "$CASE_DIR/ws:/w" "$ROOTFS" -- true
+	expect_rc 125
+	cordon --root "$top/state" run --no-workspace "$ROOTFS" -- true
 	expect_rc 0
 	end_case
 }
@@ -242,5 +254,5 @@ each_mode "state directory: a fifo at state.json, a device at config.json: refus
 each_mode "--root: walked (another user's link refused, nothing made there), the caller's own followed" t_root_walked
 each_mode "state directory: a hard link at monitor.sock to another container's socket, a listener of someone else's: start refused" t_monitor_hard_link
 each_mode "MONITOR_NET_INFO: a tmpfs file is refused, a memfd written" t_net_info_memfd_only
-each_mode "a workspace or writable bind holding the state root: refused, nothing made" t_state_root_not_shared
+each_mode "a workspace or bind (read-only too) holding the state root: refused, nothing made" t_state_root_not_shared
 done_testing
