@@ -156,9 +156,11 @@ int cordon_state_settle(struct cordon_state *state, int timeout_ms);
 void cordon_state_destroy(struct cordon_state *state);
 /* The sandbox's recorded cgroup directories (malloc'd, NULL-terminated; *n set). */
 char **cordon_state_cgroup_dirs(const struct cordon_state *state, size_t *n);
-/* An empty file of the state directory, written (on) or removed: a mark. 0 or -errno. */
+/* A file of the state directory that holds the pid of who wrote it (on) or removed: a mark. 0 or -errno. */
 int cordon_state_mark(const struct cordon_state *state, const char *name, bool on);
 bool cordon_state_marked(const struct cordon_state *state, const char *name);
+/* The pid that left a mark, or -errno (none, or not one cordon wrote). */
+pid_t cordon_state_mark_owner(const struct cordon_state *state, const char *name);
 /* Keep (0600) and read back the config.json a container was created from. */
 int cordon_state_save_config(struct cordon_state *state, const char *text, size_t len,
 			     struct cordon_error *err);

@@ -583,6 +583,12 @@ static void client_evict(struct supervisor *sv, int *slot)
 	client_drop(sv, slot);
 }
 
+enum peer {
+	PEER_ALLOWED,
+	PEER_REFUSED,
+	PEER_GONE, /* of a trusted uid, but gone before it was looked at */
+};
+
 /*
  * Only host root and the supervisor's own user may speak to it. The state
  * directory's mode says the same, but a directory is only as private as
@@ -590,7 +596,7 @@ static void client_evict(struct supervisor *sv, int *slot)
  * sandbox's workload (its files are host root's there, through the
  * idmapped mount) reach every monitor socket below it.
  */
-static bool peer_allowed(int fd)
+static enum peer peer_allowed(int fd, pid_t *pid)
 {
 	struct ucred cred;
 	socklen_t len = sizeof(cred);
@@ -598,17 +604,43 @@ static bool peer_allowed(int fd)
 	struct stat ours, theirs;
 
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 ||
-	    (cred.uid != 0 && cred.uid != geteuid()))
-		return false;
+	    (cred.uid != 0 && cred.uid != geteuid()) || cred.pid <= 0)
+		return PEER_REFUSED;
 	/*
 	 * And in the supervisor's own pid namespace, as every cordon command
 	 * is: a workload that has the trusted uid (rootless, --userns host)
-	 * lives in a sandbox's. A peer gone already is refused.
+	 * lives in a sandbox's. A peer gone already cannot be looked at, and
+	 * is refused too.
 	 */
+	*pid = cred.pid;
 	snprintf(path, sizeof(path), "/proc/%d/ns/pid", (int)cred.pid);
-	return cred.pid > 0 && stat("/proc/self/ns/pid", &ours) == 0 &&
-	       stat(path, &theirs) == 0 && ours.st_dev == theirs.st_dev &&
-	       ours.st_ino == theirs.st_ino;
+	if (stat(path, &theirs) < 0)
+		return errno == ENOENT ? PEER_GONE : PEER_REFUSED;
+	return stat("/proc/self/ns/pid", &ours) == 0 && ours.st_dev == theirs.st_dev &&
+			       ours.st_ino == theirs.st_ino ?
+		       PEER_ALLOWED :
+		       PEER_REFUSED;
+}
+
+/*
+ * A refused peer that was gone may have been an update's client, killed
+ * after it marked the update and before we looked (its request is then
+ * never read). If the mark is that process's, nothing will remove it but
+ * us, and until then every exec that expects a fingerprint is refused:
+ * the requests already waiting in the slots are taken first (an update
+ * among them is applied and clears the mark as usual), then the mark.
+ * Its pid is the kernel's word (SO_PEERCRED) and the process is gone, so
+ * no live client's mark is ever touched.
+ */
+static void gone_peer(struct supervisor *sv, pid_t pid)
+{
+	if (cordon_state_mark_owner(sv->state, CORDON_STATE_NET_UPDATE) != pid)
+		return;
+	for (size_t i = 0; i < MONITOR_CLIENTS; i++)
+		if (sv->clients[i] >= 0)
+			client_request(sv, &sv->clients[i]);
+	if (cordon_state_mark_owner(sv->state, CORDON_STATE_NET_UPDATE) == pid)
+		cordon_state_mark(sv->state, CORDON_STATE_NET_UPDATE, false);
 }
 
 /*
@@ -622,12 +654,17 @@ static void accept_clients(struct supervisor *sv)
 	for (;;) {
 		int fd = accept4(sv->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 		struct epoll_event ev = { .events = EPOLLIN };
+		enum peer peer;
+		pid_t pid = 0;
 		int *slot;
 
 		if (fd < 0)
 			return;
-		if (!peer_allowed(fd)) {
+		peer = peer_allowed(fd, &pid);
+		if (peer != PEER_ALLOWED) {
 			close(fd);
+			if (peer == PEER_GONE)
+				gone_peer(sv, pid);
 			continue;
 		}
 		slot = &sv->clients[sv->clients_next++ % MONITOR_CLIENTS];

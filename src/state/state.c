@@ -3,6 +3,7 @@
 #include <poll.h>
 #include <stdarg.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/inotify.h>
@@ -910,13 +911,36 @@ static int read_kept(const struct cordon_state *state, const char *name, char **
 	return 0;
 }
 
+/* A mark holds the pid of who left it (cordon_state_mark_owner). */
 int cordon_state_mark(const struct cordon_state *state, const char *name, bool on)
 {
-	if (on)
-		return state_write(state->dir_fd, name, "", 0);
+	char pid[24];
+	int n;
+
+	if (on) {
+		n = snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
+		return state_write(state->dir_fd, name, pid, (size_t)n);
+	}
 	if (unlinkat(state->dir_fd, name, 0) < 0 && errno != ENOENT)
 		return -errno;
 	return 0;
+}
+
+pid_t cordon_state_mark_owner(const struct cordon_state *state, const char *name)
+{
+	_cleanup_free_ char *text = NULL;
+	size_t len = 0;
+	char *end;
+	long pid;
+	int r = state_read(state->dir_fd, name, 32, &text, &len);
+
+	if (r < 0)
+		return r;
+	errno = 0;
+	pid = strtol(text, &end, 10);
+	if (errno || end == text || *end != '\n' || pid <= 0 || pid > INT_MAX)
+		return -EINVAL;
+	return (pid_t)pid;
 }
 
 bool cordon_state_marked(const struct cordon_state *state, const char *name)

@@ -347,7 +347,7 @@ t_sandbox_ends_under_exec() {
 	setup_case
 	start_sandbox "$id" "${1:-oci}" || return
 	exec_bg long --timeout 600 --result-json "$CASE_DIR/r.json" "$id" -- sleep $((MARK + 6))
-	wait_until "$WAIT_LIMIT" pgrep -f "^sleep $((MARK + 6))\$" ||
+	wait_until "$WAIT_LIMIT" pgrep -f "^sleep $((MARK + 6))\$" >/dev/null ||
 		fail "the exec's command did not start"
 	# The sandbox's init killed: its pid namespace ends, the reaper (the
 	# lower pid) killed before the command. delete -f also kills what its

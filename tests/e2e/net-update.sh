@@ -269,14 +269,16 @@ wait'
 	kill "$SINK" 2>/dev/null
 }
 
-# An update whose client is gone (killed, or interrupted: "it goes on")
-# lets go of the state lock while its supervisor has yet to apply it, or
-# is applying it (the nft sets are replaced before the proxy's answer,
-# which it waits up to 5 s for, and state.json is written last): an exec
-# that names the policy before the update is let through while the one
-# in force may already be the new one. The supervisor is stopped to hold
-# the update in that window: no exec may pass --expect-fingerprint until
-# the update has ended.
+# An update whose client is gone (killed, or interrupted) lets go of the
+# state lock while its supervisor has yet to apply it: an exec that names
+# the policy before the update must not be let through while the one in
+# force may already be the new one. The supervisor is stopped to hold the
+# update in that window: no exec may pass --expect-fingerprint until the
+# update has ended. Killed before the supervisor looked at it, the update
+# is never applied (a peer gone cannot be checked to be in the
+# supervisor's pid namespace), and the supervisor, seeing that the
+# refused peer was the one that left the mark, removes it: the old
+# fingerprint holds again and the exec runs; a new update applies.
 t_expect_fingerprint_client_gone() {
 	local root=$CASE_DIR/root id=$CASE_ID-g fp0 owner upd
 	oci_bundle '{"run.cordon.net.allow": "allowed.test", "run.cordon.dns.upstream": "'"$LAB_DNS4"'"}' \
@@ -294,14 +296,24 @@ t_expect_fingerprint_client_gone() {
 			grep -qE '^(7|271) ' "/proc/$upd/syscall" 2>/dev/null
 	}
 	wait_until "$WAIT_LIMIT" upd_sent || fail "the update never asked"
+	[ "$(cat "$root/$id/net-update" 2>/dev/null)" = "$upd" ] ||
+		fail "the update's mark does not name its client ($upd): $(cat "$root/$id/net-update" 2>&1)"
 	kill -9 "$upd"
 	wait_bg
 	cordon --root "$root" exec --expect-fingerprint "$fp0" "$id" -- echo ran
-	[ "$RC" != 0 ] ||
-		fail "exec --expect-fingerprint passed while an update of the policy was in flight (its client gone)"
+	expect_cordon_error NET_POLICY 'an update of its network policy is being applied'
 	kill -CONT "$owner"
-	fp_changed() { [ "$(jq -r .net_fingerprint "$root/$id/state.json")" != "$fp0" ]; }
-	wait_until "$WAIT_LIMIT" fp_changed || fail "the update was not applied"
+	mark_gone() { [ ! -e "$root/$id/net-update" ]; }
+	wait_until "$WAIT_LIMIT" mark_gone || fail "the gone client's mark was never removed"
+	[ "$(jq -r .net_fingerprint "$root/$id/state.json")" = "$fp0" ] ||
+		fail "the update of a client gone before it was looked at was applied"
+	cordon --root "$root" exec --expect-fingerprint "$fp0" "$id" -- echo ran
+	expect_rc 0
+	expect_line '^ran$'
+	cordon --root "$root" update "$id" --net-allow denied.test
+	expect_rc 0
+	[ "$(jq -r .net_fingerprint "$root/$id/state.json")" != "$fp0" ] ||
+		fail "an update after the gone one was not applied"
 	cordon --root "$root" kill "$id" KILL
 	cordon --root "$root" delete --force "$id"
 }
