@@ -251,6 +251,19 @@ int cordon_read_file_at(int dirfd, const char *path, char **out, size_t *out_len
 int cordon_file_replace_at(int dir_fd, const char *name, const char *temp_prefix,
 			   const void *data, size_t len, mode_t mode, unsigned flags);
 /*
+ * The directories that held the symlinks a walk followed (O_PATH fds, in
+ * the order met), for a check that needs what is known only later:
+ * cordon exec refuses an output path that went through a link lying in
+ * the sandbox's own places, which the workload may have made (its files
+ * are root's or the caller's on the host, so ownership cannot tell).
+ */
+#define CORDON_PATH_LINKS_MAX 40
+struct cordon_path_links {
+	int fd[CORDON_PATH_LINKS_MAX];
+	size_t n;
+};
+void cordon_path_links_close(struct cordon_path_links *links);
+/*
  * The directory of PATH, where a file cordon writes at PATH is made
  * (cordon_file_replace_at): opened by the host-path walk
  * (cordon_path_open, with `code`) as an O_PATH fd, which is returned, and
@@ -259,6 +272,10 @@ int cordon_file_replace_at(int dir_fd, const char *name, const char *temp_prefix
  */
 int cordon_output_dir_open(const char *path, const char *what, enum cordon_code code, char **name,
 			   struct cordon_error *err);
+/* The same, the links its walk followed added to *links (cordon_path_open_links). */
+int cordon_output_dir_open_links(const char *path, const char *what, enum cordon_code code,
+				 char **name, struct cordon_path_links *links,
+				 struct cordon_error *err);
 /*
  * A copy of s that is well-formed UTF-8 (RFC 3629): each byte that is not
  * part of a well-formed sequence replaced by U+FFFD (malloc'd).
@@ -276,6 +293,7 @@ struct cordon_pid_file {
 	int dir_fd; /* the directory (O_PATH), -1 when closed */
 	char *name;
 	char *path; /* as given, for messages */
+	struct cordon_path_links links; /* where the walk to it followed links */
 };
 int cordon_pid_file_open(struct cordon_pid_file *pf, const char *path, struct cordon_error *err);
 int cordon_pid_file_write(const struct cordon_pid_file *pf, pid_t pid, struct cordon_error *err);
@@ -421,6 +439,9 @@ int cordon_path_open_at(int dir_fd, const char *path, const char *what, enum cor
  */
 int cordon_path_mkdirs(const char *path, mode_t mode, const char *what, enum cordon_code code,
 		       struct cordon_error *err);
+/* cordon_path_open, adding to *links (NULL: none kept). */
+int cordon_path_open_links(const char *path, const char *what, enum cordon_code code,
+			   struct cordon_path_links *links, struct cordon_error *err);
 struct stat;
 /*
  * The walk's rule for a second name, for a file FILE found at COMP in the

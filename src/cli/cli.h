@@ -68,7 +68,8 @@ int cli_bundle_load(const struct cli_bundle_args *args, struct cordon_spec *spec
  * --result-json PATH: its directory opened now (the host-path walk), the
  * name in it checked (absent, or a regular file). 0, or -1 with err set.
  */
-int cli_result_target_open(const char *path, int *dir_fd, char **name, struct cordon_error *err);
+int cli_result_target_open(const char *path, int *dir_fd, char **name,
+			   struct cordon_path_links *links, struct cordon_error *err);
 /* SIGNAL as a name (TERM, SIGTERM, RTMIN+2) or a number. */
 int cli_signal_parse(const char *text, int *sig, struct cordon_error *err);
 

@@ -105,6 +105,7 @@ struct exec_args {
 	bool conflict;             /* refused as a usage conflict: no result written */
 	struct cordon_result_target result;
 	char *result_name;
+	struct cordon_path_links result_links; /* the walk to --result-json's directory */
 };
 
 static bool all_digits(const char *s)
@@ -311,7 +312,8 @@ static int apply_flag(struct exec_args *a, int id, const char *value, struct cor
 			return cordon_error_set(err, CORDON_E_USAGE, 0,
 						"--result-json: given twice");
 		a->result.path = value;
-		return cli_result_target_open(value, &a->result.dir_fd, &a->result_name, err);
+		return cli_result_target_open(value, &a->result.dir_fd, &a->result_name,
+					      &a->result_links, err);
 	case X_EXPECT_FINGERPRINT:
 		if (strlen(value) != 64 || strspn(value, "0123456789abcdef") != 64)
 			return cordon_error_set(err, CORDON_E_USAGE, 0,
@@ -415,7 +417,7 @@ static int exec_supervised(struct exec_args *a, struct cordon_audit *audit,
 	if (res.failed)
 		cordon_error_print(&res.error);
 	a->result.name = a->result_name;
-	if (a->result.dir_fd >= 0 &&
+	if (a->result.dir_fd >= 0 && !a->conflict &&
 	    cordon_result_write_to(&a->result, a->opts.id, &res, err) < 0) {
 		cordon_error_print(err);
 		code = CORDON_EXIT_FAILURE;
@@ -449,6 +451,9 @@ static int exec(struct exec_args *a, struct cordon_error *err)
 	/* Its directory before the process exists (a bad one: nothing to undo). */
 	if (a->pid_file && cordon_pid_file_open(&pid_file, a->pid_file, err) < 0)
 		return -1;
+	a->opts.output_links[0] = &pid_file.links;
+	a->opts.output_links[1] = &a->result_links;
+	a->opts.output_refused = &a->conflict;
 	if (a->process_file) {
 		_cleanup_free_ char *what = cordon_xasprintf("--process %s", a->process_file);
 
@@ -530,6 +535,7 @@ int cli_exec(int argc, char **argv)
 	}
 	cordon_strv_free(a.env);
 	cordon_closep(&a.result.dir_fd);
+	cordon_path_links_close(&a.result_links);
 	free(a.result_name);
 	return code;
 }

@@ -203,11 +203,11 @@ static int parse_seconds(const char *flag, const char *value, uint64_t *ms,
  * `cordon exec --result-json` opens its target the same way.
  */
 int cli_result_target_open(const char *path, int *dir_fd_out, char **name_out,
-			   struct cordon_error *err)
+			   struct cordon_path_links *links, struct cordon_error *err)
 {
 	_cleanup_free_ char *name = NULL;
-	_cleanup_close_ int dir_fd =
-		cordon_output_dir_open(path, "--result-json", CORDON_E_USAGE, &name, err);
+	_cleanup_close_ int dir_fd = cordon_output_dir_open_links(path, "--result-json",
+								  CORDON_E_USAGE, &name, links, err);
 	struct stat st;
 
 	if (dir_fd < 0)
@@ -233,7 +233,7 @@ static int result_target_open(struct cordon_spec *spec, const char *path, struct
 	_cleanup_free_ char *name = NULL;
 	int dir_fd;
 
-	if (cli_result_target_open(path, &dir_fd, &name, err) < 0)
+	if (cli_result_target_open(path, &dir_fd, &name, NULL, err) < 0)
 		return -1;
 	cordon_closep(&spec->result_dir_fd);
 	spec->result_dir_fd = dir_fd;

@@ -149,6 +149,13 @@ int cordon_file_replace_at(int dir_fd, const char *name, const char *temp_prefix
 int cordon_output_dir_open(const char *path, const char *what, enum cordon_code code, char **name,
 			   struct cordon_error *err)
 {
+	return cordon_output_dir_open_links(path, what, code, name, NULL, err);
+}
+
+int cordon_output_dir_open_links(const char *path, const char *what, enum cordon_code code,
+				 char **name, struct cordon_path_links *links,
+				 struct cordon_error *err)
+{
 	const char *slash = strrchr(path, '/');
 	const char *base = slash ? slash + 1 : path;
 	_cleanup_free_ char *dir = NULL;
@@ -168,7 +175,7 @@ int cordon_output_dir_open(const char *path, const char *what, enum cordon_code 
 		_cleanup_free_ char *label = cordon_xasprintf("%s: directory", what);
 
 		/* By the host-path walk: host root's write follows no other user's link. */
-		dir_fd = cordon_path_open(dir, label, code, err);
+		dir_fd = cordon_path_open_links(dir, label, code, links, err);
 	}
 	if (dir_fd < 0)
 		return -1;
@@ -182,7 +189,8 @@ int cordon_output_dir_open(const char *path, const char *what, enum cordon_code 
 
 int cordon_pid_file_open(struct cordon_pid_file *pf, const char *path, struct cordon_error *err)
 {
-	pf->dir_fd = cordon_output_dir_open(path, "--pid-file", CORDON_E_PATH, &pf->name, err);
+	pf->dir_fd = cordon_output_dir_open_links(path, "--pid-file", CORDON_E_PATH, &pf->name,
+						  &pf->links, err);
 	if (pf->dir_fd < 0)
 		return -1;
 	pf->path = cordon_xstrdup(path);
@@ -205,6 +213,7 @@ int cordon_pid_file_write(const struct cordon_pid_file *pf, pid_t pid, struct co
 void cordon_pid_file_close(struct cordon_pid_file *pf)
 {
 	cordon_closep(&pf->dir_fd);
+	cordon_path_links_close(&pf->links);
 	free(pf->name);
 	free(pf->path);
 	pf->name = pf->path = NULL;

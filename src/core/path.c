@@ -21,7 +21,7 @@
 
 #include "cordon/core.h"
 
-#define PATH_LINKS_MAX 40
+#define PATH_LINKS_MAX CORDON_PATH_LINKS_MAX
 
 /* Root and the caller gain nothing from their own links. */
 static bool owner_trusted(uid_t uid)
@@ -110,7 +110,7 @@ int cordon_path_check_names(const struct stat *dir, const struct stat *file, con
  * walked into like any other.
  */
 static int path_walk(int dir_fd, const char *path, const char *what, enum cordon_code code,
-		     mode_t mkdir_mode, struct cordon_error *err)
+		     mode_t mkdir_mode, struct cordon_path_links *kept, struct cordon_error *err)
 {
 	struct open_how how = {
 		.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
@@ -197,6 +197,16 @@ static int path_walk(int dir_fd, const char *path, const char *what, enum cordon
 			if (++links > PATH_LINKS_MAX)
 				return cordon_error_set(err, code, ELOOP, "%s %s", what, path);
 			target[len] = '\0';
+			if (kept) {
+				if (kept->n >= CORDON_PATH_LINKS_MAX)
+					return cordon_error_set(err, code, ELOOP, "%s %s", what,
+								path);
+				kept->fd[kept->n] = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+				if (kept->fd[kept->n] < 0)
+					return cordon_error_set(err, code, errno, "%s %s", what,
+								path);
+				kept->n++;
+			}
 			/*
 			 * A symlink that another user owns, or that lies in a
 			 * directory another user owns, is followed only while it
@@ -235,19 +245,32 @@ static int path_walk(int dir_fd, const char *path, const char *what, enum cordon
 int cordon_path_open(const char *path, const char *what, enum cordon_code code,
 		     struct cordon_error *err)
 {
-	return path_walk(AT_FDCWD, path, what, code, 0, err);
+	return path_walk(AT_FDCWD, path, what, code, 0, NULL, err);
+}
+
+int cordon_path_open_links(const char *path, const char *what, enum cordon_code code,
+			   struct cordon_path_links *links, struct cordon_error *err)
+{
+	return path_walk(AT_FDCWD, path, what, code, 0, links, err);
+}
+
+void cordon_path_links_close(struct cordon_path_links *links)
+{
+	for (size_t i = 0; i < links->n; i++)
+		cordon_closep(&links->fd[i]);
+	links->n = 0;
 }
 
 int cordon_path_open_at(int dir_fd, const char *path, const char *what, enum cordon_code code,
 			struct cordon_error *err)
 {
-	return path_walk(dir_fd, path, what, code, 0, err);
+	return path_walk(dir_fd, path, what, code, 0, NULL, err);
 }
 
 int cordon_path_mkdirs(const char *path, mode_t mode, const char *what, enum cordon_code code,
 		       struct cordon_error *err)
 {
-	return path_walk(AT_FDCWD, path, what, code, mode, err);
+	return path_walk(AT_FDCWD, path, what, code, mode, NULL, err);
 }
 
 void cordon_path_id_of(const struct stat *st, struct cordon_path_id *id)

@@ -669,6 +669,44 @@ static int exec_spec(const struct cordon_state *state, const struct cordon_exec_
 	return cordon_spec_finalize(spec, err);
 }
 
+/*
+ * --pid-file and --result-json are written by this command on the host
+ * (as host root when rootful). A link their walk followed that lies in
+ * one of the sandbox's own places (the workspace, a writable bind, a
+ * writable rootfs) may be the workload's: its files are root's or the
+ * caller's on the host, so the walk's ownership rule trusts them, and a
+ * directory it swapped for a link would move the write anywhere. Refused
+ * (CORDON_E_PATH), and nothing is written there.
+ */
+static int exec_outputs_safe(const struct cordon_spec *spec, const struct cordon_exec_opts *opts,
+			     struct cordon_error *err)
+{
+	static const char *const flag[] = { "--pid-file", "--result-json" };
+
+	for (size_t i = 0; i < 2; i++) {
+		const struct cordon_path_links *l = opts->output_links[i];
+
+		for (size_t k = 0; l && k < l->n; k++) {
+			const char *place, *what;
+			int dir = fcntl(l->fd[k], F_DUPFD_CLOEXEC, 3);
+
+			if (dir < 0 || cordon_spec_writable_above(spec, dir, &place, &what) < 0)
+				return cordon_error_set(err, CORDON_E_PATH, errno, "%s", flag[i]);
+			if (!place)
+				continue;
+			if (opts->output_refused)
+				*opts->output_refused = true;
+			return cordon_error_set(
+				err, CORDON_E_PATH, 0,
+				"%s: its path goes through a symlink in %s %s of container %s, "
+				"which the workload may have made: refused (name the directory "
+				"itself)",
+				flag[i], what, place, spec->id);
+		}
+	}
+	return 0;
+}
+
 /* What the process joins: the workload (by pidfd) and the namespaces around it. */
 static int exec_target(const struct cordon_state *state, struct exec_ctx *x,
 		       struct cordon_error *err)
@@ -1012,7 +1050,8 @@ int sandbox_exec_start(const struct cordon_exec_opts *opts, struct exec_tree *tr
 				 "container %s: its network policy is %s, not %s: refused", opts->id,
 				 state.info.net_fingerprint[0] ? state.info.net_fingerprint : "none",
 				 opts->expect_fingerprint);
-	else if (exec_spec(&state, opts, &spec, err) == 0 && exec_target(&state, &x, err) == 0 &&
+	else if (exec_spec(&state, opts, &spec, err) == 0 && exec_outputs_safe(&spec, opts, err) == 0 &&
+		 exec_target(&state, &x, err) == 0 &&
 		 (state.info.kind != CORDON_KIND_SESSION || session_register(&state, err) == 0)) {
 		cordon_trace("exec-spec");
 		cordon_state_close(&state);

@@ -32,6 +32,22 @@ static const char *seccomp_name(enum cordon_seccomp_mode mode)
 						   "default";
 }
 
+static void place(yajl_gen g, const char *kind, const char *path, const struct cordon_path_id *id)
+{
+	if (!id->valid)
+		return;
+	yajl_gen_map_open(g);
+	key(g, "kind");
+	str(g, kind);
+	key(g, "path");
+	str(g, path);
+	key(g, "dev");
+	yajl_gen_integer(g, (long long)id->dev);
+	key(g, "ino");
+	yajl_gen_integer(g, (long long)id->ino);
+	yajl_gen_map_close(g);
+}
+
 char *cordon_spec_session_json(const struct cordon_spec *spec)
 {
 	const struct cordon_security *sec = &spec->security;
@@ -83,6 +99,17 @@ char *cordon_spec_session_json(const struct cordon_spec *spec)
 		str(g, hex);
 		free(hex);
 	}
+	/* The host places the workload writes (cordon exec's output-path check). */
+	key(g, "places");
+	yajl_gen_array_open(g);
+	if (spec->workspace)
+		place(g, "workspace", spec->workspace, &spec->workspace_id);
+	for (size_t i = 0; i < spec->n_binds; i++)
+		if (spec->binds[i].writable)
+			place(g, "bind", spec->binds[i].source, &spec->binds[i].source_id);
+	if (!spec->overlay && spec->rootfs)
+		place(g, "rootfs", spec->rootfs, &spec->rootfs_id);
+	yajl_gen_array_close(g);
 	yajl_gen_map_close(g);
 	return cordon_json_gen_take(g);
 }
@@ -137,6 +164,67 @@ static int load_filter(struct cordon_security *sec, const char *hex)
 	return 0;
 }
 
+static void set_place(char **path, struct cordon_path_id *id, const char *p, long long dev,
+		      long long ino)
+{
+	free(*path);
+	*path = cordon_xstrdup(p);
+	memset(id, 0, sizeof(*id));
+	id->dev = (dev_t)dev;
+	id->ino = (ino_t)ino;
+	id->valid = true;
+}
+
+/*
+ * The places back into the spec's workspace, binds and rootfs, with the
+ * ids they had at create (an exec mounts nothing: they only name what
+ * the workload writes). A file without them (an older cordon's) has
+ * none, and v NULL is fine.
+ */
+static int load_places(struct cordon_spec *spec, yajl_val v)
+{
+	const char *kind_path[] = { "kind", NULL }, *path_path[] = { "path", NULL };
+	const char *dev_path[] = { "dev", NULL }, *ino_path[] = { "ino", NULL };
+
+	if (!v)
+		return 0;
+	if (!YAJL_IS_ARRAY(v) || YAJL_GET_ARRAY(v)->len > 4096)
+		return -1;
+	for (size_t i = 0; i < YAJL_GET_ARRAY(v)->len; i++) {
+		yajl_val e = YAJL_GET_ARRAY(v)->values[i];
+		yajl_val k = yajl_tree_get(e, kind_path, yajl_t_string);
+		yajl_val p = yajl_tree_get(e, path_path, yajl_t_string);
+		yajl_val d = yajl_tree_get(e, dev_path, yajl_t_number);
+		yajl_val n = yajl_tree_get(e, ino_path, yajl_t_number);
+		const char *kind = k ? YAJL_GET_STRING(k) : "";
+		struct cordon_bind *b;
+
+		if (!p || !d || !n || !YAJL_IS_INTEGER(d) || !YAJL_IS_INTEGER(n) ||
+		    YAJL_GET_STRING(p)[0] != '/')
+			return -1;
+		if (strcmp(kind, "workspace") == 0) {
+			set_place(&spec->workspace, &spec->workspace_id, YAJL_GET_STRING(p),
+				  YAJL_GET_INTEGER(d), YAJL_GET_INTEGER(n));
+		} else if (strcmp(kind, "rootfs") == 0) {
+			spec->overlay = false;
+			set_place(&spec->rootfs, &spec->rootfs_id, YAJL_GET_STRING(p),
+				  YAJL_GET_INTEGER(d), YAJL_GET_INTEGER(n));
+		} else if (strcmp(kind, "bind") == 0) {
+			spec->binds = cordon_xrealloc(spec->binds,
+						      (spec->n_binds + 1) * sizeof(*spec->binds));
+			b = &spec->binds[spec->n_binds++];
+			memset(b, 0, sizeof(*b));
+			b->writable = true;
+			b->destination = cordon_xstrdup("/");
+			set_place(&b->source, &b->source_id, YAJL_GET_STRING(p),
+				  YAJL_GET_INTEGER(d), YAJL_GET_INTEGER(n));
+		} else {
+			return -1;
+		}
+	}
+	return 0;
+}
+
 static int load_rlimits(struct cordon_rlimits *r, yajl_val v)
 {
 	r->n = 0;
@@ -171,7 +259,7 @@ int cordon_spec_from_session(struct cordon_spec *spec, const char *id, const cha
 	const char *cwd_path[] = { "cwd", NULL }, *env_path[] = { "env", NULL };
 	const char *caps_path[] = { "caps", NULL }, *rl_path[] = { "rlimits", NULL };
 	const char *sc_path[] = { "seccomp", NULL }, *filter_path[] = { "filter", NULL };
-	const char *guard_path[] = { "mode_guard", NULL };
+	const char *guard_path[] = { "mode_guard", NULL }, *places_path[] = { "places", NULL };
 	struct cordon_security *sec = &spec->security;
 	yajl_val tree = NULL, v;
 	uint32_t uid, gid;
@@ -246,6 +334,10 @@ int cordon_spec_from_session(struct cordon_spec *spec, const char *id, const cha
 	    (sec->seccomp != CORDON_SECCOMP_UNCONFINED && sec->n_filters != 1)) {
 		/* A filtered session's exec never runs unfiltered: no program, no exec. */
 		bad(id, "seccomp filter", err);
+		goto out;
+	}
+	if (load_places(spec, yajl_tree_get(tree, places_path, yajl_t_array)) < 0) {
+		bad(id, "places", err);
 		goto out;
 	}
 	spec->session = true;

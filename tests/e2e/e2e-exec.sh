@@ -26,6 +26,11 @@ start_sandbox() {
 		SHM=/tmp
 	else
 		mk_bundle b sleep "$MARK" || return 1
+		# A writable bind of $CASE_DIR/share at /share, asked by SHARE=1.
+		if [ -n "${SHARE:-}" ]; then
+			cfg 'c["mounts"].append({"destination": "/share", "type": "bind", "source": sys.argv[1], "options": ["rbind", "rw"]})' \
+				"$CASE_DIR/share" || return 1
+		fi
 		oc create -b "$BUNDLE" "$1" && oc start "$1"
 		expect_rc 0 || return 1
 		SHM=/dev/shm
@@ -384,6 +389,45 @@ t_result_json_hostile() {
 	end_case
 }
 
+# --pid-file and --result-json are written by cordon exec on the host:
+# a path that goes through a symlink in the sandbox's own places (the
+# session's workspace, an OCI container's writable bind), which the
+# workload may have made in place of a directory, is refused, and
+# nothing is written where it points (its files are root's or the
+# caller's on the host: the walk's ownership rule alone trusted it). A
+# link elsewhere is followed as before.
+t_output_link_refused() {
+	local id=$CASE_ID-l place inside
+	setup_case
+	mkdir -p "$CASE_DIR/share" "$CASE_DIR/victim" "$CASE_DIR/real"
+	# Rootful, the container's root is not host root: anyone may add names
+	# to the share (its link is then another uid's, refused by the walk's
+	# own rule, as the message says).
+	[ "$MODE" = rootful ] && chmod 1777 "$CASE_DIR/share"
+	[ "$MODE" = rootless ] &&
+		chown "$TEST_UID:$TEST_GID" "$CASE_DIR/share" "$CASE_DIR/victim" "$CASE_DIR/real"
+	SHARE=1 start_sandbox "$id" "${1:-oci}" || return
+	if [ "${1:-oci}" = native ]; then
+		place=$CASE_DIR/ws inside=/workspace
+	else
+		place=$CASE_DIR/share inside=/share
+	fi
+	oc exec "$id" -- sh -c "mkdir -p $inside/run && rm -rf $inside/run && ln -s $CASE_DIR/victim $inside/run"
+	expect_rc 0 || return
+	[ -L "$place/run" ] || { fail "the workload's link is not at $place/run"; return; }
+	oc exec --pid-file "$place/run/exec.pid" "$id" -- true
+	expect_cordon_error PATH "symlink"
+	oc exec --result-json "$place/run/r.json" "$id" -- true
+	expect_cordon_error PATH "symlink"
+	[ -z "$(ls -A "$CASE_DIR/victim")" ] || fail "written where the workload's link points: $(ls -A "$CASE_DIR/victim")"
+	ln -s "$CASE_DIR/real" "$CASE_DIR/lnk"
+	oc exec --pid-file "$CASE_DIR/lnk/exec.pid" --detach "$id" -- true
+	expect_rc 0
+	[ -s "$CASE_DIR/real/exec.pid" ] || fail "a link outside the sandbox's places was not followed"
+	oc delete -f "$id"
+	end_case
+}
+
 # The supervised flags wait for the command and take its output: with
 # -t (the output goes to --console-socket), --detach or --pid-file they
 # are refused, naming both flags, before anything runs or is written.
@@ -443,6 +487,7 @@ each_mode "exec --timeout: a caller that stops reading does not hold the timeout
 each_mode "exec --timeout: a reader that goes away (| head) ends nothing but the output" t_reader_gone
 each_mode "exec: the sandbox ends under a supervised exec: 125, nothing waits" t_sandbox_ends_under_exec
 each_mode "exec --result-json: a planted link or a directory is refused" t_result_json_hostile
+each_mode "exec --pid-file, --result-json: a link in the sandbox's own places is refused" t_output_link_refused
 rootful_only "exec: the reaper cannot be signalled from the container" t_reaper_unkillable
 rootless_only "exec: a root command that kills the reaper (rootless: the caller's uid) gets 125, not a made-up status" t_reaper_killed_rootless
 # The same in a session of `cordon create ROOTFS` (skipped, saying so, in a build without it).
@@ -454,4 +499,5 @@ each_mode "session: exec --output-max: the cap, the counts, a flood" t_output_ma
 each_mode "session: exec: cordon run's exit statuses and result JSON" t_statuses_and_result native
 each_mode "exec: the supervised flags with -t, --detach or --pid-file are refused, nothing runs" t_supervised_refusals
 each_mode "session: exec: the supervised flags with -t, --detach or --pid-file are refused" t_supervised_refusals native
+each_mode "session: exec --pid-file, --result-json: a link in the workspace is refused" t_output_link_refused native
 done_testing
