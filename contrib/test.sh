@@ -2,13 +2,15 @@
 # contrib/test.sh — build cordon three times and run every test; what CI runs.
 #
 #   build/       -Dwerror=true, debugoptimized: all suites (unit, e2e, ...),
-#                then the VM suite (tests/vm: Debian 12's kernel, pure cgroup v2)
+#                and beside them the VM suite (tests/vm: Debian 12's kernel, pure cgroup v2)
 #   build-asan/  ASan + UBSan at -O1, no rootfs: the unit suite only
 #   build-fuzz/  clang, libFuzzer + ASan + UBSan: the fuzzers, two at a time
 #
-# The VM suite runs in the background beside the ASan unit run and the
-# fuzzers (three separate build trees; nothing shared but the CPU), all at
-# the VM's niceness; its output is printed whole after theirs.
+# The VM suite runs in the background from the start of build/'s suites,
+# then beside the ASan unit run and the fuzzers (the guest sees the host
+# read-only and has no network: nothing shared but the CPU; qemu at nice
+# 10, the phases after build/'s at the same); its output is printed whole
+# after theirs.
 #
 # As root it installs missing Debian packages and creates the unprivileged
 # user cordon-test (with a 65536-id range in /etc/subuid and /etc/subgid) that
@@ -270,11 +272,13 @@ for sig in TERM INT HUP; do
 done
 
 if [ "$build_ok" -eq 1 ]; then
-	run_suite build build --timeout-multiplier 2
 	# Debian 12's kernel on pure cgroup v2, in a VM under emulation
 	# (tests/vm): its budget and the time it took are in its output.
 	# In the background: its output goes to a file, its failed steps to
-	# another; a TERM passes on to its meson (which stops the VM).
+	# another; a TERM passes on to its meson (which stops the VM). It
+	# starts with the host's suites: qemu runs at nice 10 (vm.sh), so it
+	# takes the CPU they leave (the serial network scripts wait more than
+	# they compute), and the run no longer waits for it at the end.
 	vm_out=$(mktemp)
 	vm_steps=$(mktemp)
 	(
@@ -287,8 +291,9 @@ if [ "$build_ok" -eq 1 ]; then
 		echo "VM suite: $((SECONDS - vm_started)) s"
 	) >"$vm_out" 2>&1 &
 	vm_pid=$!
-	# tests/vm/vm.sh runs qemu at nice 10: the phases beside it share the
-	# CPU with it evenly rather than starve it.
+	run_suite build build --timeout-multiplier 2
+	# The phases after it share the CPU with the VM evenly rather than
+	# starve it.
 	suite_nice=10
 fi
 if [ "$asan_ok" -eq 1 ]; then
