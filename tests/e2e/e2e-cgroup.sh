@@ -255,9 +255,8 @@ cpu_quota_of() {
 
 # What --cpus 0.5 sets is read exactly from the host (a count, not a
 # sample); what a busy loop then gets is measured: never above the
-# throttle, and at least a quarter of a core unless this machine could
-# not even give an unlimited loop that much (then a note: the setting
-# was already checked exactly, and a busy machine is no failure of it).
+# throttle (a load can only lower it). How little it may get depends on
+# the machine's load: noted, never failed.
 t_cpus_half() {
 	local res=$CASE_DIR/result.json free=$CASE_DIR/free.json ratio control q
 	if [ "$MODE" = rootful ]; then
@@ -285,13 +284,10 @@ t_cpus_half() {
 	_case_notes+=("note: --cpus 0.5 busy loop used $ratio of the wall time; unlimited: $control (loadavg $(cut -d' ' -f1-3 /proc/loadavg))")
 	# The throttle is never exceeded, however idle the machine is.
 	between "$ratio" 0 0.75 || fail "--cpus 0.5: the busy loop used $ratio of a core (expected 0.25-0.75)"
-	if ! between "$ratio" 0.25 1; then
-		if [ "$control" != null ] && between "$control" 0 0.6; then
-			_case_notes+=("note: the machine was too busy for the lower bound: an unlimited loop got only $control of a core")
-		else
-			fail "--cpus 0.5: the busy loop got only $ratio of a core (unlimited: $control; expected 0.25-0.75)"
-		fi
-	fi
+	# A lower bound would be a sample of the machine's load (the control
+	# loop runs at another moment): only noted.
+	between "$ratio" 0.25 1 ||
+		_case_notes+=("note: the busy loop got only $ratio of a core (unlimited, just after: $control)")
 	if [ "$control" != null ] && ! between "$control" 0.8 2; then
 		_case_notes+=("note: unlimited loop below 0.8 of a core: a busy machine")
 	fi

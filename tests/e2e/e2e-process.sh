@@ -19,12 +19,15 @@ t_pid_namespace() {
 	expect_out_has $'PPid:\t0' "expected pid 1 to have no parent inside"
 }
 
+# Only the lower bounds are timed (a load can only lengthen a run): that
+# the run ended at all, with 124, is the proof that the signals came (the
+# workloads never end by themselves), and the harness's own limit
+# (E2E_RUN_TIMEOUT) catches one that never does.
 t_timeout() {
 	new_mark
 	crun --timeout 1 -- sleep "$MARK"
 	expect_rc 124 "expected exit 124 on timeout"
 	[ "$LAST_MS" -ge 900 ] || fail "returned after $LAST_MS ms, before the 1 s timeout"
-	[ "$LAST_MS" -lt 5000 ] || fail "took $LAST_MS ms to time out a 1 s timeout (sleep dies on SIGTERM)"
 	no_procs_matching "$MARK" || fail "a sleep $MARK process survived the timeout: $(procs_matching "$MARK")"
 }
 
@@ -34,14 +37,13 @@ t_timeout_fraction_and_kill_after() {
 	crun --timeout 0.5 --kill-after 1 -- sh -c "trap '' TERM; while :; do sleep 0.2; done; : $MARK"
 	expect_rc 124 "expected exit 124 on timeout"
 	[ "$LAST_MS" -ge 1400 ] || fail "returned after $LAST_MS ms: SIGKILL came before 0.5 s + 1 s of grace"
-	[ "$LAST_MS" -lt 6000 ] || fail "took $LAST_MS ms: SIGKILL did not follow --kill-after 1"
 	no_procs_matching "$MARK" || fail "workload survived: $(procs_matching "$MARK")"
 }
 
 t_no_timeout_when_fast() {
 	crun --timeout 5 -- sh -c 'sleep 0.2; exit 7'
+	# Its own status: --timeout did not end it.
 	expect_rc 7 "expected the workload's status when it ends before --timeout"
-	[ "$LAST_MS" -lt 4000 ] || fail "took $LAST_MS ms for a 0.2 s workload"
 }
 
 # Bytes of FILE, and of FILE without cordon's truncation notice (which may

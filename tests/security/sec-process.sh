@@ -125,36 +125,32 @@ t_nproc_counted() {
 }
 
 # A real bomb under the default limits forks until the limit stops it;
-# --timeout ends the run; the host stays responsive; nothing is left
-# behind. Its shells exit as their forks fail, so the number alive falls
-# back between any two looks: the proof is the refusals it counts on its
-# stderr ("can't fork", in the file, after the run), the limit itself is
-# counted above. Every process of the bomb carries MARK on its command
-# line (forks of the same sh -c).
+# --timeout ends the run; the host can still start a process; nothing is
+# left behind. Each member waits for the two it made, so those that
+# forked stay alive and the bomb holds at the limit until the timeout
+# (one whose shells exit as their forks fail can die out on a loaded
+# machine before it gets going). Counted, not timed: the refusals on its
+# stderr ("can't fork"), and the processes alive (every one carries MARK
+# on its command line, forks of the same sh -c), never above nproc 1024.
+# The host's process start is bounded only by timeout(1)'s 10 s.
 t_forkbomb() {
-	local refused t0 t1 ms
+	local refused n
 	new_mark
-	crun_bg --no-workspace --timeout 5 --kill-after 2 -- sh -c "b() { b | b & }; b; sleep 60 # $MARK"
-	# From its first refused fork on, the host must still start a process
-	# promptly.
-	wait_until "$WAIT_LIMIT" grep -q "can't fork" "$CASE_DIR/err"
-	t0=${EPOCHREALTIME/./}
-	timeout 5 sh -c true
-	t1=${EPOCHREALTIME/./}
-	ms=$(((t1 - t0) / 1000))
-	[ "$ms" -lt 1000 ] || _fail_raw "the host was unresponsive during the bomb: sh -c true took $ms ms"
+	crun_bg --no-workspace --timeout 10 --kill-after 2 -- \
+		sh -c "b() { b | b & wait; }; b; sleep 60 # $MARK"
+	wait_until "$WAIT_LIMIT" grep -q "can't fork" "$CASE_DIR/err" ||
+		_fail_raw "the bomb never hit the process limit (no \"can't fork\" on its stderr)"
+	n=$(pgrep -c -f -- "$MARK")
+	[ "$n" -le 1024 ] || _fail_raw "$n processes of the bomb alive at once: more than nproc 1024"
+	timeout 10 sh -c true || _fail_raw "the host could not start a process during the bomb"
 	wait_bg_for "$WAIT_LIMIT" || return
 	expect_rc 124 "expected the run to end by --timeout (124)"
 	refused=$(grep -c "can't fork" <<<"$ERR")
 	[ "$refused" -gt 0 ] || _fail_raw "the bomb never hit the process limit (no \"can't fork\" on its stderr)"
-	t0=${EPOCHREALTIME/./}
-	timeout 5 sh -c true || _fail_raw "the host cannot start a process after the bomb"
-	t1=${EPOCHREALTIME/./}
-	ms=$(((t1 - t0) / 1000))
-	[ "$ms" -lt 1000 ] || _fail_raw "the host was slow after the bomb: sh -c true took $ms ms"
+	timeout 10 sh -c true || _fail_raw "the host cannot start a process after the bomb"
 	wait_until "$WAIT_LIMIT" no_procs_matching "$MARK" ||
 		_fail_raw "bomb processes remain after the run: $(pgrep -c -f -- "$MARK")"
-	_case_notes+=("note: the bomb was refused $refused forks")
+	_case_notes+=("note: the bomb was refused $refused forks; $n of its processes alive at one look")
 }
 
 sec_each "no caller fd leaks into the workload (exec 7< before cordon)" t_fds
