@@ -165,11 +165,15 @@ void cordon_audit_dns(struct cordon_audit *a, const struct cordon_audit_dns *d);
 /*
  * Dropped packets in all and by destination (cordon_nft_read_drops, most
  * first), read from the gateway's counters at a command's end; the
- * first CORDON_AUDIT_DROPS_MAX destinations are written.
+ * first CORDON_AUDIT_DROPS_MAX destinations are written. A session's
+ * event at each exec's end (per_exec) is counted in the workload's share
+ * of the cap, as dns events are: its size and how often it comes are the
+ * workload's to choose, and the callers' share keeps their exec events.
  */
 #define CORDON_AUDIT_DROPS_MAX 64
 int cordon_audit_denied(struct cordon_audit *a, const struct cordon_nft_drop *d, size_t n,
-			uint64_t total_packets, uint64_t total_bytes, struct cordon_error *err);
+			uint64_t total_packets, uint64_t total_bytes, bool per_exec,
+			struct cordon_error *err);
 
 /* What the end removed, and the first failure (NULL: none). */
 int cordon_audit_cleanup(struct cordon_audit *a, const char *const *removed, size_t n,

@@ -27,8 +27,8 @@
 #define AUDIT_RESERVE_MINIMAL (60 * 1024)
 
 enum audit_class {
-	AUDIT_WORKLOAD, /* driven by the workload (dns): three quarters of the cap */
-	AUDIT_CALLER,   /* create, exec, policy, denied: the cap less both reserves */
+	AUDIT_WORKLOAD, /* driven by the workload (dns, a session exec's denied): three quarters of the cap */
+	AUDIT_CALLER,   /* create, exec, policy, a run's denied: the cap less both reserves */
 	AUDIT_MINIMAL,  /* an exec's minimal record: the cap less the cleanup's reserve */
 	AUDIT_LAST,     /* cleanup: the whole cap */
 };

@@ -300,7 +300,8 @@ void cordon_audit_dns(struct cordon_audit *a, const struct cordon_audit_dns *d)
 }
 
 int cordon_audit_denied(struct cordon_audit *a, const struct cordon_nft_drop *d, size_t n,
-			uint64_t total_packets, uint64_t total_bytes, struct cordon_error *err)
+			uint64_t total_packets, uint64_t total_bytes, bool per_exec,
+			struct cordon_error *err)
 {
 	yajl_gen g;
 
@@ -320,7 +321,7 @@ int cordon_audit_denied(struct cordon_audit *a, const struct cordon_nft_drop *d,
 		yajl_gen_map_close(g);
 	}
 	yajl_gen_array_close(g);
-	return audit_end(a, g, AUDIT_CALLER, err);
+	return audit_end(a, g, per_exec ? AUDIT_WORKLOAD : AUDIT_CALLER, err);
 }
 
 int cordon_audit_cleanup(struct cordon_audit *a, const char *const *removed, size_t n,

@@ -61,7 +61,8 @@ static uint64_t since(uint64_t now, uint64_t then)
  * a drop since, most first. A run has one, at its end: nothing seen before.
  */
 static int audit_denied_since(struct supervisor *sv, struct cordon_nft_drop *drops, size_t n,
-			      uint64_t packets, uint64_t bytes, struct cordon_error *err)
+			      uint64_t packets, uint64_t bytes, bool per_exec,
+			      struct cordon_error *err)
 {
 	_cleanup_free_ struct cordon_nft_drop *delta = cordon_xcalloc(n ? n : 1, sizeof(*delta));
 	size_t k = 0;
@@ -87,7 +88,7 @@ static int audit_denied_since(struct supervisor *sv, struct cordon_nft_drop *dro
 	if (k)
 		qsort(delta, k, sizeof(*delta), more_drops);
 	r = cordon_audit_denied(sv->audit, delta, k, since(packets, sv->dropped_packets_seen),
-				since(bytes, sv->dropped_bytes_seen), err);
+				since(bytes, sv->dropped_bytes_seen), per_exec, err);
 	free(sv->drops_seen);
 	sv->drops_seen = drops;
 	sv->n_drops_seen = n;
@@ -112,7 +113,7 @@ void sandbox_audit_exec_end(struct supervisor *sv)
 		return;
 	}
 	/* drops are taken over with those seen, written or not. */
-	if (audit_denied_since(sv, drops, n, c.dropped_packets, c.dropped_bytes, &err) < 0) {
+	if (audit_denied_since(sv, drops, n, c.dropped_packets, c.dropped_bytes, true, &err) < 0) {
 		end_failed(sv, &err);
 		session_end(sv, "its exec's denied event could not be written");
 	}
@@ -150,7 +151,7 @@ void sandbox_audit_end(struct supervisor *sv)
 	/* The drops read at the end are taken over (and freed) with those seen. */
 	if (sv->spec->net.enabled && net->dropped_known &&
 	    audit_denied_since(sv, TAKE_PTR(sv->net.drops), sv->net.n_drops, net->dropped_packets,
-			       net->dropped_bytes, &err) < 0)
+			       net->dropped_bytes, false, &err) < 0)
 		end_failed(sv, &err);
 	removed[n++] = "processes";
 	removed[n++] = "cgroups";

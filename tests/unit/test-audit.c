@@ -291,6 +291,73 @@ START_TEST(exec_argv_cut_not_dropped)
 END_TEST
 
 /*
+ * A session exec's denied event (per_exec) is the workload's to size and
+ * to repeat: it stops at the workload's three quarters of the cap, and
+ * the callers' exec events keep the rest (up to the reserves) in full. A
+ * run's one denied event is the callers'.
+ */
+START_TEST(exec_denied_in_workload_share)
+{
+	const char *argv[] = { "owner-command", NULL };
+	struct cordon_nft_drop d[CORDON_AUDIT_DROPS_MAX];
+	struct cordon_error err = { 0 };
+	struct cordon_spec s;
+	struct cordon_audit *a;
+	char *d_dir = unit_tmpdir(), *saved = dir, *text, *last_denied;
+	int fd = open(d_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	size_t lines, end;
+
+	memset(d, 0, sizeof(d));
+	for (size_t i = 0; i < CORDON_AUDIT_DROPS_MAX; i++) {
+		d[i].addr.family = AF_INET;
+		memcpy(d[i].addr.u.bytes, (uint8_t[]){ 198, 51, 100, (uint8_t)i }, 4);
+		d[i].packets = 1000 + i;
+		d[i].bytes = 60000 + i;
+	}
+	cordon_spec_init(&s);
+	s.id = strdup("t4");
+	s.audit.dir = strdup(d_dir);
+	s.audit.max_bytes = 128 * 1024;
+	a = cordon_audit_start(&s, fd, &err);
+	ck_assert_msg(a != NULL, "%s", err.msg);
+	for (int i = 0; i < 100; i++)
+		ck_assert_int_eq(cordon_audit_denied(a, d, CORDON_AUDIT_DROPS_MAX, 64000, 3840000,
+						     true, &err),
+				 0);
+	for (int i = 0; i < 10; i++)
+		ck_assert_int_eq(cordon_audit_exec(a,
+						   &(struct cordon_audit_exec){ .argv = argv,
+										.exit_code = 0 },
+						   &err),
+				 0);
+	dir = d_dir;
+	text = log_text(&lines);
+	dir = saved;
+	last_denied = strstr(text, "\"event\":\"denied\"");
+	ck_assert_ptr_nonnull(last_denied);
+	for (char *p = last_denied; (p = strstr(p + 1, "\"event\":\"denied\"")); )
+		last_denied = p;
+	end = (size_t)(strchr(last_denied, '\n') - text) + 1;
+	ck_assert_uint_le(end, 96 * 1024);
+	ck_assert_uint_eq(lines_with(text, "\"owner-command\""), 10);
+	free(text);
+	/* The run's own: the callers' share, past the workload's. */
+	ck_assert_int_eq(cordon_audit_denied(a, d, 4, 4000, 240000, false, &err), 0);
+	dir = d_dir;
+	text = log_text(&lines);
+	dir = saved;
+	ck_assert_uint_gt(strlen(text), 96 * 1024);
+	ck_assert_ptr_nonnull(strstr(text + end, "\"event\":\"denied\""));
+	free(text);
+	cordon_audit_close(a);
+	cordon_spec_free(&s);
+	close(fd);
+	unit_rm_rf(d_dir);
+	free(d_dir);
+}
+END_TEST
+
+/*
  * At the cap every exec leaves a trace: its record, a minimal record in
  * the reserve made for them, or a count in the cleanup; the drops of a
  * later command (cordon exec, its own writer) are in the supervisor's
@@ -338,6 +405,7 @@ static Suite *audit_suite(void)
 	tcase_add_test(tc, cap_drops_whole_lines);
 	tcase_add_test(tc, exec_argv_cut_not_dropped);
 	tcase_add_test(tc, cap_every_exec_leaves_a_trace);
+	tcase_add_test(tc, exec_denied_in_workload_share);
 	suite_add_tcase(s, tc);
 	return s;
 }
