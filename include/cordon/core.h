@@ -251,11 +251,12 @@ int cordon_read_file_at(int dirfd, const char *path, char **out, size_t *out_len
 int cordon_file_replace_at(int dir_fd, const char *name, const char *temp_prefix,
 			   const void *data, size_t len, mode_t mode, unsigned flags);
 /*
- * The directories that held the symlinks a walk followed (O_PATH fds, in
- * the order met), for a check that needs what is known only later:
- * cordon exec refuses an output path that went through a link lying in
- * the sandbox's own places, which the workload may have made (its files
- * are root's or the caller's on the host, so ownership cannot tell).
+ * The directories that held the symlinks a walk followed, and those it
+ * left by '..' (O_PATH fds, in the order met), for a check that needs
+ * what is known only later: an output path that went through a link or
+ * '..' in the sandbox's own places, which the workload may have made or
+ * moved (its files are root's or the caller's on the host, so ownership
+ * cannot tell), is refused (cordon_spec_links_check).
  */
 #define CORDON_PATH_LINKS_MAX 40
 struct cordon_path_links {

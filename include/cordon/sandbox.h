@@ -215,11 +215,11 @@ struct cordon_exec_opts {
 	bool count_output;         /* stdout and stderr through cordon's pipes, counted */
 	/*
 	 * Where the walks to --pid-file's and --result-json's directories
-	 * followed links (NULL: none): refused when one lies in a place of
-	 * the sandbox's own (its workload may have made it).
+	 * followed links or '..' (NULL: none): refused when one lies in a
+	 * place of the sandbox's own (its workload may have made it).
 	 */
 	const struct cordon_path_links *output_links[2];
-	bool *output_refused; /* set when that refusal came: nothing is written there */
+	bool *outputs_unchecked; /* cleared once they passed: until then nothing is written there */
 };
 
 /*

@@ -120,6 +120,8 @@ struct cordon_spec {
 	char *result_json;   /* path, or NULL; for messages only */
 	char *result_name;   /* its last component, written relative to: */
 	int result_dir_fd;   /* its directory, opened (O_PATH) when the flag was read; -1 */
+	/* Where the walk to it followed links or '..': cleared once finalize checked them. */
+	struct cordon_path_links result_links;
 
 	cordon_capset cap_add;  /* --cap-add (only from the safe set) */
 	cordon_capset cap_drop; /* --cap-drop */
@@ -228,6 +230,16 @@ const char *cordon_spec_writable_place(const struct cordon_spec *spec, dev_t dev
 				       const char **what);
 int cordon_spec_writable_above(const struct cordon_spec *spec, int dir_fd, const char **place,
 			       const char **what);
+/*
+ * A host path cordon writes into, checked against the sandbox's places:
+ * a directory whose link or '..' its walk followed (links) that is one
+ * of them or lies below one may be the workload's doing (a directory it
+ * swapped for a link, or moved), whatever its owner. 0 when none is;
+ * else -1 with err (CORDON_E_PATH naming flag and the place), also when
+ * a directory cannot be looked at: nothing is to be written there.
+ */
+int cordon_spec_links_check(const struct cordon_spec *spec, const struct cordon_path_links *links,
+			    const char *flag, struct cordon_error *err);
 /* The same for a place the workload writes or only sees (a read-only bind, the rootfs). */
 int cordon_spec_seen_above(const struct cordon_spec *spec, int dir_fd, const char **place,
 			   const char **what);

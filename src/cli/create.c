@@ -212,7 +212,9 @@ static int create(const struct cli_bundle_args *args, struct cordon_spec *spec,
 	if (cordon_sandbox_seal_self(spec, err) < 0)
 		return -1;
 	cordon_container_warn_unapplied(spec);
-	if (args->pid_file && cordon_pid_file_open(&pid_file, args->pid_file, err) < 0)
+	/* Not through a link the bundle's workload could have left in its rootfs or mounts. */
+	if (args->pid_file && (cordon_pid_file_open(&pid_file, args->pid_file, err) < 0 ||
+			       cordon_spec_links_check(spec, &pid_file.links, "--pid-file", err) < 0))
 		return -1;
 	if (args->console_socket) {
 		console = cordon_console_connect(args->console_socket, err);
@@ -274,7 +276,8 @@ static int run_foreground(const struct cli_bundle_args *args, struct cordon_spec
 	cordon_container_warn_unapplied(spec);
 	/* Its directory now, before anything exists: written once created. */
 	if (args->pid_file) {
-		if (cordon_pid_file_open(&pid_file, args->pid_file, &err) < 0)
+		if (cordon_pid_file_open(&pid_file, args->pid_file, &err) < 0 ||
+		    cordon_spec_links_check(spec, &pid_file.links, "--pid-file", &err) < 0)
 			return cli_fail(&err);
 		opts.pid_file = &pid_file;
 	}

@@ -106,6 +106,7 @@ struct exec_args {
 	struct cordon_result_target result;
 	char *result_name;
 	struct cordon_path_links result_links; /* the walk to --result-json's directory */
+	bool unchecked; /* result_links not yet checked against the sandbox: no result written */
 };
 
 static bool all_digits(const char *s)
@@ -312,8 +313,11 @@ static int apply_flag(struct exec_args *a, int id, const char *value, struct cor
 			return cordon_error_set(err, CORDON_E_USAGE, 0,
 						"--result-json: given twice");
 		a->result.path = value;
-		return cli_result_target_open(value, &a->result.dir_fd, &a->result_name,
-					      &a->result_links, err);
+		if (cli_result_target_open(value, &a->result.dir_fd, &a->result_name,
+					   &a->result_links, err) < 0)
+			return -1;
+		a->unchecked = a->result_links.n > 0;
+		return 0;
 	case X_EXPECT_FINGERPRINT:
 		if (strlen(value) != 64 || strspn(value, "0123456789abcdef") != 64)
 			return cordon_error_set(err, CORDON_E_USAGE, 0,
@@ -417,7 +421,7 @@ static int exec_supervised(struct exec_args *a, struct cordon_audit *audit,
 	if (res.failed)
 		cordon_error_print(&res.error);
 	a->result.name = a->result_name;
-	if (a->result.dir_fd >= 0 && !a->conflict &&
+	if (a->result.dir_fd >= 0 && !a->conflict && !a->unchecked &&
 	    cordon_result_write_to(&a->result, a->opts.id, &res, err) < 0) {
 		cordon_error_print(err);
 		code = CORDON_EXIT_FAILURE;
@@ -453,7 +457,7 @@ static int exec(struct exec_args *a, struct cordon_error *err)
 		return -1;
 	a->opts.output_links[0] = &pid_file.links;
 	a->opts.output_links[1] = &a->result_links;
-	a->opts.output_refused = &a->conflict;
+	a->opts.outputs_unchecked = &a->unchecked;
 	if (a->process_file) {
 		_cleanup_free_ char *what = cordon_xasprintf("--process %s", a->process_file);
 
@@ -511,7 +515,7 @@ int cli_exec(int argc, char **argv)
 		fputs(exec_usage, stdout);
 	} else {
 		r = exec(&a, &err);
-		if (r == -1 && a.result.dir_fd >= 0 && !a.conflict) {
+		if (r == -1 && a.result.dir_fd >= 0 && !a.conflict && !a.unchecked) {
 			/* Refused before the command started: the result says why. */
 			struct cordon_result res = { .failed = true,
 						     .exit_code = CORDON_EXIT_FAILURE,

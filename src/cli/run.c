@@ -233,7 +233,8 @@ static int result_target_open(struct cordon_spec *spec, const char *path, struct
 	_cleanup_free_ char *name = NULL;
 	int dir_fd;
 
-	if (cli_result_target_open(path, &dir_fd, &name, NULL, err) < 0)
+	cordon_path_links_close(&spec->result_links);
+	if (cli_result_target_open(path, &dir_fd, &name, &spec->result_links, err) < 0)
 		return -1;
 	cordon_closep(&spec->result_dir_fd);
 	spec->result_dir_fd = dir_fd;
@@ -658,7 +659,8 @@ int cli_run(int argc, char **argv)
 	cordon_trace("parse");
 	if (code < 0 || (!help && cordon_spec_finalize(&spec, &err) < 0)) {
 		cordon_error_print(&err);
-		if (spec.result_json) {
+		/* Not through a link or '..' finalize did not get to check (result_links). */
+		if (spec.result_json && spec.result_links.n == 0) {
 			result.failed = true;
 			result.exit_code = CORDON_EXIT_FAILURE;
 			result.error = err;

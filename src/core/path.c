@@ -104,6 +104,22 @@ int cordon_path_check_names(const struct stat *dir, const struct stat *file, con
 	return 0;
 }
 
+/* The directory fd, kept (a copy) in *kept when there is one. 0 or -1 (errno). */
+static int keep_dir(struct cordon_path_links *kept, int fd)
+{
+	if (!kept)
+		return 0;
+	if (kept->n >= CORDON_PATH_LINKS_MAX) {
+		errno = ELOOP;
+		return -1;
+	}
+	kept->fd[kept->n] = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	if (kept->fd[kept->n] < 0)
+		return -1;
+	kept->n++;
+	return 0;
+}
+
 /*
  * The walk of cordon_path_open; with mkdir_mode, a missing component is
  * made as a directory (mode mkdir_mode) in the directory walked to, then
@@ -152,6 +168,9 @@ static int path_walk(int dir_fd, const char *path, const char *what, enum cordon
 			continue;
 		if (!S_ISDIR(st.st_mode))
 			return cordon_error_set(err, code, ENOTDIR, "%s %s", what, path);
+		/* Where '..' leads is where that directory now is: kept as a link's is. */
+		if (strcmp(comp, "..") == 0 && keep_dir(kept, fd) < 0)
+			return cordon_error_set(err, code, errno, "%s %s", what, path);
 		next = cordon_openat2(fd, comp, &how, sizeof(how));
 		/* A name made meanwhile (EEXIST) is opened and checked as any other. */
 		if (next < 0 && errno == ENOENT && mkdir_mode && strcmp(comp, "..") != 0 &&
@@ -197,16 +216,8 @@ static int path_walk(int dir_fd, const char *path, const char *what, enum cordon
 			if (++links > PATH_LINKS_MAX)
 				return cordon_error_set(err, code, ELOOP, "%s %s", what, path);
 			target[len] = '\0';
-			if (kept) {
-				if (kept->n >= CORDON_PATH_LINKS_MAX)
-					return cordon_error_set(err, code, ELOOP, "%s %s", what,
-								path);
-				kept->fd[kept->n] = fcntl(fd, F_DUPFD_CLOEXEC, 3);
-				if (kept->fd[kept->n] < 0)
-					return cordon_error_set(err, code, errno, "%s %s", what,
-								path);
-				kept->n++;
-			}
+			if (keep_dir(kept, fd) < 0)
+				return cordon_error_set(err, code, errno, "%s %s", what, path);
 			/*
 			 * A symlink that another user owns, or that lies in a
 			 * directory another user owns, is followed only while it

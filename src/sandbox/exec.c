@@ -671,39 +671,20 @@ static int exec_spec(const struct cordon_state *state, const struct cordon_exec_
 
 /*
  * --pid-file and --result-json are written by this command on the host
- * (as host root when rootful). A link their walk followed that lies in
- * one of the sandbox's own places (the workspace, a writable bind, a
- * writable rootfs) may be the workload's: its files are root's or the
- * caller's on the host, so the walk's ownership rule trusts them, and a
- * directory it swapped for a link would move the write anywhere. Refused
- * (CORDON_E_PATH), and nothing is written there.
+ * (as host root when rootful): a link or '..' their walk followed in the
+ * sandbox's own places refuses them (cordon_spec_links_check). Until
+ * this passed, the result is not written at all (opts->outputs_unchecked
+ * stays set), not even a refusal's: an exec that fails before, on a
+ * sandbox its workload ended, would write through the link.
  */
 static int exec_outputs_safe(const struct cordon_spec *spec, const struct cordon_exec_opts *opts,
 			     struct cordon_error *err)
 {
-	static const char *const flag[] = { "--pid-file", "--result-json" };
-
-	for (size_t i = 0; i < 2; i++) {
-		const struct cordon_path_links *l = opts->output_links[i];
-
-		for (size_t k = 0; l && k < l->n; k++) {
-			const char *place, *what;
-			int dir = fcntl(l->fd[k], F_DUPFD_CLOEXEC, 3);
-
-			if (dir < 0 || cordon_spec_writable_above(spec, dir, &place, &what) < 0)
-				return cordon_error_set(err, CORDON_E_PATH, errno, "%s", flag[i]);
-			if (!place)
-				continue;
-			if (opts->output_refused)
-				*opts->output_refused = true;
-			return cordon_error_set(
-				err, CORDON_E_PATH, 0,
-				"%s: its path goes through a symlink in %s %s of container %s, "
-				"which the workload may have made: refused (name the directory "
-				"itself)",
-				flag[i], what, place, spec->id);
-		}
-	}
+	if (cordon_spec_links_check(spec, opts->output_links[0], "--pid-file", err) < 0 ||
+	    cordon_spec_links_check(spec, opts->output_links[1], "--result-json", err) < 0)
+		return -1;
+	if (opts->outputs_unchecked)
+		*opts->outputs_unchecked = false;
 	return 0;
 }
 

@@ -686,6 +686,14 @@ int cordon_spec_finalize(struct cordon_spec *spec, struct cordon_error *err)
 		return err->code == CORDON_E_USAGE ? cordon_error_wrap(err, "--user-limit") : -1;
 	if (cordon_audit_check_keep(spec, err) < 0)
 		return -1;
+	/*
+	 * --result-json through the workspace (or a writable bind): a link
+	 * or a moved directory an earlier run's workload left there. Until
+	 * this passed the links stay kept, and nothing is written there.
+	 */
+	if (cordon_spec_links_check(spec, &spec->result_links, "--result-json", err) < 0)
+		return -1;
+	cordon_path_links_close(&spec->result_links);
 	r = cordon_spec_finalize_net(spec, err);
 	if (r < 0)
 		return r;

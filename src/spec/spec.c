@@ -44,6 +44,7 @@ void cordon_spec_free(struct cordon_spec *spec)
 	free(spec->result_json);
 	free(spec->result_name);
 	cordon_closep(&spec->result_dir_fd);
+	cordon_path_links_close(&spec->result_links);
 	free(spec->audit.path);
 	cordon_closep(&spec->audit.fd);
 	free(spec->audit.dir);
@@ -484,4 +485,28 @@ int cordon_spec_seen_above(const struct cordon_spec *spec, int dir_fd, const cha
 			   const char **what)
 {
 	return place_above(spec, dir_fd, true, place, what);
+}
+
+int cordon_spec_links_check(const struct cordon_spec *spec, const struct cordon_path_links *links,
+			    const char *flag, struct cordon_error *err)
+{
+	for (size_t k = 0; links && k < links->n; k++) {
+		const char *place, *what;
+		int dir = fcntl(links->fd[k], F_DUPFD_CLOEXEC, 3);
+
+		if (dir < 0 || cordon_spec_writable_above(spec, dir, &place, &what) < 0)
+			return cordon_error_set(err, CORDON_E_PATH, errno,
+						"%s: a directory its path goes through cannot be "
+						"looked at (refused)",
+						flag);
+		if (place)
+			return cordon_error_set(
+				err, CORDON_E_PATH, 0,
+				"%s: its path goes through a symlink or '..' in %s %s of "
+				"%s %s, which the workload may have made or moved: refused "
+				"(name the directory itself)",
+				flag, what, place, spec->oci ? "container" : "sandbox",
+				spec->id ? spec->id : "");
+	}
+	return 0;
 }

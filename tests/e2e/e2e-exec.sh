@@ -394,8 +394,10 @@ t_result_json_hostile() {
 # session's workspace, an OCI container's writable bind), which the
 # workload may have made in place of a directory, is refused, and
 # nothing is written where it points (its files are root's or the
-# caller's on the host: the walk's ownership rule alone trusted it). A
-# link elsewhere is followed as before.
+# caller's on the host: the walk's ownership rule alone trusted it), as
+# is a '..' out of one of its directories; nothing is written there when
+# the exec fails before it looked (the sandbox ended), nor by the next
+# cordon run on the same workspace. A link elsewhere is followed as before.
 t_output_link_refused() {
 	local id=$CASE_ID-l place inside
 	setup_case
@@ -419,12 +421,28 @@ t_output_link_refused() {
 	expect_cordon_error PATH "symlink"
 	oc exec --result-json "$place/run/r.json" "$id" -- true
 	expect_cordon_error PATH "symlink"
-	[ -z "$(ls -A "$CASE_DIR/victim")" ] || fail "written where the workload's link points: $(ls -A "$CASE_DIR/victim")"
+	# '..' out of a directory of the place: where it leads is the workload's doing.
+	oc exec "$id" -- mkdir -p "$inside/sub"
+	oc exec --result-json "$place/sub/../r.json" "$id" -- true
+	expect_cordon_error PATH "'..'"
 	ln -s "$CASE_DIR/real" "$CASE_DIR/lnk"
 	oc exec --pid-file "$CASE_DIR/lnk/exec.pid" --detach "$id" -- true
 	expect_rc 0
 	[ -s "$CASE_DIR/real/exec.pid" ] || fail "a link outside the sandbox's places was not followed"
+	# Ended (the workload can end its own sandbox): an exec that fails
+	# before its links are checked writes no refusal through them.
 	oc delete -f "$id"
+	oc exec --result-json "$place/run/r.json" "$id" -- true
+	expect_rc 125
+	[ -z "$(ls -A "$CASE_DIR/victim")" ] || fail "written where the workload's link points: $(ls -A "$CASE_DIR/victim")"
+	if [ "${1:-oci}" = native ]; then
+		# A workspace outlives its run: the next run's --result-json through
+		# the link the last one's workload left is refused, and nothing written.
+		cordon run --workspace "$place" --result-json "$place/run/next.json" "$ROOTFS" -- true
+		expect_cordon_error PATH "symlink"
+		[ -z "$(ls -A "$CASE_DIR/victim")" ] ||
+			fail "cordon run wrote where an earlier workload's link points: $(ls -A "$CASE_DIR/victim")"
+	fi
 	end_case
 }
 
