@@ -329,7 +329,10 @@ int cordon_container_net_update(const char *root, const char *id, const char *ed
 	}
 	r = sandbox_monitor_answer(fd, &rep);
 	cordon_state_close(&state);
-	if (sandbox_monitor_reply_error(id, r, &rep, "apply the update (it goes on)", err) < 0)
+	if (sandbox_monitor_reply_error(id, r, &rep,
+					"apply the update (applied if it had taken it: compare the "
+					"fingerprint in cordon inspect)",
+					err) < 0)
 		return -1;
 	snprintf(fingerprint, 65, "%.64s", rep.msg);
 	return 0;
