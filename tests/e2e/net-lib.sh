@@ -173,7 +173,14 @@ expect_no_line() {
 NET_PROBES=$E2E_TMP/p.sh
 cat >"$NET_PROBES" <<'PROBES'
 # cordon net tests: probes for busybox sh
-_key() { echo "/tmp/probe-$(echo "$*" | tr -c 'A-Za-z0-9.\n' _)"; }
+# _key PROBE ARGS: its files' stem, what an earlier probe left there gone
+# (in a session /tmp outlives an exec: a stale answer, read before the
+# new probe truncated it, ended its wait at once and was then found empty).
+_key() {
+	_kk="/tmp/probe-$(echo "$*" | tr -c 'A-Za-z0-9.\n' _)"
+	rm -f "$_kk.o" "$_kk.e"
+	echo "$_kk"
+}
 # _waitfor PID CHECK...: until CHECK succeeds (then kill PID) or PID ends.
 _waitfor() {
 	_p=$1
