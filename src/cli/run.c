@@ -231,11 +231,16 @@ int cli_result_target_open(const char *path, int *dir_fd_out, char **name_out,
 static int result_target_open(struct cordon_spec *spec, const char *path, struct cordon_error *err)
 {
 	_cleanup_free_ char *name = NULL;
+	struct cordon_path_links links = { .n = 0 };
 	int dir_fd;
 
-	cordon_path_links_close(&spec->result_links);
-	if (cli_result_target_open(path, &dir_fd, &name, &spec->result_links, err) < 0)
+	/* The earlier --result-json's links stay with its fd until this one is taken. */
+	if (cli_result_target_open(path, &dir_fd, &name, &links, err) < 0) {
+		cordon_path_links_close(&links);
 		return -1;
+	}
+	cordon_path_links_close(&spec->result_links);
+	spec->result_links = links;
 	cordon_closep(&spec->result_dir_fd);
 	spec->result_dir_fd = dir_fd;
 	set_string(&spec->result_name, name);

@@ -168,15 +168,19 @@ static int path_walk(int dir_fd, const char *path, const char *what, enum cordon
 			continue;
 		if (!S_ISDIR(st.st_mode))
 			return cordon_error_set(err, code, ENOTDIR, "%s %s", what, path);
-		/* Where '..' leads is where that directory now is: kept as a link's is. */
-		if (strcmp(comp, "..") == 0 && keep_dir(kept, fd) < 0)
-			return cordon_error_set(err, code, errno, "%s %s", what, path);
 		next = cordon_openat2(fd, comp, &how, sizeof(how));
 		/* A name made meanwhile (EEXIST) is opened and checked as any other. */
 		if (next < 0 && errno == ENOENT && mkdir_mode && strcmp(comp, "..") != 0 &&
 		    (mkdirat(fd, comp, mkdir_mode) == 0 || errno == EEXIST))
 			next = cordon_openat2(fd, comp, &how, sizeof(how));
 		if (next < 0 || fstat(next, &nst) < 0)
+			return cordon_error_set(err, code, errno, "%s %s", what, path);
+		/*
+		 * Where '..' led depends on where the directory left now is: the
+		 * one reached is kept, as a link's is (a place's own root cannot
+		 * be moved by its workload: '..' from it reaches outside).
+		 */
+		if (strcmp(comp, "..") == 0 && keep_dir(kept, next) < 0)
 			return cordon_error_set(err, code, errno, "%s %s", what, path);
 		/* "..": out of a directory of another user's into one it does not own. */
 		if (strcmp(comp, "..") == 0 && !owner_trusted(st.st_uid) && nst.st_uid != st.st_uid)

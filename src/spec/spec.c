@@ -472,7 +472,9 @@ static int place_above(const struct cordon_spec *spec, int dir_fd, bool seen_too
 		close(dir);
 		dir = up;
 	}
-	return 0;
+	/* Deeper than that: not known to be outside every place. */
+	errno = ELOOP;
+	return -1;
 }
 
 int cordon_spec_writable_above(const struct cordon_spec *spec, int dir_fd, const char **place,

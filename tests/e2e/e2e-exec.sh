@@ -425,6 +425,10 @@ t_output_link_refused() {
 	oc exec "$id" -- mkdir -p "$inside/sub"
 	oc exec --result-json "$place/sub/../r.json" "$id" -- true
 	expect_cordon_error PATH "'..'"
+	# '..' from the place's own root, which its workload cannot move: allowed.
+	oc exec --result-json "$place/../up.json" "$id" -- true
+	expect_rc 0
+	[ -s "$CASE_DIR/up.json" ] || fail "--result-json PLACE/../up.json was not written"
 	ln -s "$CASE_DIR/real" "$CASE_DIR/lnk"
 	oc exec --pid-file "$CASE_DIR/lnk/exec.pid" --detach "$id" -- true
 	expect_rc 0
@@ -440,6 +444,10 @@ t_output_link_refused() {
 		# the link the last one's workload left is refused, and nothing written.
 		cordon run --workspace "$place" --result-json "$place/run/next.json" "$ROOTFS" -- true
 		expect_cordon_error PATH "symlink"
+		# A second --result-json that fails leaves the first one's links unchecked: no write.
+		cordon run --workspace "$place" --result-json "$place/run/first.json" \
+			--result-json "$CASE_DIR/no/such/second.json" "$ROOTFS" -- true
+		expect_rc 125
 		[ -z "$(ls -A "$CASE_DIR/victim")" ] ||
 			fail "cordon run wrote where an earlier workload's link points: $(ls -A "$CASE_DIR/victim")"
 	fi
