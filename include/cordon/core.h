@@ -252,7 +252,7 @@ int cordon_file_replace_at(int dir_fd, const char *name, const char *temp_prefix
 			   const void *data, size_t len, mode_t mode, unsigned flags);
 /*
  * The directories that held the symlinks a walk followed, and those it
- * left by '..' (O_PATH fds, in the order met), for a check that needs
+ * reached by '..' (O_PATH fds, in the order met), for a check that needs
  * what is known only later: an output path that went through a link or
  * '..' in the sandbox's own places, which the workload may have made or
  * moved (its files are root's or the caller's on the host, so ownership
