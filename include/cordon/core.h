@@ -394,6 +394,12 @@ struct open_how;
 struct mount_attr;
 pid_t cordon_clone3(struct clone_args *args, size_t size);
 int cordon_openat2(int dirfd, const char *path, struct open_how *how, size_t size);
+/*
+ * openat2's RESOLVE_IN_ROOT / RESOLVE_BENEATH walk done one name at a time
+ * in user space, never handing the kernel a ".." (which fails with EAGAIN
+ * while anything on the host is renamed): cordon_openat2 falls back to it.
+ */
+int cordon_openat2_walk(int dirfd, const char *path, const struct open_how *how);
 int cordon_open_tree(int dirfd, const char *path, unsigned int flags);
 int cordon_move_mount(int from_dirfd, const char *from_path, int to_dirfd,
 		      const char *to_path, unsigned int flags);

@@ -24,10 +24,11 @@ pid_t cordon_clone3(struct clone_args *args, size_t size)
  * ".." with EAGAIN when any rename or mount anywhere on the host happened
  * during it, since it can then not prove the walk stayed inside; it asks
  * the caller to try again. On a busy host (other sandboxes starting) that
- * is common, so try again, a bounded number of times: someone renaming in
- * a loop to keep us out gets an error, not a hang.
+ * is common, so try again a few times; where something renames all the
+ * time, every try can fail: then the same walk is done one name at a time
+ * (src/core/scoped.c), which hands the kernel no "..".
  */
-#define OPENAT2_TRIES 64
+#define OPENAT2_TRIES 16
 
 int cordon_openat2(int dirfd, const char *path, struct open_how *how, size_t size)
 {
@@ -38,6 +39,8 @@ int cordon_openat2(int dirfd, const char *path, struct open_how *how, size_t siz
 		fd = (int)syscall(SYS_openat2, dirfd, path, how, size);
 	while (fd < 0 && errno == EAGAIN && scoped && !(how->resolve & RESOLVE_CACHED) &&
 	       ++tries < OPENAT2_TRIES);
+	if (fd < 0 && errno == EAGAIN && scoped && !(how->resolve & RESOLVE_CACHED))
+		fd = cordon_openat2_walk(dirfd, path, how);
 	return fd;
 }
 

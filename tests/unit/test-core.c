@@ -11,7 +11,9 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
+#include <unistd.h>
 #include <time.h>
 #include <yajl/yajl_tree.h>
 
@@ -965,6 +967,156 @@ START_TEST(openat2_in_root_survives_renames)
 }
 END_TEST
 
+/*
+ * The walk cordon_openat2 falls back to must answer as the kernel's own:
+ * for every path of a tree with links of each kind (absolute, relative,
+ * out through "..", to a directory, chained, dangling, a loop), and under
+ * every flag and resolve mode cordon uses, the same object or the same
+ * errno. Also /proc from "/": magic links refused, /proc/self followed.
+ */
+static void scoped_same(int root, const char *path, uint64_t flags, uint64_t resolve)
+{
+	struct open_how how = { .flags = flags | O_CLOEXEC, .resolve = resolve };
+	int kfd, kerr, wfd, werr;
+	struct stat kst, wst;
+
+	kfd = (int)syscall(SYS_openat2, root, path, &how, sizeof(how));
+	kerr = errno;
+	wfd = cordon_openat2_walk(root, path, &how);
+	werr = errno;
+	if (kfd < 0 || wfd < 0)
+		ck_assert_msg(kfd < 0 && wfd < 0 && kerr == werr,
+			      "%s (flags %#llx resolve %#llx): kernel %s, walk %s", path,
+			      (unsigned long long)flags, (unsigned long long)resolve,
+			      kfd < 0 ? strerror(kerr) : "opens", wfd < 0 ? strerror(werr) : "opens");
+	else
+		ck_assert_msg(fstat(kfd, &kst) == 0 && fstat(wfd, &wst) == 0 &&
+				      kst.st_dev == wst.st_dev && kst.st_ino == wst.st_ino,
+			      "%s (flags %#llx resolve %#llx): another object", path,
+			      (unsigned long long)flags, (unsigned long long)resolve);
+	if (kfd >= 0)
+		close(kfd);
+	if (wfd >= 0)
+		close(wfd);
+}
+
+START_TEST(openat2_walk_as_the_kernel)
+{
+	static const char *const links[][2] = {
+		{ "abs", "/d/g" },	{ "rel", "d/g" },     { "up", "../../../f" },
+		{ "dl", "d" },		{ "el", "d/e" },      { "loop", "loop" },
+		{ "dang", "nowhere" },	{ "dangdir", "no/x" }, { "c1", "c2" },
+		{ "c2", "el/../e" },	{ "d/e/top", "/" },   { "d/e/back", "../../f" },
+		{ "slash", "d/" },	{ "absup", "/../d/../../f" },
+	};
+	static const char *const paths[] = {
+		"", ".", "..", "/", "f", "d", "d/", "d/g", "d/g/", "d/g/x", "d/../f", "../f",
+		"../../d/e/../g", "/f", "/d/../../f", "f/", "abs", "abs/", "rel", "up", "dl",
+		"dl/", "dl/g", "dl/../f", "dl/e/..", "el/../g", "el/..", "loop", "loop/x",
+		"dang", "dangdir", "c1", "c1/../g", "c1/..", "d/e/top", "d/e/top/f",
+		"d/e/back", "d/e/back/", "slash", "slash/g", "absup", "nothing", "nothing/x",
+		"d//e///..//g", "./d/./e/./../g",
+	};
+	static const uint64_t flags[] = {
+		O_PATH, O_PATH | O_NOFOLLOW, O_RDONLY, O_RDONLY | O_DIRECTORY,
+		O_PATH | O_DIRECTORY, O_RDONLY | O_NOFOLLOW,
+	};
+	static const uint64_t resolves[] = {
+		RESOLVE_IN_ROOT,
+		RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+		RESOLVE_BENEATH,
+		RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS,
+		RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS,
+		RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+		RESOLVE_IN_ROOT | RESOLVE_NO_XDEV,
+	};
+	static const char *const proc_paths[] = {
+		"proc/self/status", "proc/self/exe", "proc/self/cwd/", "proc/self/root/etc",
+		"proc/mounts", "proc/self/fd/0", "proc/self/ns/mnt", "proc/thread-self/status",
+	};
+	char *dir = unit_tmpdir();
+	int root, slash;
+
+	unit_mkdirs(dir, "d/e");
+	free(unit_write(dir, "f", "x"));
+	free(unit_write(dir, "d/g", "y"));
+	root = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	ck_assert_int_ge(root, 0);
+	for (size_t i = 0; i < ARRAY_SIZE(links); i++)
+		ck_assert_int_eq(symlinkat(links[i][1], root, links[i][0]), 0);
+	for (size_t r = 0; r < ARRAY_SIZE(resolves); r++)
+		for (size_t f = 0; f < ARRAY_SIZE(flags); f++)
+			for (size_t i = 0; i < ARRAY_SIZE(paths); i++)
+				scoped_same(root, paths[i], flags[f], resolves[r]);
+	slash = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	ck_assert_int_ge(slash, 0);
+	for (size_t r = 0; r < ARRAY_SIZE(resolves); r++)
+		for (size_t i = 0; i < ARRAY_SIZE(proc_paths); i++)
+			scoped_same(slash, proc_paths[i], O_PATH, resolves[r]);
+	close(slash);
+	close(root);
+	unit_rm_rf(dir);
+}
+END_TEST
+
+/*
+ * The fallback itself never meets the kernel's EAGAIN: beside a renamer,
+ * every walk through 100 ".." (as a rootfs's link chain may be) opens.
+ */
+START_TEST(openat2_walk_survives_renames)
+{
+	char *dir = unit_tmpdir();
+	struct open_how how = {
+		.flags = O_RDONLY | O_CLOEXEC,
+		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+	};
+	_cleanup_free_ char *dots = cordon_xstrdup("");
+	int root, failed = 0, first = 0;
+	pid_t renamer;
+
+	for (int i = 0; i < 100; i++) {
+		char *more = cordon_xasprintf("%sd/../", dots);
+
+		free(dots);
+		dots = more;
+	}
+	unit_mkdirs(dir, "d");
+	free(unit_write(dir, "f", "x"));
+	free(unit_write(dir, "r1", ""));
+	root = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	ck_assert_int_ge(root, 0);
+	{
+		_cleanup_free_ char *target = cordon_xasprintf("%sf", dots);
+
+		ck_assert_int_eq(symlinkat(target, root, "l"), 0);
+	}
+	renamer = fork();
+	ck_assert_int_ge(renamer, 0);
+	if (renamer == 0) {
+		for (;;) {
+			renameat(root, "r1", root, "r2");
+			renameat(root, "r2", root, "r1");
+		}
+	}
+	for (int i = 0; i < 2000; i++) {
+		int fd = cordon_openat2_walk(root, i % 2 ? "l" : "d/../l", &how);
+
+		if (fd < 0) {
+			if (!failed++)
+				first = errno;
+		} else {
+			close(fd);
+		}
+	}
+	kill(renamer, SIGKILL);
+	waitpid(renamer, NULL, 0);
+	close(root);
+	unit_rm_rf(dir);
+	ck_assert_msg(failed == 0, "%d of 2000 walks failed (the first: %s)", failed,
+		      strerror(first));
+}
+END_TEST
+
 static Suite *core_suite(void)
 {
 	Suite *s = suite_create("core");
@@ -972,6 +1124,8 @@ static Suite *core_suite(void)
 
 	tc = tcase_create("openat2");
 	tcase_add_test(tc, openat2_in_root_survives_renames);
+	tcase_add_test(tc, openat2_walk_as_the_kernel);
+	tcase_add_test(tc, openat2_walk_survives_renames);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("error");
