@@ -319,7 +319,8 @@ t_sweep_keeps_log() {
 	XENV=()
 	monitor=$(monitor_of "$id")
 	kill -9 "$monitor"
-	wait_until 10 no_procs_matching "--name $id " || fail "the monitor's processes outlived it"
+	wait_until "$WAIT_LIMIT" no_procs_matching "--name $id " || fail "the monitor's processes outlived it"
+	wait_until "$WAIT_LIMIT" state_procs_gone "$id" || fail "the sandbox's init outlived its monitor"
 	oc sweep
 	expect_rc 0 || return
 	expect_out_has "removed $id: its supervisor (pid $monitor) is gone" || return

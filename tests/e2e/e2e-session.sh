@@ -352,6 +352,7 @@ t_sweep_monitor_killed() {
 	monitor=$(monitor_of "$SID")
 	kill -9 "$monitor"
 	wait_until "$WAIT_LIMIT" test -z "$(cordon_procs_of "$SID")" || fail "the monitor's processes outlived it"
+	wait_until "$WAIT_LIMIT" state_procs_gone "$SID" || fail "the sandbox's init outlived its monitor"
 	check "its state is left for sweep" test -e "$OROOT/$SID/state.json"
 	oc sweep
 	expect_out_has "removed $SID: its supervisor (pid $monitor) is gone"

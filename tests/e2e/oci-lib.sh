@@ -79,6 +79,28 @@ gone() {
 		[ ! -e "/proc/$1" ]
 }
 
+# state_procs_gone ID: the supervisor and the init that ID's state.json
+# names are gone as cordon sweep judges it (pid and start time; a zombie is
+# gone). An init still ending the rest of its pid namespace has no command
+# line left, so a wait for command lines alone ends before it is gone,
+# and a sweep then (rightly) keeps the sandbox.
+state_procs_gone() {
+	"$PYTHON" - "$OROOT/$1/state.json" <<'EOF'
+import json, sys
+s = json.load(open(sys.argv[1]))
+def alive(pid, start):
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            st = f.read()
+    except OSError:
+        return False
+    fields = st[st.rindex(")") + 2:].split()
+    return fields[0] not in ("Z", "X") and int(fields[19]) == start
+sys.exit(any(s.get(p, 0) > 0 and alive(s[p], s.get(t, 0))
+             for p, t in (("owner_pid", "owner_start_time"), ("init_pid", "init_start_time"))))
+EOF
+}
+
 # expect_status ID STATUS: `cordon state ID` succeeds and says STATUS.
 expect_status() {
 	oc state "$1"
