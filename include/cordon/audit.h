@@ -59,6 +59,13 @@ struct cordon_audit; /* an open audit log */
  * made new 0600 when missing, appended to), and kept in spec->audit.
  */
 int cordon_audit_flag_file(struct cordon_spec *spec, const char *value, struct cordon_error *err);
+/*
+ * A command refused before its sandbox began (a bad input, a failed
+ * set-up with nothing left running): the --audit FILE it made is removed
+ * while still empty and still the file made, so that nothing is left.
+ * A file that was there before, or that any event went to, stays.
+ */
+void cordon_audit_flag_unmake(struct cordon_spec *spec);
 /* --audit-redact REGEX (POSIX extended, compiled now to validate it). */
 int cordon_audit_flag_redact(struct cordon_spec *spec, const char *value, struct cordon_error *err);
 /* --audit-max BYTES (CORDON_AUDIT_MAX_MIN and above). */

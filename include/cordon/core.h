@@ -104,6 +104,13 @@ int cordon_log_fd(void);
  * missing one made 0600. CORDON_E_USAGE naming what on failure.
  */
 int cordon_append_open(const char *path, const char *what, struct cordon_error *err);
+/*
+ * The same; when the file was missing and made here, *made_dir (an O_PATH
+ * fd of its directory) and *made_name say where, so that a command
+ * refused before it wrote anything can take it back (else -1 and NULL).
+ */
+int cordon_append_open_made(const char *path, const char *what, int *made_dir, char **made_name,
+			    struct cordon_error *err);
 
 /*
  * The start-up trace (CORDON_TRACE=FILE, docs/benchmarks.md): each

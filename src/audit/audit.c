@@ -36,14 +36,37 @@ static void tree_freep(yajl_val *v)
 
 /* --- flags ----------------------------------------------------------------- */
 
-/* As --log is opened (cordon_append_open), failures are the log's: CORDON_E_AUDIT. */
-static int append_open(const char *path, struct cordon_error *err)
+/*
+ * As --log is opened (cordon_append_open), failures are the log's:
+ * CORDON_E_AUDIT. *made_dir and *made_name: where the file is, when it
+ * was missing and made here.
+ */
+static int append_open(const char *path, int *made_dir, char **made_name, struct cordon_error *err)
 {
-	int fd = cordon_append_open(path, "--audit", err);
+	int fd = cordon_append_open_made(path, "--audit", made_dir, made_name, err);
 
 	if (fd < 0)
 		err->code = CORDON_E_AUDIT;
 	return fd;
+}
+
+/* The file FD made as NAME in DIR, removed while it is that file and empty. */
+static void unmake(int dir, const char *name, int fd)
+{
+	struct stat st, at;
+
+	if (dir >= 0 && fd >= 0 && fstat(fd, &st) == 0 && st.st_size == 0 &&
+	    fstatat(dir, name, &at, AT_SYMLINK_NOFOLLOW) == 0 && at.st_dev == st.st_dev &&
+	    at.st_ino == st.st_ino)
+		unlinkat(dir, name, 0);
+}
+
+void cordon_audit_flag_unmake(struct cordon_spec *spec)
+{
+	unmake(spec->audit.made_dir, spec->audit.made_name, spec->audit.fd);
+	cordon_closep(&spec->audit.made_dir);
+	free(spec->audit.made_name);
+	spec->audit.made_name = NULL;
 }
 
 int cordon_audit_flag_file(struct cordon_spec *spec, const char *value, struct cordon_error *err)
@@ -52,6 +75,7 @@ int cordon_audit_flag_file(struct cordon_spec *spec, const char *value, struct c
 	int fd;
 
 	spec->audit.env_read = true;
+	cordon_audit_flag_unmake(spec);
 	cordon_closep(&spec->audit.fd);
 	free(spec->audit.path);
 	spec->audit.path = NULL;
@@ -70,7 +94,7 @@ int cordon_audit_flag_file(struct cordon_spec *spec, const char *value, struct c
 			return cordon_error_set(err, CORDON_E_AUDIT, errno, "--audit %s", value);
 		abs = cordon_xasprintf("%s/%s", cwd, value);
 	}
-	fd = append_open(abs, err);
+	fd = append_open(abs, &spec->audit.made_dir, &spec->audit.made_name, err);
 	if (fd < 0)
 		return -1;
 	spec->audit.fd = fd;
@@ -421,7 +445,8 @@ struct cordon_audit *cordon_audit_open_state(int state_dir_fd, const char *id,
 					     struct cordon_error *err)
 {
 	_cleanup_(tree_freep) yajl_val tree = record_read(state_dir_fd, err);
-	_cleanup_close_ int fd = -1;
+	_cleanup_close_ int fd = -1, made_dir = -1;
+	_cleanup_free_ char *made_name = NULL;
 	_cleanup_strv_ char **redact = NULL;
 	size_t n_redact = 0;
 	uint64_t dev, ino, base, max;
@@ -453,7 +478,7 @@ struct cordon_audit *cordon_audit_open_state(int state_dir_fd, const char *id,
 		}
 	}
 	if (path)
-		fd = append_open(path, err);
+		fd = append_open(path, &made_dir, &made_name, err);
 	else
 		fd = openat(state_dir_fd, CORDON_AUDIT_FILE,
 			    O_WRONLY | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
@@ -463,9 +488,13 @@ struct cordon_audit *cordon_audit_open_state(int state_dir_fd, const char *id,
 					 CORDON_AUDIT_FILE);
 		return NULL;
 	}
-	/* The very file the sandbox began with: one moved in its place is not written. */
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_dev != dev ||
-	    (uint64_t)st.st_ino != ino) {
+	/*
+	 * The very file the sandbox began with: one moved in its place is not
+	 * written, and one made now (the log was removed) is taken back.
+	 */
+	unmake(made_dir, made_name, fd);
+	if (made_dir >= 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    (uint64_t)st.st_dev != dev || (uint64_t)st.st_ino != ino) {
 		cordon_error_set(err, CORDON_E_AUDIT, 0,
 				 "audit: %s is no longer the file the sandbox began with",
 				 path ? path : CORDON_AUDIT_FILE);

@@ -103,6 +103,12 @@ static const char *file_kind(mode_t mode)
 
 int cordon_append_open(const char *path, const char *what, struct cordon_error *err)
 {
+	return cordon_append_open_made(path, what, NULL, NULL, err);
+}
+
+int cordon_append_open_made(const char *path, const char *what, int *made_dir, char **made_name,
+			    struct cordon_error *err)
+{
 	_cleanup_free_ char *name = NULL;
 	_cleanup_close_ int dir = cordon_output_dir_open(path, what, CORDON_E_USAGE, &name, err);
 	struct stat dir_st;
@@ -136,6 +142,10 @@ int cordon_append_open(const char *path, const char *what, struct cordon_error *
 		if (errno != ENOENT)
 			return cordon_error_set(err, CORDON_E_USAGE, errno, "%s %s", what, path);
 		fd = openat(dir, name, LOG_OPEN_FLAGS | O_CREAT | O_EXCL | O_NOFOLLOW, 0600);
+		if (fd >= 0 && made_dir) {
+			*made_dir = TAKE_FD(dir);
+			*made_name = TAKE_PTR(name);
+		}
 		if (fd >= 0)
 			return fd;
 		/* Made meanwhile: looked at again. */

@@ -160,11 +160,53 @@ t_hostile_paths() {
 	# could rewrite its own log.
 	crun --audit "$WS/a.jsonl" -- true
 	expect_cordon_error AUDIT "inside the workspace or a writable bind" || return
+	check "the refused log was not left" test ! -e "$WS/a.jsonl" || return
 	mk_dir "$CASE_DIR/rw/deep"
 	crun --bind "$CASE_DIR/rw:/mnt:rw" --audit "$CASE_DIR/rw/deep/a.jsonl" -- true
 	expect_cordon_error AUDIT "inside the workspace or a writable bind" || return
+	check "the refused log was not left" test ! -e "$CASE_DIR/rw/deep/a.jsonl" || return
 	crun --bind "$CASE_DIR/rw:/mnt:ro" --audit "$CASE_DIR/rw/deep/a.jsonl" -- true
 	expect_rc 0
+}
+
+# A command refused (a bad input, a failed set-up) leaves no log it made:
+# run, a session and an OCI container, by flag and by CORDON_AUDIT. A file
+# that was there before stays as it was, empty or not; a log overridden by
+# a second --audit is taken back; a run's log stays.
+t_refused_leaves_no_log() {
+	local log=$CASE_DIR/logs/a.jsonl old=$CASE_DIR/logs/old.jsonl id=$CASE_ID-r
+	setup_case
+	mk_dir "$CASE_DIR/logs"
+	crun --audit "$log" --net-allow '???' -- true
+	expect_cordon_error NET_POLICY "allowlist entry" || return
+	check "run, a bad --net-allow: no log left" test ! -e "$log" || return
+	cordon run --no-workspace --audit "$log" "$CASE_DIR/no-rootfs" -- true
+	expect_cordon_error ROOTFS "no-rootfs" || return
+	check "run, a missing rootfs: no log left" test ! -e "$log" || return
+	XENV=("CORDON_AUDIT=$log")
+	oc create --no-workspace --name 'bad name!' "$ROOTFS"
+	expect_cordon_error USAGE "--name" || return
+	check "a session, a bad --name: no log left" test ! -e "$log" || return
+	mk_bundle b true || return
+	cfg 'c["process"]["args"] = 5' || return
+	oc create -b "$BUNDLE" "$id"
+	expect_rc 125 || return
+	check "an OCI container, a bad config: no log left" test ! -e "$log" || return
+	XENV=()
+	printf 'kept\n' >"$old"
+	[ "$MODE" = rootless ] && chown "$TEST_UID:$TEST_GID" "$old"
+	crun --audit "$old" --net-allow '???' -- true
+	expect_rc 125 || return
+	check "a log that was there stays as it was" test "$(cat "$old")" = kept || return
+	: >"$old"
+	[ "$MODE" = rootless ] && chown "$TEST_UID:$TEST_GID" "$old"
+	crun --audit "$old" --net-allow '???' -- true
+	expect_rc 125 || return
+	check "an empty log that was there stays" test -e "$old" || return
+	crun --audit "$log" --audit "$CASE_DIR/logs/b.jsonl" -- true
+	expect_rc 0 || return
+	check "a log overridden by a second --audit is taken back" test ! -e "$log" || return
+	audit_check "$CASE_DIR/logs/b.jsonl" || return
 }
 
 # The log where an OCI container's workload can write: its rootfs (when
@@ -415,6 +457,11 @@ exec_and_delete() {
 	expect_cordon_error AUDIT "no longer the file" || return
 	oc exec "$id" -- test -e /dev/shm/ran
 	expect_rc_not 0 "the refused exec ran" || return
+	# No file at the name: refused, and none is left made there.
+	rm -f "$AUDIT"
+	oc exec "$id" -- true
+	expect_cordon_error AUDIT "no longer the file" || return
+	check "the refused exec made no log" test ! -e "$AUDIT" || return
 	mv "$AUDIT.moved" "$AUDIT"
 	oc delete --force "$id"
 	expect_rc 0 || return
@@ -430,6 +477,7 @@ each_mode "--audit-redact" t_custom_redact
 each_mode "hostile bytes in argv" t_hostile_bytes
 each_mode "CORDON_AUDIT, the kept default log" t_env_and_keep
 each_mode "planted links, fifos, devices refused" t_hostile_paths
+each_mode "a refused command leaves no log it made" t_refused_leaves_no_log
 each_mode "an audit directory the workload can write is refused" t_keep_dir_shared
 each_mode "size cap: a minimal exec record" t_cap
 each_mode "an argv past a line's size is cut, not dropped" t_argv_cut
