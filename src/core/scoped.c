@@ -18,10 +18,19 @@
  *    EXDEV (BENEATH);
  *  - RESOLVE_NO_SYMLINKS, RESOLVE_NO_MAGICLINKS and RESOLVE_NO_XDEV hold
  *    at every step; at most 40 links are followed (ELOOP);
- *  - as the kernel does at the end of its walk, the directory the result
- *    was opened in must still be below the root (EXDEV otherwise): a
- *    directory moved out of the root while the walk was in it is not
- *    followed out.
+ *  - the directory the result was opened in must, after the open, still
+ *    be below the root (EXDEV otherwise): a directory moved out of the
+ *    root while the walk was in it is not followed out. The kernel checks
+ *    the result itself, before the open; so this walk opens for reading
+ *    only (O_PATH or O_RDONLY, never O_CREAT or O_TRUNC: cordon_openat2
+ *    does not fall back for those), and an open has acted on nothing.
+ *
+ * Where it answers otherwise than the kernel, it refuses: a directory
+ * deeper than 4096 levels or more than the fd limit allows, one below a
+ * mount over the root (EXDEV, EMFILE). As root it finds what the kernel
+ * finds; a caller without search permission on a directory it leaves by
+ * ".." is not refused (the kernel would be): it reaches nothing it could
+ * not reach before.
  *
  * A magic link (/proc/PID/fd/N, exe, cwd, root, ns/...) cannot be told
  * from a plain one by its mode, so a procfs link whose text is absolute or
@@ -88,27 +97,41 @@ static int openat2_once(int dirfd, const char *name, uint64_t flags, uint64_t mo
 	return (int)syscall(SYS_openat2, dirfd, name, &how, sizeof(how));
 }
 
+/* A directory's identity: device, inode and the mount it was reached in. */
+static bool same_dir(const struct statx *a, const struct statx *b)
+{
+	return a->stx_dev_major == b->stx_dev_major && a->stx_dev_minor == b->stx_dev_minor &&
+	       a->stx_ino == b->stx_ino && a->stx_mnt_id == b->stx_mnt_id;
+}
+
+static int dir_statx(int fd, struct statx *stx)
+{
+	if (statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_INO | STATX_MNT_ID, stx) < 0)
+		return -1;
+	return stx->stx_mask & STATX_MNT_ID ? 0 : -1;
+}
+
 /* Is DIR (still) below ROOT? Walks up by ".." to ROOT or to our own "/". */
 static bool below_root(int root, int dir)
 {
-	struct stat rst, st, up_st;
+	struct statx rst, st, up_st;
 	int cur, up;
 
-	if (fstat(root, &rst) < 0 || fstat(dir, &st) < 0)
+	if (dir_statx(root, &rst) < 0 || dir_statx(dir, &st) < 0)
 		return false;
 	cur = openat(dir, ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	for (int i = 0; cur >= 0 && i < SCOPED_DEPTH_MAX; i++) {
-		if (st.st_dev == rst.st_dev && st.st_ino == rst.st_ino) {
+		if (same_dir(&st, &rst)) {
 			close(cur);
 			return true;
 		}
 		up = openat(cur, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
 		close(cur);
 		cur = up;
-		if (cur < 0 || fstat(cur, &up_st) < 0)
+		if (cur < 0 || dir_statx(cur, &up_st) < 0)
 			break;
 		/* Our own "/" is its own parent: ROOT was not on the way. */
-		if (up_st.st_dev == st.st_dev && up_st.st_ino == st.st_ino)
+		if (same_dir(&up_st, &st))
 			break;
 		st = up_st;
 	}
@@ -145,15 +168,15 @@ int cordon_openat2_walk(int dirfd, const char *path, const struct open_how *how)
 	}
 	for (;;) {
 		_cleanup_close_ int next = -1;
-		char target[PATH_MAX];
+		char target[PATH_MAX + 1];
 		struct stat st;
 		ssize_t len;
 		char *comp;
-		bool last;
+		bool last, dir_only;
 
 		while (*p == '/')
 			p++;
-		/* Ended on a directory ("", ".", "..", "name/"): open it as asked. */
+		/* Ended on "." or "..": open the directory the walk is in as asked. */
 		if (!*p) {
 			fd = openat2_once(walk_here(&w), ".", how->flags, how->mode, step);
 			e = fd < 0 ? errno : 0;
@@ -161,7 +184,9 @@ int cordon_openat2_walk(int dirfd, const char *path, const struct open_how *how)
 		}
 		comp = p;
 		p += strcspn(p, "/");
-		last = !*p;
+		/* "name/" ends the path too, asking for a directory (and to follow a link). */
+		dir_only = *p && !p[strspn(p, "/")];
+		last = !*p || dir_only;
 		if (*p)
 			*p++ = '\0';
 		if (strcmp(comp, ".") == 0)
@@ -176,9 +201,13 @@ int cordon_openat2_walk(int dirfd, const char *path, const struct open_how *how)
 			continue;
 		}
 		if (last) {
-			fd = openat2_once(walk_here(&w), comp, how->flags, how->mode, step);
+			uint64_t flags = dir_only ? (how->flags & ~(uint64_t)O_NOFOLLOW) | O_DIRECTORY :
+						    how->flags;
+
+			fd = openat2_once(walk_here(&w), comp, flags, how->mode, step);
 			/* ELOOP here: the name is a link (NO_SYMLINKS), unless asked not to follow. */
-			if (fd >= 0 || errno != ELOOP || (how->flags & O_NOFOLLOW) || no_links) {
+			if (fd >= 0 || errno != ELOOP || no_links ||
+			    ((how->flags & O_NOFOLLOW) && !dir_only)) {
 				e = fd < 0 ? errno : 0;
 				break;
 			}
@@ -195,6 +224,8 @@ int cordon_openat2_walk(int dirfd, const char *path, const struct open_how *how)
 		if (!S_ISLNK(st.st_mode)) {
 			/* A last name that stopped being a link meanwhile: open it again. */
 			if (last && ++links <= SCOPED_LINKS_MAX) {
+				if (dir_only)
+					comp[strlen(comp)] = '/';
 				p = comp;
 				continue;
 			}
@@ -205,8 +236,8 @@ int cordon_openat2_walk(int dirfd, const char *path, const struct open_how *how)
 			e = ELOOP;
 			break;
 		}
-		len = readlinkat(next, "", target, sizeof(target) - 1);
-		if (len < 0 || (size_t)len >= sizeof(target) - 1) {
+		len = readlinkat(next, "", target, PATH_MAX);
+		if (len < 0 || len >= PATH_MAX) {
 			e = len < 0 ? errno : ENAMETOOLONG;
 			break;
 		}
@@ -224,8 +255,9 @@ int cordon_openat2_walk(int dirfd, const char *path, const struct open_how *how)
 				walk_up(&w);
 		}
 		{
-			char *rest = last ? cordon_xstrdup(target) :
-					    cordon_xasprintf("%s/%s", target, p);
+			char *rest = dir_only ? cordon_xasprintf("%s/", target) :
+				     last     ? cordon_xstrdup(target) :
+						cordon_xasprintf("%s/%s", target, p);
 
 			free(todo);
 			todo = rest;

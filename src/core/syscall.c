@@ -8,6 +8,7 @@
 #include <linux/openat2.h>
 #include <linux/sched.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <sys/syscall.h>
@@ -26,7 +27,8 @@ pid_t cordon_clone3(struct clone_args *args, size_t size)
  * the caller to try again. On a busy host (other sandboxes starting) that
  * is common, so try again a few times; where something renames all the
  * time, every try can fail: then the same walk is done one name at a time
- * (src/core/scoped.c), which hands the kernel no "..".
+ * (src/core/scoped.c), which hands the kernel no "..", for an open that
+ * reads only (it checks where it ended after the open).
  */
 #define OPENAT2_TRIES 16
 
@@ -39,7 +41,9 @@ int cordon_openat2(int dirfd, const char *path, struct open_how *how, size_t siz
 		fd = (int)syscall(SYS_openat2, dirfd, path, how, size);
 	while (fd < 0 && errno == EAGAIN && scoped && !(how->resolve & RESOLVE_CACHED) &&
 	       ++tries < OPENAT2_TRIES);
-	if (fd < 0 && errno == EAGAIN && scoped && !(how->resolve & RESOLVE_CACHED))
+	if (fd < 0 && errno == EAGAIN && scoped && !(how->resolve & RESOLVE_CACHED) &&
+	    (how->flags & O_ACCMODE) == O_RDONLY &&
+	    !(how->flags & (O_CREAT | O_TRUNC | (O_TMPFILE & ~O_DIRECTORY))))
 		fd = cordon_openat2_walk(dirfd, path, how);
 	return fd;
 }

@@ -5,6 +5,7 @@
  */
 #include <dirent.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/openat2.h>
 #include <signal.h>
 #include <stdint.h>
@@ -1015,7 +1016,8 @@ START_TEST(openat2_walk_as_the_kernel)
 		"dl/", "dl/g", "dl/../f", "dl/e/..", "el/../g", "el/..", "loop", "loop/x",
 		"dang", "dangdir", "c1", "c1/../g", "c1/..", "d/e/top", "d/e/top/f",
 		"d/e/back", "d/e/back/", "slash", "slash/g", "absup", "nothing", "nothing/x",
-		"d//e///..//g", "./d/./e/./../g",
+		"d//e///..//g", "./d/./e/./../g", "long", "long/", "el/", "el//", "c1/", "dang/",
+		"loop/", "d/e/top/",
 	};
 	static const uint64_t flags[] = {
 		O_PATH, O_PATH | O_NOFOLLOW, O_RDONLY, O_RDONLY | O_DIRECTORY,
@@ -1044,6 +1046,16 @@ START_TEST(openat2_walk_as_the_kernel)
 	ck_assert_int_ge(root, 0);
 	for (size_t i = 0; i < ARRAY_SIZE(links); i++)
 		ck_assert_int_eq(symlinkat(links[i][1], root, links[i][0]), 0);
+	{
+		/* The longest text a link can have: PATH_MAX - 1 bytes. */
+		char longest[PATH_MAX];
+
+		for (size_t i = 0; i + 2 < sizeof(longest) - 1; i += 2)
+			memcpy(longest + i, "./", 2);
+		memcpy(longest + sizeof(longest) - 2, "f", 2);
+		ck_assert_int_eq(strlen(longest), PATH_MAX - 1);
+		ck_assert_int_eq(symlinkat(longest, root, "long"), 0);
+	}
 	for (size_t r = 0; r < ARRAY_SIZE(resolves); r++)
 		for (size_t f = 0; f < ARRAY_SIZE(flags); f++)
 			for (size_t i = 0; i < ARRAY_SIZE(paths); i++)
