@@ -56,16 +56,11 @@ struct cordon_audit; /* an open audit log */
 /*
  * --audit FILE: "none" turns the log off; anything else is opened now,
  * as --log is (the host-path walk, O_NOFOLLOW, a regular file only,
- * made new 0600 when missing, appended to), and kept in spec->audit.
+ * appended to), and kept in spec->audit. A missing one is made 0600
+ * without a name (O_TMPFILE) that cordon_audit_start gives it when the
+ * sandbox begins: a command refused before that leaves nothing.
  */
 int cordon_audit_flag_file(struct cordon_spec *spec, const char *value, struct cordon_error *err);
-/*
- * A command refused before its sandbox began (a bad input, a failed
- * set-up with nothing left running): the --audit FILE it made is removed
- * while still empty and still the file made, so that nothing is left.
- * A file that was there before, or that any event went to, stays.
- */
-void cordon_audit_flag_unmake(struct cordon_spec *spec);
 /* --audit-redact REGEX (POSIX extended, compiled now to validate it). */
 int cordon_audit_flag_redact(struct cordon_spec *spec, const char *value, struct cordon_error *err);
 /* --audit-max BYTES (CORDON_AUDIT_MAX_MIN and above). */

@@ -105,12 +105,23 @@ int cordon_log_fd(void);
  */
 int cordon_append_open(const char *path, const char *what, struct cordon_error *err);
 /*
- * The same; when the file was missing and made here, *made_dir (an O_PATH
- * fd of its directory) and *made_name say where, so that a command
- * refused before it wrote anything can take it back (else -1 and NULL).
+ * The same, where a missing file is made (CORDON_APPEND_MAKE), refused
+ * (CORDON_APPEND_EXISTING), or made without a name (CORDON_APPEND_UNNAMED,
+ * O_TMPFILE, where the filesystem has it): then *unnamed_dir (an O_PATH fd
+ * of its directory) and *unnamed_name say where cordon_append_name gives
+ * it its name once it is to be kept; a command refused before that leaves
+ * nothing. Left -1 and NULL otherwise.
  */
-int cordon_append_open_made(const char *path, const char *what, int *made_dir, char **made_name,
-			    struct cordon_error *err);
+enum cordon_append_mode { CORDON_APPEND_MAKE, CORDON_APPEND_EXISTING, CORDON_APPEND_UNNAMED };
+int cordon_append_open_mode(const char *path, const char *what, enum cordon_append_mode mode,
+			    int *unnamed_dir, char **unnamed_name, struct cordon_error *err);
+/*
+ * Names the unnamed file FD as NAME in DIR. Returns FD, or, where the name
+ * was made meanwhile (another command's log), a new fd of that file
+ * (opened by the same rules); -1 on error.
+ */
+int cordon_append_name(int fd, int dir, const char *name, const char *path, const char *what,
+		       struct cordon_error *err);
 
 /*
  * The start-up trace (CORDON_TRACE=FILE, docs/benchmarks.md): each

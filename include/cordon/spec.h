@@ -81,8 +81,8 @@ struct cordon_audit_spec {
 	bool on;           /* asked for: --audit FILE, CORDON_AUDIT (an OCI container's is off else) */
 	char *path;        /* --audit FILE (absolute), or NULL: audit.jsonl in the state directory */
 	int fd;            /* its fd (O_APPEND), opened when the flag was read; -1 */
-	int made_dir;      /* made by this command: its directory (O_PATH), else -1 */
-	char *made_name;   /* and its name there */
+	int unnamed_dir;   /* made by --audit without a name yet (O_TMPFILE): its directory, or -1 */
+	char *unnamed_name; /* the name it gets when the sandbox begins (cordon_audit_start) */
 	char *dir;         /* --audit-dir: where the state directory's log is kept at the end */
 	char **redact;     /* --audit-redact patterns */
 	size_t n_redact;

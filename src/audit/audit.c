@@ -36,37 +36,22 @@ static void tree_freep(yajl_val *v)
 
 /* --- flags ----------------------------------------------------------------- */
 
-/*
- * As --log is opened (cordon_append_open), failures are the log's:
- * CORDON_E_AUDIT. *made_dir and *made_name: where the file is, when it
- * was missing and made here.
- */
-static int append_open(const char *path, int *made_dir, char **made_name, struct cordon_error *err)
+/* As --log is opened (cordon_append_open), failures are the log's: CORDON_E_AUDIT. */
+static int append_open(const char *path, enum cordon_append_mode mode, int *unnamed_dir,
+		       char **unnamed_name, struct cordon_error *err)
 {
-	int fd = cordon_append_open_made(path, "--audit", made_dir, made_name, err);
+	int fd = cordon_append_open_mode(path, "--audit", mode, unnamed_dir, unnamed_name, err);
 
 	if (fd < 0)
 		err->code = CORDON_E_AUDIT;
 	return fd;
 }
 
-/* The file FD made as NAME in DIR, removed while it is that file and empty. */
-static void unmake(int dir, const char *name, int fd)
+static void unnamed_forget(struct cordon_spec *spec)
 {
-	struct stat st, at;
-
-	if (dir >= 0 && fd >= 0 && fstat(fd, &st) == 0 && st.st_size == 0 &&
-	    fstatat(dir, name, &at, AT_SYMLINK_NOFOLLOW) == 0 && at.st_dev == st.st_dev &&
-	    at.st_ino == st.st_ino)
-		unlinkat(dir, name, 0);
-}
-
-void cordon_audit_flag_unmake(struct cordon_spec *spec)
-{
-	unmake(spec->audit.made_dir, spec->audit.made_name, spec->audit.fd);
-	cordon_closep(&spec->audit.made_dir);
-	free(spec->audit.made_name);
-	spec->audit.made_name = NULL;
+	cordon_closep(&spec->audit.unnamed_dir);
+	free(spec->audit.unnamed_name);
+	spec->audit.unnamed_name = NULL;
 }
 
 int cordon_audit_flag_file(struct cordon_spec *spec, const char *value, struct cordon_error *err)
@@ -75,7 +60,8 @@ int cordon_audit_flag_file(struct cordon_spec *spec, const char *value, struct c
 	int fd;
 
 	spec->audit.env_read = true;
-	cordon_audit_flag_unmake(spec);
+	/* An earlier --audit's file, if it had none, goes with its fd. */
+	unnamed_forget(spec);
 	cordon_closep(&spec->audit.fd);
 	free(spec->audit.path);
 	spec->audit.path = NULL;
@@ -94,7 +80,8 @@ int cordon_audit_flag_file(struct cordon_spec *spec, const char *value, struct c
 			return cordon_error_set(err, CORDON_E_AUDIT, errno, "--audit %s", value);
 		abs = cordon_xasprintf("%s/%s", cwd, value);
 	}
-	fd = append_open(abs, &spec->audit.made_dir, &spec->audit.made_name, err);
+	fd = append_open(abs, CORDON_APPEND_UNNAMED, &spec->audit.unnamed_dir,
+			 &spec->audit.unnamed_name, err);
 	if (fd < 0)
 		return -1;
 	spec->audit.fd = fd;
@@ -371,6 +358,28 @@ struct cordon_audit *cordon_audit_start(const struct cordon_spec *spec, int stat
 			cordon_error_set(err, CORDON_E_AUDIT, errno, "--audit %s", spec->audit.path);
 			return NULL;
 		}
+		/*
+		 * A file --audit made has no name until now, when the sandbox
+		 * begins: a command refused before leaves nothing. A file of the
+		 * name made meanwhile (another command's log) is the log then,
+		 * checked as the flag's was.
+		 */
+		if (spec->audit.unnamed_dir >= 0) {
+			int named = cordon_append_name(fd, spec->audit.unnamed_dir,
+						       spec->audit.unnamed_name, spec->audit.path,
+						       "--audit", err);
+
+			if (named < 0) {
+				err->code = CORDON_E_AUDIT;
+				return NULL;
+			}
+			if (named != fd) {
+				close(fd);
+				fd = named;
+				if (check_not_shared(spec, fd, err) < 0)
+					return NULL;
+			}
+		}
 	} else {
 		fd = openat(state_dir_fd, CORDON_AUDIT_FILE,
 			    O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -445,8 +454,7 @@ struct cordon_audit *cordon_audit_open_state(int state_dir_fd, const char *id,
 					     struct cordon_error *err)
 {
 	_cleanup_(tree_freep) yajl_val tree = record_read(state_dir_fd, err);
-	_cleanup_close_ int fd = -1, made_dir = -1;
-	_cleanup_free_ char *made_name = NULL;
+	_cleanup_close_ int fd = -1;
 	_cleanup_strv_ char **redact = NULL;
 	size_t n_redact = 0;
 	uint64_t dev, ino, base, max;
@@ -477,24 +485,27 @@ struct cordon_audit *cordon_audit_open_state(int state_dir_fd, const char *id,
 			cordon_strv_push(&redact, &n_redact, YAJL_GET_STRING(s));
 		}
 	}
+	/* Never made here: a log that is gone is not the one the sandbox began with. */
 	if (path)
-		fd = append_open(path, &made_dir, &made_name, err);
+		fd = append_open(path, CORDON_APPEND_EXISTING, NULL, NULL, err);
 	else
 		fd = openat(state_dir_fd, CORDON_AUDIT_FILE,
 			    O_WRONLY | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0 && path && err->errnum == ENOENT) {
+		cordon_error_set(err, CORDON_E_AUDIT, 0,
+				 "audit: %s is no longer the file the sandbox began with (gone)",
+				 path);
+		return NULL;
+	}
 	if (fd < 0) {
 		if (!path)
 			cordon_error_set(err, CORDON_E_AUDIT, errno, "audit: opening %s",
 					 CORDON_AUDIT_FILE);
 		return NULL;
 	}
-	/*
-	 * The very file the sandbox began with: one moved in its place is not
-	 * written, and one made now (the log was removed) is taken back.
-	 */
-	unmake(made_dir, made_name, fd);
-	if (made_dir >= 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
-	    (uint64_t)st.st_dev != dev || (uint64_t)st.st_ino != ino) {
+	/* The very file the sandbox began with: one moved in its place is not written. */
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_dev != dev ||
+	    (uint64_t)st.st_ino != ino) {
 		cordon_error_set(err, CORDON_E_AUDIT, 0,
 				 "audit: %s is no longer the file the sandbox began with",
 				 path ? path : CORDON_AUDIT_FILE);

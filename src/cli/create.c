@@ -253,9 +253,6 @@ int cli_create(int argc, char **argv)
 		fputs(create_usage, stdout);
 	else if (cli_bundle_load(&args, &spec, &err) < 0 || create(&args, &spec, &err) < 0)
 		code = cli_fail(&err);
-	/* Refused, or failed with nothing left: a log no event went to is taken back. */
-	if (code)
-		cordon_audit_flag_unmake(&spec);
 	cordon_spec_free(&spec);
 	return code;
 }
@@ -292,10 +289,8 @@ static int run_foreground(const struct cli_bundle_args *args, struct cordon_spec
 	}
 	fflush(stdout);
 	code = cordon_sandbox_run_opts(spec, &opts, &result);
-	if (result.failed) {
+	if (result.failed)
 		cordon_error_print(&result.error);
-		cordon_audit_flag_unmake(spec);
-	}
 	cordon_result_free(&result);
 	return code;
 }
@@ -314,14 +309,10 @@ int cli_run_bundle(int argc, char **argv)
 		fputs(run_bundle_usage, stdout);
 	} else if (cli_bundle_load(&args, &spec, &err) < 0) {
 		code = cli_fail(&err);
-		cordon_audit_flag_unmake(&spec);
 	} else if (args.detach) {
-		if (create(&args, &spec, &err) < 0) {
+		if (create(&args, &spec, &err) < 0 ||
+		    cordon_container_start(cli_global.root, spec.id, &err) < 0)
 			code = cli_fail(&err);
-			cordon_audit_flag_unmake(&spec);
-		} else if (cordon_container_start(cli_global.root, spec.id, &err) < 0) {
-			code = cli_fail(&err);
-		}
 	} else {
 		code = run_foreground(&args, &spec);
 	}

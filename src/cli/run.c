@@ -671,7 +671,6 @@ int cli_run(int argc, char **argv)
 			result.error = err;
 			cordon_result_write(&spec, &result, &err);
 		}
-		cordon_audit_flag_unmake(&spec);
 		cordon_spec_free(&spec);
 		return CORDON_EXIT_FAILURE;
 	}
@@ -689,7 +688,6 @@ int cli_run(int argc, char **argv)
 	}
 	if (cordon_sandbox_seal_self(&spec, &err) < 0) {
 		cordon_error_print(&err);
-		cordon_audit_flag_unmake(&spec);
 		cordon_spec_free(&spec);
 		return CORDON_EXIT_FAILURE;
 	}
@@ -706,11 +704,8 @@ int cli_run(int argc, char **argv)
 								      .console_fd = -1,
 								      .relay_terminal = true },
 				       &result);
-	if (result.failed) {
+	if (result.failed)
 		cordon_error_print(&result.error);
-		/* Nothing runs any more: a log no event went to is taken back. */
-		cordon_audit_flag_unmake(&spec);
-	}
 	if (spec.result_json && cordon_result_write(&spec, &result, &err) < 0) {
 		cordon_error_print(&err);
 		code = CORDON_EXIT_FAILURE;

@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "cli.h"
-#include "cordon/audit.h"
 #include "cordon/sandbox.h"
 #include "cordon/state.h"
 
@@ -72,9 +71,6 @@ int cli_create_session(int argc, char **argv)
 		else
 			printf("%s\n", spec.id);
 	}
-	/* Refused, or failed with nothing left: a log no event went to is taken back. */
-	if (code)
-		cordon_audit_flag_unmake(&spec);
 	cordon_spec_free(&spec);
 	return code;
 }

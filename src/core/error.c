@@ -101,20 +101,17 @@ static const char *file_kind(mode_t mode)
  */
 #define LOG_OPEN_FLAGS (O_WRONLY | O_APPEND | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)
 
-int cordon_append_open(const char *path, const char *what, struct cordon_error *err)
+/*
+ * NAME in DIR by the rules above. A missing one: made (APPEND_MAKE), an
+ * error (APPEND_EXISTING), or an unnamed file in DIR (APPEND_UNNAMED,
+ * O_TMPFILE), with *unnamed set; where the filesystem has no O_TMPFILE,
+ * made as APPEND_MAKE does.
+ */
+static int append_open_in(int dir, const char *name, const char *path, const char *what,
+			  enum cordon_append_mode mode, bool *unnamed, struct cordon_error *err)
 {
-	return cordon_append_open_made(path, what, NULL, NULL, err);
-}
-
-int cordon_append_open_made(const char *path, const char *what, int *made_dir, char **made_name,
-			    struct cordon_error *err)
-{
-	_cleanup_free_ char *name = NULL;
-	_cleanup_close_ int dir = cordon_output_dir_open(path, what, CORDON_E_USAGE, &name, err);
 	struct stat dir_st;
 
-	if (dir < 0)
-		return -1;
 	if (fstat(dir, &dir_st) < 0)
 		return cordon_error_set(err, CORDON_E_USAGE, errno, "%s %s", what, path);
 	for (int tries = 0; tries < 8; tries++) {
@@ -139,13 +136,19 @@ int cordon_append_open_made(const char *path, const char *what, int *made_dir, c
 							path);
 			return fd;
 		}
-		if (errno != ENOENT)
+		if (errno != ENOENT || mode == CORDON_APPEND_EXISTING)
 			return cordon_error_set(err, CORDON_E_USAGE, errno, "%s %s", what, path);
-		fd = openat(dir, name, LOG_OPEN_FLAGS | O_CREAT | O_EXCL | O_NOFOLLOW, 0600);
-		if (fd >= 0 && made_dir) {
-			*made_dir = TAKE_FD(dir);
-			*made_name = TAKE_PTR(name);
+		if (mode == CORDON_APPEND_UNNAMED) {
+			fd = openat(dir, ".", LOG_OPEN_FLAGS | O_TMPFILE, 0600);
+			if (fd >= 0) {
+				*unnamed = true;
+				return fd;
+			}
+			if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL)
+				return cordon_error_set(err, CORDON_E_USAGE, errno, "%s %s", what,
+							path);
 		}
+		fd = openat(dir, name, LOG_OPEN_FLAGS | O_CREAT | O_EXCL | O_NOFOLLOW, 0600);
 		if (fd >= 0)
 			return fd;
 		/* Made meanwhile: looked at again. */
@@ -153,6 +156,44 @@ int cordon_append_open_made(const char *path, const char *what, int *made_dir, c
 			return cordon_error_set(err, CORDON_E_USAGE, errno, "%s %s", what, path);
 	}
 	return cordon_error_set(err, CORDON_E_USAGE, EEXIST, "%s %s", what, path);
+}
+
+int cordon_append_open(const char *path, const char *what, struct cordon_error *err)
+{
+	return cordon_append_open_mode(path, what, CORDON_APPEND_MAKE, NULL, NULL, err);
+}
+
+int cordon_append_open_mode(const char *path, const char *what, enum cordon_append_mode mode,
+			    int *unnamed_dir, char **unnamed_name, struct cordon_error *err)
+{
+	_cleanup_free_ char *name = NULL;
+	_cleanup_close_ int dir = cordon_output_dir_open(path, what, CORDON_E_USAGE, &name, err);
+	bool unnamed = false;
+	int fd;
+
+	if (dir < 0)
+		return -1;
+	fd = append_open_in(dir, name, path, what, mode, &unnamed, err);
+	if (fd >= 0 && unnamed) {
+		*unnamed_dir = TAKE_FD(dir);
+		*unnamed_name = TAKE_PTR(name);
+	}
+	return fd;
+}
+
+int cordon_append_name(int fd, int dir, const char *name, const char *path, const char *what,
+		       struct cordon_error *err)
+{
+	char proc[CORDON_FD_PATH_MAX];
+	bool unnamed = false;
+
+	if (linkat(AT_FDCWD, cordon_fd_path(fd, proc), dir, name, AT_SYMLINK_FOLLOW) == 0)
+		return fd;
+	if (errno != EEXIST)
+		return cordon_error_set(err, CORDON_E_USAGE, errno, "%s %s: naming it", what,
+					path);
+	/* Made meanwhile (another command's log): that file is the log. */
+	return append_open_in(dir, name, path, what, CORDON_APPEND_EXISTING, &unnamed, err);
 }
 
 int cordon_log_configure(const char *path, enum cordon_log_format format, bool debug,

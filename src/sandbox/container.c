@@ -101,10 +101,13 @@ static _Noreturn void monitor_main(const struct cordon_spec *spec, const char *r
 			monitor_fail(notify_fd, errno, "its stdio to /dev/null");
 	close(null);
 	{
-		/* The audit log's --audit fd too: the monitor writes the container's events. */
+		/*
+		 * The audit log's --audit fd too: the monitor writes the
+		 * container's events (and names the file, made without one).
+		 */
 		int keep[] = { notify_fd,     console_fd,    stdio[0],	      stdio[1],
 			       stdio[2],      hook_stdio[0], hook_stdio[1], cordon_log_fd(),
-			       spec->audit.fd };
+			       spec->audit.fd, spec->audit.unnamed_dir };
 
 		r = cordon_close_fds_except(first, keep, ARRAY_SIZE(keep));
 		if (r < 0)

@@ -22,7 +22,7 @@ void cordon_spec_init(struct cordon_spec *spec)
 	spec->security.seccomp = CORDON_SECCOMP_DEFAULT;
 	spec->result_dir_fd = -1;
 	spec->audit.fd = -1;
-	spec->audit.made_dir = -1;
+	spec->audit.unnamed_dir = -1;
 	cordon_user_limits_init(&spec->user_limits);
 }
 
@@ -48,8 +48,8 @@ void cordon_spec_free(struct cordon_spec *spec)
 	cordon_path_links_close(&spec->result_links);
 	free(spec->audit.path);
 	cordon_closep(&spec->audit.fd);
-	cordon_closep(&spec->audit.made_dir);
-	free(spec->audit.made_name);
+	cordon_closep(&spec->audit.unnamed_dir);
+	free(spec->audit.unnamed_name);
 	free(spec->audit.dir);
 	cordon_strv_free(spec->audit.redact);
 	free(spec->seccomp_profile);

@@ -169,10 +169,77 @@ t_hostile_paths() {
 	expect_rc 0
 }
 
-# A command refused (a bad input, a failed set-up) leaves no log it made:
-# run, a session and an OCI container, by flag and by CORDON_AUDIT. A file
-# that was there before stays as it was, empty or not; a log overridden by
-# a second --audit is taken back; a run's log stays.
+# blocked_on_stderr STRING: cordon, with STRING on its command line, is in
+# write(2, ...) (x86_64: system call 1), its stderr a pipe nobody reads.
+blocked_on_stderr() {
+	local line pid
+	while read -r line; do
+		pid=${line%%:*}
+		[ "$(_argv0_of "$pid")" = "$CORDON" ] || continue
+		[[ "$(cat "/proc/$pid/syscall" 2>/dev/null)" == "1 0x2 "* ]] && return 0
+	done < <(procs_matching "$1")
+	return 1
+}
+
+# release_b: t_one_new_log_two_runs's B goes on; waits for it.
+release_b() {
+	touch "$CASE_DIR/b.rc.go"
+	wait
+}
+
+# Two runs name one log that does not exist yet: the first to begin gives
+# it its name, the other then finds that file and appends to it (both had
+# made theirs, unnamed, when they read the flag). B is held on its warning
+# (stderr a full pipe) after it read --audit, until A has run; then B
+# goes on. One file, both runs' events; nothing else in the directory.
+t_one_new_log_two_runs() {
+	local log=$CASE_DIR/logs/a.jsonl _argv b
+	setup_case
+	mk_dir "$CASE_DIR/logs"
+	next_id
+	b=$ID-b
+	_cordon_argv run --name "$b" --no-workspace --seccomp unconfined --audit "$log" \
+		"$ROOTFS" -- true
+	"$PYTHON" - "$CASE_DIR/b.rc" "${_argv[@]}" <<'EOF' &
+import os, subprocess, sys, time
+r, w = os.pipe()
+os.set_blocking(w, False)
+try:
+    while True:
+        os.write(w, b"x" * 4096)
+except BlockingIOError:
+    pass
+os.set_blocking(w, True)
+b = subprocess.Popen(sys.argv[2:], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=w)
+os.close(w)
+open(sys.argv[1] + ".held", "w").close()
+while not os.path.exists(sys.argv[1] + ".go"):
+    time.sleep(0.05)
+while os.read(r, 65536):
+    pass
+open(sys.argv[1], "w").write(str(b.wait()))
+EOF
+	# B has read its flags when it blocks writing its warning: its file is made.
+	wait_until "$WAIT_LIMIT" blocked_on_stderr "--name $b " ||
+		{ fail "B never blocked on its warning"; release_b; return; }
+	check "B's log has no name yet" test ! -e "$log" || { release_b; return; }
+	crun --no-workspace --audit "$log" -- true
+	expect_rc 0 || { release_b; return; }
+	release_b
+	[ -s "$CASE_DIR/b.rc" ] || { fail "B never ended"; return; }
+	[ "$(cat "$CASE_DIR/b.rc")" = 0 ] || { fail "B exited $(cat "$CASE_DIR/b.rc")"; return; }
+	audit_check "$log" || return
+	[ "$(grep -c '"event":"create"' "$log")" = 2 ] || { fail "not both runs' create in the log: $EVENTS"; return; }
+	grep -q "\"$b\"" "$log" || { fail "B's events are not in the log"; return; }
+	[ "$(ls -A "$CASE_DIR/logs")" = a.jsonl ] || fail "more than the log: $(ls -A "$CASE_DIR/logs")"
+}
+
+# A command refused (a bad input, a failed set-up) or that runs nothing
+# (--help, --print-profile) leaves no log: run, a session and an OCI
+# container, by flag and by CORDON_AUDIT (the file made has no name until
+# the sandbox begins). A file that was there before stays as it was, empty
+# or not; a log overridden by a second --audit leaves nothing; a run's
+# log stays.
 t_refused_leaves_no_log() {
 	local log=$CASE_DIR/logs/a.jsonl old=$CASE_DIR/logs/old.jsonl id=$CASE_ID-r
 	setup_case
@@ -183,6 +250,12 @@ t_refused_leaves_no_log() {
 	cordon run --no-workspace --audit "$log" "$CASE_DIR/no-rootfs" -- true
 	expect_cordon_error ROOTFS "no-rootfs" || return
 	check "run, a missing rootfs: no log left" test ! -e "$log" || return
+	cordon run --audit "$log" --help
+	expect_rc 0 || return
+	check "run --help: no log left" test ! -e "$log" || return
+	cordon run --no-workspace --audit "$log" --print-profile "$ROOTFS" -- true
+	expect_rc 0 || return
+	check "run --print-profile: no log left" test ! -e "$log" || return
 	XENV=("CORDON_AUDIT=$log")
 	oc create --no-workspace --name 'bad name!' "$ROOTFS"
 	expect_cordon_error USAGE "--name" || return
@@ -478,6 +551,7 @@ each_mode "hostile bytes in argv" t_hostile_bytes
 each_mode "CORDON_AUDIT, the kept default log" t_env_and_keep
 each_mode "planted links, fifos, devices refused" t_hostile_paths
 each_mode "a refused command leaves no log it made" t_refused_leaves_no_log
+each_mode "two commands on one new log: one file, both runs in it" t_one_new_log_two_runs
 each_mode "an audit directory the workload can write is refused" t_keep_dir_shared
 each_mode "size cap: a minimal exec record" t_cap
 each_mode "an argv past a line's size is cut, not dropped" t_argv_cut
