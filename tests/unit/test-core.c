@@ -929,7 +929,7 @@ END_TEST
  */
 START_TEST(openat2_in_root_survives_renames)
 {
-	char *dir = unit_tmpdir();
+	_cleanup_free_ char *dir = unit_tmpdir();
 	struct open_how how = {
 		.flags = O_RDONLY | O_CLOEXEC,
 		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
@@ -1036,7 +1036,7 @@ START_TEST(openat2_walk_as_the_kernel)
 		"proc/self/status", "proc/self/exe", "proc/self/cwd/", "proc/self/root/etc",
 		"proc/mounts", "proc/self/fd/0", "proc/self/ns/mnt", "proc/thread-self/status",
 	};
-	char *dir = unit_tmpdir();
+	_cleanup_free_ char *dir = unit_tmpdir();
 	int root, slash;
 
 	unit_mkdirs(dir, "d/e");
@@ -1077,7 +1077,7 @@ END_TEST
  */
 START_TEST(openat2_walk_survives_renames)
 {
-	char *dir = unit_tmpdir();
+	_cleanup_free_ char *dir = unit_tmpdir();
 	struct open_how how = {
 		.flags = O_RDONLY | O_CLOEXEC,
 		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
