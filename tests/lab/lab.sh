@@ -30,6 +30,16 @@
 # WORLD's resolver over /etc/resolv.conf (from /etc/netns/LH/), so nothing in
 # the lab, cordon's default upstream included, ever sees the machine's.
 #
+# Labs of several scripts may run at once on one machine. Each has its
+# namespaces, named by its id, and its directory /tmp/cordon-lab.ID, which
+# holds its owner ("PID STARTTIME"): lab_sweep takes down only a lab whose
+# owner is gone. What they share on the host, changed only under LAB_LOCK
+# (flock):
+#
+#   /etc/netns    made by the lab that found none, which marks it
+#                 (LAB_ETC_NETNS_MARK); removed by the last lab down once
+#                 nothing but that mark is left in it
+#
 # Addresses: 198.18.0.0/15 (RFC 2544, benchmarking) and 2001:2::/48 (RFC
 # 5180, benchmarking). cordon's vetting table refuses 198.18.0.0/15, so a
 # cordon built with -DCORDON_TEST_LAB must be told the lab's range is
@@ -101,7 +111,7 @@
 #                        NETNS saw before: a datagram on NETNS's lo, waited for
 #   lab_capture_stop NAME
 #
-# Needs: iproute2, dnsmasq-base, python3, util-linux (unshare); root.
+# Needs: iproute2, dnsmasq-base, python3, util-linux (unshare, flock); root.
 
 LAB_HOME=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # skip_all_or_fail, ci_strict: a missing precondition fails under CI.
@@ -148,11 +158,15 @@ LAB_MULTI_N=40
 for _lab_i in $(seq 1 "$LAB_MULTI_N"); do LAB_IP4[multi-$_lab_i]=198.18.2.$_lab_i; done
 unset _lab_i
 
+# Host state the labs share (above).
+LAB_LOCK=/run/cordon-lab.lock
+LAB_ETC_NETNS_MARK=/etc/netns/.cordon-lab
+
 LAB_ID='' LAB_DIR='' LAB_LH='' LAB_WORLD=''
 LAB_PIDS=()
 LAB_NS_INODES=()
-_lab_made_etc_netns=
 _lab_owner=
+_lab_lock_fd=
 
 _lab_err() { printf 'lab: %s\n' "$*" >&2; }
 
@@ -200,25 +214,79 @@ _lab_starttime() {
 	echo "${fields[19]}"
 }
 
+# _lab_locked CMD...: CMD under LAB_LOCK, waited for 60 s at most; a call
+# from under it runs CMD at once (flock does not nest: a second open file
+# of the same process would wait for the first). Nothing started under
+# it may outlive CMD: it would hold the lock's fd.
+_lab_locked() {
+	local fd rc
+	[ -z "$_lab_lock_fd" ] || { "$@"; return; }
+	exec {fd}>>"$LAB_LOCK" || { _lab_err "cannot open $LAB_LOCK"; return 1; }
+	if ! flock -w 60 "$fd"; then
+		exec {fd}>&-
+		_lab_err "$LAB_LOCK: another lab held it for 60 s"
+		return 1
+	fi
+	_lab_lock_fd=$fd
+	"$@"
+	rc=$?
+	_lab_lock_fd=
+	exec {fd}>&-
+	return "$rc"
+}
+
+# Is the owner of the lab in directory $1 alive (pid and start time, so
+# that a recycled pid is not taken for it)? A lab without an owner file
+# yet (just made), or one that cannot be read, counts as alive: nothing
+# is taken down on a guess.
+_lab_owner_alive() {
+	local pid start
+	[ -f "$1/owner" ] || return 0
+	read -r pid start <"$1/owner" || return 0
+	[ -n "$pid" ] && [ "$(_lab_starttime "$pid")" = "$start" ]
+}
+
 # Labs whose owner died without lab_down (SIGKILL, e.g. a harness timeout):
-# take them down. A lab's owner file holds "PID STARTTIME" of the shell that
-# built it; a live owner's lab is never touched.
-lab_sweep() {
-	local d id pid start
+# take them down, and let go of what they held of the host. A live
+# owner's lab is never touched.
+lab_sweep() { _lab_locked _lab_sweep_dead; }
+_lab_sweep_dead() {
+	local d pid
 	for d in /tmp/cordon-lab.*; do
 		[ -f "$d/owner" ] || continue
-		read -r pid start <"$d/owner" || continue
-		[ -n "$pid" ] && [ "$(_lab_starttime "$pid")" = "$start" ] && continue
-		_lab_err "taking down the lab ${d##*.} that its owner (pid $pid) left behind"
+		_lab_owner_alive "$d" && continue
+		read -r pid _ <"$d/owner"
+		_lab_err "taking down the lab ${d##*.} that its owner (pid ${pid:-?}) left behind"
 		_lab_sweep_one "$d"
 	done
+	_lab_host_settle
 }
 
 # lab_down on the lab in directory $1, leaving this shell's lab alone.
 _lab_sweep_one() {
 	local LAB_DIR=$1 LAB_ID=${1##*.}
-	local LAB_LH=clab-$LAB_ID-lh LAB_WORLD=clab-$LAB_ID-world LAB_PIDS=() _lab_made_etc_netns=1
+	local LAB_LH=clab-$LAB_ID-lh LAB_WORLD=clab-$LAB_ID-world LAB_PIDS=()
 	lab_down
+}
+
+# --- host state the labs share (under LAB_LOCK) ------------------------------------
+
+# /etc/netns/LH and /etc/netns/WORLD; /etc/netns itself, marked, if there
+# was none.
+_lab_etc_netns_make() {
+	if [ ! -d /etc/netns ]; then
+		mkdir -m 755 /etc/netns && : >"$LAB_ETC_NETNS_MARK" || return 1
+	fi
+	mkdir -p "/etc/netns/$LAB_LH" "/etc/netns/$LAB_WORLD"
+}
+
+# What no live lab uses any more goes back: /etc/netns, once only a lab's
+# mark is in it.
+_lab_host_settle() {
+	if [ -e "$LAB_ETC_NETNS_MARK" ] && [ "$(ls -A /etc/netns)" = "${LAB_ETC_NETNS_MARK##*/}" ]; then
+		rm -f "$LAB_ETC_NETNS_MARK" && rmdir /etc/netns
+	fi
+	return 0
 }
 
 # _lab_bg NETNS NAME CMD...: start CMD in NETNS in the background, tracked.
@@ -276,11 +344,9 @@ _lab_write_http_map() {
 	printf '127.0.0.1 lab-host-loopback\n::1 lab-host-loopback\n' >"$LAB_DIR/lh-http.map"
 }
 
+# (/etc/netns/NS made under the lock by _lab_etc_netns_make.)
 _lab_resolv_conf() {
-	local ns=$1 i
-	for ((i = 0; i < 5; i++)); do
-		mkdir -p "/etc/netns/$ns" 2>/dev/null && break
-	done
+	local ns=$1
 	printf '# cordon network lab %s\nnameserver %s\nnameserver %s\n' \
 		"$LAB_ID" "$LAB_DNS4" "$LAB_DNS6" >"/etc/netns/$ns/resolv.conf" || return 1
 	chmod 644 "/etc/netns/$ns/resolv.conf"
@@ -315,26 +381,27 @@ lab_up() {
 	fi
 	# A subshell inherits its parent's lab in its variables: it builds one
 	# of its own (and its lab_down then takes down only that one).
-	LAB_DIR='' LAB_PIDS=() LAB_NS_INODES=() _lab_made_etc_netns='' _lab_owner=$BASHPID
+	LAB_DIR='' LAB_PIDS=() LAB_NS_INODES=() _lab_owner=$BASHPID
 	if ! _lab_isolated; then
 		_lab_err "refusing to build the lab outside a private network namespace (call lab_isolate first)"
 		return 1
 	fi
-	for tool in ip dnsmasq "$LAB_PYTHON"; do
+	for tool in ip dnsmasq flock "$LAB_PYTHON"; do
 		command -v "$tool" >/dev/null 2>&1 || { _lab_err "$tool not found (contrib/deps.sh --test)"; return 1; }
 	done
 	lab_sweep
 	LAB_DIR=$(mktemp -d /tmp/cordon-lab.XXXXXX) || return 1
 	chmod 755 "$LAB_DIR"
 	# (BASHPID read here: inside $(...) it would be the substitution's own.)
+	# Renamed into place: a sweep never reads it half written.
 	i=$BASHPID
-	echo "$i $(_lab_starttime "$i")" >"$LAB_DIR/owner"
+	echo "$i $(_lab_starttime "$i")" >"$LAB_DIR/owner.new" && mv "$LAB_DIR/owner.new" "$LAB_DIR/owner" ||
+		{ rm -rf "$LAB_DIR"; LAB_DIR=''; return 1; }
 	LAB_ID=${LAB_DIR##*.}
 	LAB_LH=clab-$LAB_ID-lh
 	LAB_WORLD=clab-$LAB_ID-world
 	_lab_trap ""
 
-	[ -d /etc/netns ] || _lab_made_etc_netns=1
 	if ip netns list | grep -qE "^($LAB_LH|$LAB_WORLD)( |\$)"; then
 		_lab_err "netns $LAB_LH or $LAB_WORLD already exists"
 		return 1
@@ -344,7 +411,8 @@ lab_up() {
 		return 1
 	fi
 	LAB_NS_INODES=("$(stat -L -c %i "/run/netns/$LAB_LH")" "$(stat -L -c %i "/run/netns/$LAB_WORLD")")
-	if ! _lab_resolv_conf "$LAB_LH" || ! _lab_resolv_conf "$LAB_WORLD"; then
+	if ! _lab_locked _lab_etc_netns_make || ! _lab_resolv_conf "$LAB_LH" ||
+		! _lab_resolv_conf "$LAB_WORLD"; then
 		lab_down
 		return 1
 	fi
@@ -467,9 +535,9 @@ lab_down() {
 		[ -e "/run/netns/$i" ] && ip netns delete "$i"
 		rm -rf "/etc/netns/$i"
 	done
-	[ -n "$_lab_made_etc_netns" ] && rmdir /etc/netns 2>/dev/null
+	_lab_locked _lab_host_settle
 	rm -rf --one-file-system "$LAB_DIR"
-	LAB_DIR='' LAB_PIDS=() _lab_made_etc_netns=
+	LAB_DIR='' LAB_PIDS=()
 	# LAB_ID, LAB_LH, LAB_WORLD and LAB_NS_INODES stay, for leftover checks.
 	return 0
 }
