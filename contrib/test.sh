@@ -199,22 +199,9 @@ if [ "$build_ok" -eq 1 ] && [ "$(id -u)" -eq 0 ] && id "$test_user" >/dev/null 2
 	fi
 fi
 
-# --- /dev/net/tun for the rootless network tests -------------------------------
-
-# Rootless --net-allow runs pasta, which opens /dev/net/tun as the calling
-# user. Debian makes it 0666; some machines (this project's CI among them)
-# have 0600. As root, open it for the test run and put the mode back at exit.
-tun_mode=
-restore_tun() { [ -n "$tun_mode" ] && chmod "$tun_mode" /dev/net/tun && echo "restored /dev/net/tun to mode $tun_mode"; }
-if [ "$(id -u)" -eq 0 ] && [ -c /dev/net/tun ]; then
-	mode=$(stat -c %a /dev/net/tun)
-	if [ "$mode" != 666 ]; then
-		heading "/dev/net/tun"
-		chmod 0666 /dev/net/tun && tun_mode=$mode &&
-			echo "relaxed /dev/net/tun from mode $mode to 0666 for the rootless network tests (pasta); restored at exit or on a signal"
-		# (the traps are set below, with the VM phase's)
-	fi
-fi
+# (/dev/net/tun, which pasta opens as the rootless network tests' user: the
+# network lab makes it 0666 while a lab that needs it is up, and the last
+# one down puts the mode back; tests/lab/lab.sh, lab_tun_open.)
 
 # --- run the tests -------------------------------------------------------------
 
@@ -250,8 +237,8 @@ vm_pid=
 vm_out=
 vm_steps=
 # Ends the background VM phase (its meson, which ends the VM) when the
-# script exits or is killed. Killed: the VM phase ended and /dev/net/tun's
-# mode put back, then die as the signal would.
+# script exits or is killed. Killed: the VM phase ended, then die as the
+# signal would.
 stop_vm() {
 	[ -n "$vm_pid" ] || return 0
 	kill -TERM "$vm_pid" 2>/dev/null
@@ -265,10 +252,10 @@ stop_suites() {
 	[ -z "$suite_pid" ] || kill -TERM "$suite_pid" 2>/dev/null
 	stop_vm
 }
-trap 'stop_suites; restore_tun' EXIT
+trap stop_suites EXIT
 for sig in TERM INT HUP; do
 	# shellcheck disable=SC2064 # the signal is meant to be expanded now
-	trap "stop_suites; restore_tun; tun_mode=; trap - $sig EXIT; kill -$sig \$\$" "$sig"
+	trap "stop_suites; trap - $sig EXIT; kill -$sig \$\$" "$sig"
 done
 
 if [ "$build_ok" -eq 1 ]; then

@@ -31,8 +31,9 @@
 # --dns none) and
 # --result-json $CASE_DIR/r.json (JSON: the parsed result, see jnet).
 #
-# Rootless cases use pasta, which opens /dev/net/tun as the test user: the
-# script makes it 0666 for its duration and restores the mode at exit.
+# Rootless cases use pasta, which opens /dev/net/tun as the test user:
+# before the first, lab_tun_open (lab.sh) makes it 0666 while the lab is
+# up; the last lab down (of every script running) puts the mode back.
 
 CORDON=${CORDON_LAB:-build/tests/lab/cordon-lab}
 # shellcheck source=tests/e2e/lib.sh
@@ -56,41 +57,13 @@ diag "lab $LAB_ID up in ${LAB_UP_SECONDS}s (LH $LAB_LH)"
 
 # --- /dev/net/tun for pasta ---------------------------------------------------
 
-NET_TUN_MODE=
-_net_restore_tun() {
-	[ -n "$NET_TUN_MODE" ] || return 0
-	chmod "$NET_TUN_MODE" /dev/net/tun 2>/dev/null
-	NET_TUN_MODE=
-}
-# Chain _net_restore_tun in front of the EXIT trap (lab.sh's and lib.sh's),
-# keeping the status they see.
-# shellcheck disable=SC2120,SC2154 # "$3" is trap -p's word; _net_rc is set by the trap
-_net_trap() {
-	local prev
-	prev=$(trap -p EXIT)
-	if [ -n "$prev" ]; then
-		eval "set -- $prev"
-		# shellcheck disable=SC2064 # expanded now on purpose
-		trap "_net_rc=\$?; _net_restore_tun; (exit \$_net_rc); $3" EXIT
-	else
-		trap '_net_restore_tun' EXIT
-	fi
-}
-# Before every rootless case: another test on this machine may have
-# restored the mode it found in the meantime.
+# Before the first rootless case (lab.sh: held while the lab is up, shared
+# with the other labs on this machine).
 net_tun_open() {
-	local m
-	is_root && [ -c /dev/net/tun ] || return 0
-	m=$(stat -c %a /dev/net/tun)
-	[ "$m" != 666 ] || return 0
-	if [ -z "$NET_TUN_MODE" ]; then
-		NET_TUN_MODE=$m
-		diag "chmod 0666 /dev/net/tun for the rootless (pasta) cases; mode $m restored at exit"
-	fi
-	chmod 0666 /dev/net/tun
+	lab_tun_open || _fail_raw "could not make /dev/net/tun usable for pasta (lab_tun_open)"
+	[ -z "$LAB_TUN_RELAXED" ] ||
+		diag "chmod 0666 /dev/net/tun for the rootless (pasta) cases; mode $LAB_TUN_RELAXED put back by the last lab down"
 }
-# shellcheck disable=SC2119
-_net_trap
 
 # --- running cordon in the lab ----------------------------------------------------
 

@@ -431,6 +431,46 @@ t_sweep() {
 }
 check "lab_sweep takes down a lab whose owner was killed, and only that one" t_sweep
 
+# /dev/net/tun's mode is the labs' to share: a stand-in file here (the
+# real one is another lab's while this runs), 0600. Two labs hold it open
+# (this one and a second): the first down leaves it 0666, the last down
+# puts 0600 back; so does the sweep of a lab whose owner was killed.
+t_tun_shared() {
+	local dir p out
+	dir=$(mktemp -d /tmp/cordon-lab-selftest.XXXXXX)
+	LAB_TUN_DEV=$dir/tun LAB_TUN_MODE_FILE=$dir/tun-mode
+	: >"$LAB_TUN_DEV"
+	chmod 600 "$LAB_TUN_DEV"
+	lab_tun_open
+	[ "$LAB_TUN_RELAXED" = 600 ] && [ "$(stat -c %a "$LAB_TUN_DEV")" = 666 ] ||
+		fail "lab_tun_open: relaxed from '$LAB_TUN_RELAXED', now $(stat -c %a "$LAB_TUN_DEV")"
+	out=$(
+		lab_up >/dev/null 2>&1 || { echo "the second lab did not come up"; exit 1; }
+		lab_tun_open
+		[ -z "$LAB_TUN_RELAXED" ] || { echo "the second lab changed it again (from $LAB_TUN_RELAXED)"; exit 1; }
+		lab_down
+	) || fail "$out"
+	[ "$(stat -c %a "$LAB_TUN_DEV")" = 666 ] || fail "the second lab down took it from the first: $(stat -c %a "$LAB_TUN_DEV")"
+	# This lab's hold let go as lab_down does.
+	rm -f "$LAB_DIR/tun"
+	_lab_locked _lab_host_settle
+	[ "$(stat -c %a "$LAB_TUN_DEV")" = 600 ] && [ ! -e "$LAB_TUN_MODE_FILE" ] ||
+		fail "the last hold let go: mode $(stat -c %a "$LAB_TUN_DEV"), $(ls "$dir")"
+	(
+		lab_up >/dev/null 2>&1 && lab_tun_open && echo held >"$dir/held"
+		exec sleep 600
+	) </dev/null >/dev/null 2>&1 &
+	p=$!
+	wait_for_file "$dir/held" || { kill -KILL "$p"; fail "the third lab did not come up"; }
+	[ "$(stat -c %a "$LAB_TUN_DEV")" = 666 ] || { kill -KILL "$p"; fail "the third lab did not open it"; }
+	_lab_locked kill_then_sweep "$p"
+	[ "$(stat -c %a "$LAB_TUN_DEV")" = 600 ] && [ ! -e "$LAB_TUN_MODE_FILE" ] ||
+		fail "the sweep of a killed holder: mode $(stat -c %a "$LAB_TUN_DEV"); lab_sweep said: $out"
+	rm -rf "$dir"
+	return 0
+}
+check "/dev/net/tun's mode: held open while any lab that asked is up, put back by the last (or the sweep)" t_tun_shared
+
 # --- lab_down ----------------------------------------------------------------------
 
 # Processes and mounts that still refer to the lab's network namespaces.

@@ -39,6 +39,12 @@
 #   /etc/netns    made by the lab that found none, which marks it
 #                 (LAB_ETC_NETNS_MARK); removed by the last lab down once
 #                 nothing but that mark is left in it
+#   /dev/net/tun  made 0666 by lab_tun_open, for pasta (the rootless
+#                 cases), its mode kept in LAB_TUN_MODE_FILE; every lab
+#                 that asked holds it open ($LAB_DIR/tun) while it is up,
+#                 and the last one down (or the sweep of a dead one) puts
+#                 the mode back; a machine where it is 0666 already (as
+#                 Debian makes it) is left alone
 #
 # Addresses: 198.18.0.0/15 (RFC 2544, benchmarking) and 2001:2::/48 (RFC
 # 5180, benchmarking). cordon's vetting table refuses 198.18.0.0/15, so a
@@ -97,6 +103,9 @@
 #   lab_up               build the lab; sets LAB_ID LAB_DIR LAB_LH LAB_WORLD
 #   lab_down             kill, delete, remove; idempotent; safe in any trap
 #   lab_sweep            take down labs whose owner died unannounced (lab_up runs it)
+#   lab_tun_open         /dev/net/tun usable by every user while this lab is up
+#                        (pasta, rootless); LAB_TUN_RELAXED: the mode it found,
+#                        when this call changed it
 #   lab_exec CMD...      CMD in LH   (with CORDON_LAB_PUBLIC_CIDR set)
 #   lab_world_exec CMD...  CMD in WORLD
 #   lab_dns_queries NAME [TYPE]   queries WORLD's dnsmasq got for NAME (A, AAAA, ...)
@@ -158,13 +167,17 @@ LAB_MULTI_N=40
 for _lab_i in $(seq 1 "$LAB_MULTI_N"); do LAB_IP4[multi-$_lab_i]=198.18.2.$_lab_i; done
 unset _lab_i
 
-# Host state the labs share (above).
+# Host state the labs share (above). The selftest points the last two
+# at a file of its own.
 LAB_LOCK=/run/cordon-lab.lock
 LAB_ETC_NETNS_MARK=/etc/netns/.cordon-lab
+LAB_TUN_DEV=/dev/net/tun
+LAB_TUN_MODE_FILE=/run/cordon-lab.tun-mode
 
 LAB_ID='' LAB_DIR='' LAB_LH='' LAB_WORLD=''
 LAB_PIDS=()
 LAB_NS_INODES=()
+LAB_TUN_RELAXED=
 _lab_owner=
 _lab_lock_fd=
 
@@ -280,9 +293,47 @@ _lab_etc_netns_make() {
 	mkdir -p "/etc/netns/$LAB_LH" "/etc/netns/$LAB_WORLD"
 }
 
-# What no live lab uses any more goes back: /etc/netns, once only a lab's
-# mark is in it.
+# lab_tun_open: see the top. As root (chmod); a no-op once this lab holds
+# it. The hold names the device: the last one down restores that one.
+lab_tun_open() {
+	LAB_TUN_RELAXED=
+	[ "$EUID" -eq 0 ] && [ -e "$LAB_TUN_DEV" ] || return 0
+	[ -n "$LAB_DIR" ] || { _lab_err "lab_tun_open: no lab is up"; return 1; }
+	[ -e "$LAB_DIR/tun" ] && return 0
+	_lab_locked _lab_tun_take
+}
+_lab_tun_take() {
+	local m
+	m=$(stat -c %a "$LAB_TUN_DEV") || return 1
+	# The mode to put back: kept by the first lab that changed it.
+	if [ ! -f "$LAB_TUN_MODE_FILE" ] && [ "$m" != 666 ]; then
+		echo "$m" >"$LAB_TUN_MODE_FILE" || return 1
+	fi
+	if [ "$m" != 666 ]; then
+		chmod 0666 "$LAB_TUN_DEV" || return 1
+		LAB_TUN_RELAXED=$m
+	fi
+	echo "$LAB_TUN_DEV" >"$LAB_DIR/tun"
+}
+
+# What no live lab uses any more goes back: /dev/net/tun's mode, once no
+# live lab holds it open; /etc/netns, once only a lab's mark is in it.
 _lab_host_settle() {
+	local d m
+	if [ -f "$LAB_TUN_MODE_FILE" ]; then
+		for d in /tmp/cordon-lab.*; do
+			[ "$(cat "$d/tun" 2>/dev/null)" = "$LAB_TUN_DEV" ] && _lab_owner_alive "$d" && break
+			d=
+		done
+		if [ -z "$d" ]; then
+			m=$(cat "$LAB_TUN_MODE_FILE")
+			case $m in
+			[0-7][0-7][0-7] | [0-7][0-7][0-7][0-7]) chmod "$m" "$LAB_TUN_DEV" ;;
+			*) _lab_err "$LAB_TUN_MODE_FILE: not a mode: '$m' ($LAB_TUN_DEV left as it is)" ;;
+			esac
+			rm -f "$LAB_TUN_MODE_FILE"
+		fi
+	fi
 	if [ -e "$LAB_ETC_NETNS_MARK" ] && [ "$(ls -A /etc/netns)" = "${LAB_ETC_NETNS_MARK##*/}" ]; then
 		rm -f "$LAB_ETC_NETNS_MARK" && rmdir /etc/netns
 	fi
@@ -535,6 +586,8 @@ lab_down() {
 		[ -e "/run/netns/$i" ] && ip netns delete "$i"
 		rm -rf "/etc/netns/$i"
 	done
+	# This lab's hold on /dev/net/tun goes first: the last one down restores it.
+	rm -f "$LAB_DIR/tun"
 	_lab_locked _lab_host_settle
 	rm -rf --one-file-system "$LAB_DIR"
 	LAB_DIR='' LAB_PIDS=()
