@@ -67,12 +67,17 @@ t_process() {
 		esac
 	done
 	[ -z "$bad" ] || fail "the proxy holds fds other than sockets and /dev/null:$bad"
-	# In the gateway's network namespace, the init's; not the lab host's.
-	init=$(pgrep -P "$SUP" -x cordon-init) || init=$(pgrep -x cordon-init | head -n 1)
+	# In the gateway's network namespace, the init's (the supervisor's
+	# child, both modes; never another sandbox's init: other scripts run
+	# theirs beside this one); not the lab host's.
 	[ "$(readlink "/proc/$PROXY/ns/net")" != "$(ip netns exec "$LAB_LH" readlink /proc/self/ns/net)" ] ||
 		fail "expected the proxy outside the lab host's network namespace"
-	[ -z "$init" ] || [ "$(readlink "/proc/$PROXY/ns/net")" = "$(readlink "/proc/$init/ns/net")" ] ||
-		fail "expected the proxy in the gateway namespace (the init's)"
+	if init=$(pgrep -P "$SUP" -x cordon-init); then
+		[ "$(readlink "/proc/$PROXY/ns/net")" = "$(readlink "/proc/$init/ns/net")" ] ||
+			fail "expected the proxy in the gateway namespace (the init's)"
+	else
+		fail "no cordon-init child of the supervisor $SUP"
+	fi
 	[ "$(tr -d '\0' <"/proc/$PROXY/cmdline")" = cordon-dnsproxy ] ||
 		fail "expected the command line cordon-dnsproxy, got $(tr '\0' ' ' <"/proc/$PROXY/cmdline")"
 	finish_waiting
