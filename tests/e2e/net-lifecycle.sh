@@ -154,16 +154,24 @@ t_sigkill() {
 	# Everything in the lab host goes with it: no link, no pasta, no process.
 	wait_until "$WAIT_LIMIT" _lh_clean || _fail_raw "expected the lab host clean after the SIGKILL" \
 		"$(_lh_cdr_links) $(_lh_strays)"
-	# The next run works, and sweeps what the killed one left in the state directory.
+	# The next run works, and sweeps what the killed one left in the state
+	# directory. Another script's run beside this one may have begun that
+	# sweep first: it holds the entry's lock until the entry is gone, and
+	# this run's sweep passes a locked entry by; so it is waited for.
 	crun_net --net-allow allowed.test -- 'get allowed.test'
 	expect_rc 0
 	expect_line '^GET allowed.test:80 OK server1$'
-	local d left=
+	local d left
 	state_dirs >/dev/null
-	for d in "${STATE_DIRS[@]}"; do
-		[ -e "$d/$killed" ] && left+=" $d/$killed"
-	done
-	[ -z "$left" ] || fail "expected the next run to sweep the killed run's state:$left"
+	killed_state_gone() {
+		left=
+		for d in "${STATE_DIRS[@]}"; do
+			[ -e "$d/$killed" ] && left+=" $d/$killed"
+		done
+		[ -z "$left" ]
+	}
+	wait_until "$WAIT_LIMIT" killed_state_gone ||
+		fail "expected the next run to sweep the killed run's state:$left"
 }
 
 each_mode "net: bad network flags: exit 125 before anything exists" net_case t_invalid
