@@ -144,7 +144,8 @@ t_sigkill() {
 	if [ "$MODE" = rootful ]; then
 		[ -n "$(_lh_cdr_links)" ] || _fail_raw "expected a cdr-* link in the lab host while the sandbox runs"
 	else
-		_lh_strays | grep -q pasta || _fail_raw "expected pasta in the lab host while the sandbox runs"
+		# (Read whole: grep -q would leave before the lines after pasta's.)
+		[[ $(_lh_strays) == *pasta* ]] || _fail_raw "expected pasta in the lab host while the sandbox runs"
 	fi
 	grep -q 'OK server1' "$WS/got" || _fail_raw "expected egress before the kill: $(cat "$WS/got")"
 	sup=$(supervisor_of "$killed") || { _fail_raw "no supervisor found for $killed"; kill -9 "$BG_PID"; wait_bg; return; }

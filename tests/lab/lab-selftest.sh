@@ -130,8 +130,10 @@ t_topology() {
 	[[ $r6 == "default via $LAB_WORLD6 dev $LAB_LH_IF"* ]] || fail "LH IPv6 default: $r6"
 	[ "$(lab_exec sysctl -n net.ipv4.ip_forward)" = 1 ] || fail "LH: IPv4 forwarding off"
 	[ "$(lab_exec sysctl -n net.ipv6.conf.all.forwarding)" = 1 ] || fail "LH: IPv6 forwarding off"
-	ip -n "$LAB_LH" -o addr show dev "$LAB_LH_IF" | grep -q " $LAB_LH4/24 " || fail "LH has no $LAB_LH4/24"
-	ip -n "$LAB_WORLD" -o addr show dev lo | grep -q " 198.18.2.40/32 " || fail "WORLD has no 198.18.2.40"
+	# Read whole before they are searched: grep -q leaves at the first match,
+	# and ip's next write then fails (SIGPIPE), which pipefail counts.
+	[[ $(ip -n "$LAB_LH" -o addr show dev "$LAB_LH_IF") == *" $LAB_LH4/24 "* ]] || fail "LH has no $LAB_LH4/24"
+	[[ $(ip -n "$LAB_WORLD" -o addr show dev lo) == *" 198.18.2.40/32 "* ]] || fail "WORLD has no 198.18.2.40"
 	return 0
 }
 check "LH and WORLD exist, joined by a veth; LH routes by default via WORLD and forwards" t_topology
