@@ -82,8 +82,9 @@ int cordon_audit_check_keep(const struct cordon_spec *spec, struct cordon_error 
 
 /*
  * The supervisor's: spec->audit's file, or audit.jsonl made new in the
- * state directory state_dir_fd; the record written there. NULL with
- * *err clear when the log is off, NULL with *err set on failure.
+ * state directory state_dir_fd; the record written there, then the
+ * create event, and only then a file --audit made gets its name. NULL
+ * with *err clear when the log is off, NULL with *err set on failure.
  */
 struct cordon_audit *cordon_audit_start(const struct cordon_spec *spec, int state_dir_fd,
 					struct cordon_error *err);

@@ -116,11 +116,13 @@ enum cordon_append_mode { CORDON_APPEND_MAKE, CORDON_APPEND_EXISTING, CORDON_APP
 int cordon_append_open_mode(const char *path, const char *what, enum cordon_append_mode mode,
 			    int *unnamed_dir, char **unnamed_name, struct cordon_error *err);
 /*
- * Names the unnamed file FD as NAME in DIR. Returns FD, or, where the name
- * was made meanwhile (another command's log), a new fd of that file
- * (opened by the same rules); -1 on error.
+ * Names the unnamed file *FD as NAME in DIR. Returns 0 when it has that
+ * name, *FD then an fd opened by it (of the same file: /proc shows the
+ * name, not "(deleted)"); 1 where the name was made meanwhile (another
+ * command's log), *FD then an fd of that file, opened by the same rules
+ * as the flag's, the file *FD was closed; -1 on error, *FD unchanged.
  */
-int cordon_append_name(int fd, int dir, const char *name, const char *path, const char *what,
+int cordon_append_name(int *fd, int dir, const char *name, const char *path, const char *what,
 		       struct cordon_error *err);
 
 /*
@@ -478,6 +480,14 @@ struct stat;
  */
 int cordon_path_check_names(const struct stat *dir, const struct stat *file, const char *what,
 			    const char *path, const char *comp, struct cordon_error *err);
+/*
+ * The rule for an existing file cordon writes into (an append log) at COMP
+ * in DIR: in a directory everyone can add names to, a file owned by
+ * neither the caller nor DIR's owner is refused (CORDON_E_PATH), as
+ * fs.protected_regular refuses an O_CREAT open of it.
+ */
+int cordon_path_check_planted(const struct stat *dir, const struct stat *file, const char *what,
+			      const char *path, const char *comp, struct cordon_error *err);
 void cordon_path_id_of(const struct stat *st, struct cordon_path_id *id);
 /*
  * Open PATH again the same way (in another mount namespace, where the

@@ -339,13 +339,56 @@ static int drops_open(struct cordon_audit *a, int state_dir_fd, struct cordon_er
 	return 0;
 }
 
+/*
+ * The log's start: its record in the state directory (which later
+ * commands check the file against) and the create event.
+ */
+static int audit_begin_log(struct cordon_audit *a, const struct cordon_spec *spec,
+			   int state_dir_fd, const char *keep, struct cordon_error *err)
+{
+	struct stat st;
+
+	if (fstat(a->fd, &st) < 0 || !S_ISREG(st.st_mode))
+		return cordon_error_set(err, CORDON_E_AUDIT, errno, "audit: not a regular file");
+	a->base = (uint64_t)st.st_size;
+	if (record_write(a, state_dir_fd, spec->audit.fd >= 0 ? spec->audit.path : NULL, &st, keep,
+			 spec->audit.redact, spec->audit.n_redact, err) < 0)
+		return -1;
+	return cordon_audit_create(a, spec, err);
+}
+
+/*
+ * A file --audit made has no name until the sandbox begins, when its
+ * first event is in it: a command refused before, even by a failure to
+ * record or write the log, leaves nothing. A file of the name made
+ * meanwhile (another command's log) is the log then, checked as the
+ * flag's was, and begun again.
+ */
+static int audit_name(struct cordon_audit *a, const struct cordon_spec *spec, int state_dir_fd,
+		      struct cordon_error *err)
+{
+	int r = cordon_append_name(&a->fd, spec->audit.unnamed_dir, spec->audit.unnamed_name,
+				   spec->audit.path, "--audit", err);
+
+	if (r < 0) {
+		err->code = CORDON_E_AUDIT;
+		return -1;
+	}
+	/* The flag's fd, held for the sandbox's life, is this file too (not "(deleted)"). */
+	(void)dup3(a->fd, spec->audit.fd, O_CLOEXEC);
+	if (r == 0)
+		return 0;
+	if (check_not_shared(spec, a->fd, err) < 0)
+		return -1;
+	return audit_begin_log(a, spec, state_dir_fd, NULL, err);
+}
+
 struct cordon_audit *cordon_audit_start(const struct cordon_spec *spec, int state_dir_fd,
 					struct cordon_error *err)
 {
 	_cleanup_close_ int fd = -1;
 	_cleanup_free_ char *keep = NULL;
 	struct cordon_audit *a;
-	struct stat st;
 
 	/* An OCI container's log is asked for; a native sandbox has one unless turned off. */
 	if (spec->audit.off || (spec->oci && !spec->audit.on))
@@ -358,28 +401,6 @@ struct cordon_audit *cordon_audit_start(const struct cordon_spec *spec, int stat
 			cordon_error_set(err, CORDON_E_AUDIT, errno, "--audit %s", spec->audit.path);
 			return NULL;
 		}
-		/*
-		 * A file --audit made has no name until now, when the sandbox
-		 * begins: a command refused before leaves nothing. A file of the
-		 * name made meanwhile (another command's log) is the log then,
-		 * checked as the flag's was.
-		 */
-		if (spec->audit.unnamed_dir >= 0) {
-			int named = cordon_append_name(fd, spec->audit.unnamed_dir,
-						       spec->audit.unnamed_name, spec->audit.path,
-						       "--audit", err);
-
-			if (named < 0) {
-				err->code = CORDON_E_AUDIT;
-				return NULL;
-			}
-			if (named != fd) {
-				close(fd);
-				fd = named;
-				if (check_not_shared(spec, fd, err) < 0)
-					return NULL;
-			}
-		}
 	} else {
 		fd = openat(state_dir_fd, CORDON_AUDIT_FILE,
 			    O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -391,19 +412,15 @@ struct cordon_audit *cordon_audit_start(const struct cordon_spec *spec, int stat
 		}
 		keep = spec->audit.dir ? cordon_xstrdup(spec->audit.dir) : default_keep_dir();
 	}
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		cordon_error_set(err, CORDON_E_AUDIT, errno, "audit: not a regular file");
-		return NULL;
-	}
-	a = audit_new(spec->id, -1, (uint64_t)st.st_size, spec->audit.max_bytes);
+	a = audit_new(spec->id, TAKE_FD(fd), 0, spec->audit.max_bytes);
 	if (audit_rules_compile(a, spec->audit.redact, spec->audit.n_redact, err) < 0 ||
 	    drops_open(a, state_dir_fd, err) < 0 ||
-	    record_write(a, state_dir_fd, spec->audit.fd >= 0 ? spec->audit.path : NULL, &st, keep,
-			 spec->audit.redact, spec->audit.n_redact, err) < 0) {
+	    audit_begin_log(a, spec, state_dir_fd, keep, err) < 0 ||
+	    (spec->audit.fd >= 0 && spec->audit.unnamed_dir >= 0 &&
+	     audit_name(a, spec, state_dir_fd, err) < 0)) {
 		cordon_audit_close(a);
 		return NULL;
 	}
-	a->fd = TAKE_FD(fd);
 	return a;
 }
 

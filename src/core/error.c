@@ -94,9 +94,9 @@ static const char *file_kind(mode_t mode)
  * the file itself looked at first through an O_PATH fd that follows no
  * symlink and opens nothing, and opened only when it is a regular file,
  * through that fd (a fifo is never opened, so never waited on; a
- * device's open never acts), O_NONBLOCK against a lease; a second name
- * in a directory another user can add names to is refused as by the
- * walk. A missing file is made new (O_EXCL|O_NOFOLLOW). O_APPEND: the
+ * device's open never acts), O_NONBLOCK against a lease; in a directory
+ * another user can add names to, a second name is refused as by the walk,
+ * and so is a file of a third user (fs.protected_regular's rule). A missing file is made new (O_EXCL|O_NOFOLLOW). O_APPEND: the
  * monitor and later commands add to the same file.
  */
 #define LOG_OPEN_FLAGS (O_WRONLY | O_APPEND | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)
@@ -128,7 +128,8 @@ static int append_open_in(int dir, const char *name, const char *path, const cha
 				return cordon_error_set(err, CORDON_E_USAGE, 0,
 							"%s %s: not a regular file (%s)", what,
 							path, file_kind(st.st_mode));
-			if (cordon_path_check_names(&dir_st, &st, what, path, name, err) < 0)
+			if (cordon_path_check_names(&dir_st, &st, what, path, name, err) < 0 ||
+			    cordon_path_check_planted(&dir_st, &st, what, path, name, err) < 0)
 				return -1;
 			fd = open(cordon_fd_path(at, proc), LOG_OPEN_FLAGS);
 			if (fd < 0)
@@ -181,19 +182,57 @@ int cordon_append_open_mode(const char *path, const char *what, enum cordon_appe
 	return fd;
 }
 
-int cordon_append_name(int fd, int dir, const char *name, const char *path, const char *what,
+int cordon_append_name(int *fd, int dir, const char *name, const char *path, const char *what,
 		       struct cordon_error *err)
 {
 	char proc[CORDON_FD_PATH_MAX];
+	struct stat st, nst;
 	bool unnamed = false;
+	int named, found;
 
-	if (linkat(AT_FDCWD, cordon_fd_path(fd, proc), dir, name, AT_SYMLINK_FOLLOW) == 0)
-		return fd;
+	if (linkat(AT_FDCWD, cordon_fd_path(*fd, proc), dir, name, AT_SYMLINK_FOLLOW) == 0) {
+		/*
+		 * Opened again by the name, so that its holders show where the
+		 * log is; the unnamed fd stays where the name was taken from
+		 * it meanwhile (by whoever can write the directory).
+		 */
+		named = append_open_in(dir, name, path, what, CORDON_APPEND_EXISTING, &unnamed,
+				       err);
+		if (named >= 0 && fstat(*fd, &st) == 0 && fstat(named, &nst) == 0 &&
+		    st.st_dev == nst.st_dev && st.st_ino == nst.st_ino) {
+			close(*fd);
+			*fd = named;
+		} else if (named >= 0) {
+			close(named);
+		}
+		memset(err, 0, sizeof(*err));
+		return 0;
+	}
 	if (errno != EEXIST)
 		return cordon_error_set(err, CORDON_E_USAGE, errno, "%s %s: naming it", what,
 					path);
-	/* Made meanwhile (another command's log): that file is the log. */
-	return append_open_in(dir, name, path, what, CORDON_APPEND_EXISTING, &unnamed, err);
+	/*
+	 * Made meanwhile: another command's log, then, made by the same
+	 * user; a file of anyone else's is refused.
+	 */
+	found = append_open_in(dir, name, path, what, CORDON_APPEND_EXISTING, &unnamed, err);
+	if (found < 0)
+		return -1;
+	if (fstat(found, &nst) < 0) {
+		cordon_error_set(err, CORDON_E_USAGE, errno, "%s %s", what, path);
+		close(found);
+		return -1;
+	}
+	if (nst.st_uid != geteuid()) {
+		close(found);
+		return cordon_error_set(err, CORDON_E_PATH, 0,
+					"%s %s: made meanwhile by uid %u, not by this user "
+					"(uid %u): refused",
+					what, path, (unsigned)nst.st_uid, (unsigned)geteuid());
+	}
+	close(*fd);
+	*fd = found;
+	return 1;
 }
 
 int cordon_log_configure(const char *path, enum cordon_log_format format, bool debug,

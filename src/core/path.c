@@ -104,6 +104,25 @@ int cordon_path_check_names(const struct stat *dir, const struct stat *file, con
 	return 0;
 }
 
+int cordon_path_check_planted(const struct stat *dir, const struct stat *file, const char *what,
+			      const char *path, const char *comp, struct cordon_error *err)
+{
+	/*
+	 * fs.protected_regular's rule, which the kernel applies only to an
+	 * open with O_CREAT: in a directory others can add names to, a file
+	 * of a third user may have been put at the name for cordon to write
+	 * into, where that user reads and rewrites it.
+	 */
+	if (!dir_shared(dir) || file->st_uid == geteuid() || file->st_uid == dir->st_uid)
+		return 0;
+	return cordon_error_set(err, CORDON_E_PATH, 0,
+				"%s %s: '%s' belongs to uid %u, neither the caller nor the "
+				"directory's owner (uid %u), in a directory everyone can add "
+				"names to (a file anyone could have put there: refused, "
+				"docs/security.md)",
+				what, path, comp, (unsigned)file->st_uid, (unsigned)dir->st_uid);
+}
+
 /* The directory fd, kept (a copy) in *kept when there is one. 0 or -1 (errno). */
 static int keep_dir(struct cordon_path_links *kept, int fd)
 {

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * The supervisor's audit events (docs/audit.md): create before anything
- * of the sandbox exists but its state directory, and at the end the
+ * of the sandbox exists but its state directory (cordon_audit_start
+ * writes it), and at the end the
  * workload's exec, the dropped packets, the cleanup, in that order; then
  * a state directory's log is kept in the audit directory, before the
  * state goes.
@@ -17,7 +18,7 @@ int sandbox_audit_begin(struct supervisor *sv, struct cordon_error *err)
 	if (!sv->audit)
 		return err->code ? -1 : 0;
 	sv->net.audit = sv->audit;
-	return cordon_audit_create(sv->audit, sv->spec, err);
+	return 0;
 }
 
 /* A failed write at the end fails the run as any failure of cordon's does (exit 125). */

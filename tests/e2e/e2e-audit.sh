@@ -154,6 +154,16 @@ t_hostile_paths() {
 	expect_cordon_error AUDIT "--audit" || return
 	crun --audit "$CASE_DIR/missing/dir/a.jsonl" -- true
 	expect_cordon_error AUDIT "--audit" || return
+	# A third user's file where everyone can add names (sticky, as /tmp):
+	# it would read, rewrite or cut host root's log (fs.protected_regular's
+	# rule, which the kernel applies only to an O_CREAT open).
+	mkdir -m 1777 "$CASE_DIR/sticky"
+	: >"$CASE_DIR/sticky/a.jsonl"
+	chmod 666 "$CASE_DIR/sticky/a.jsonl"
+	chown "$(other_uid)" "$CASE_DIR/sticky/a.jsonl"
+	crun --audit "$CASE_DIR/sticky/a.jsonl" -- true
+	expect_cordon_error AUDIT "belongs to uid $(other_uid), neither the caller nor the directory's owner" || return
+	check "the planted file is untouched" test ! -s "$CASE_DIR/sticky/a.jsonl" || return
 	crun --audit-max 10 -- true
 	expect_cordon_error USAGE audit-max || return
 	# Where the workload can write (the workspace, below a writable bind): it
@@ -192,14 +202,11 @@ release_b() {
 # made theirs, unnamed, when they read the flag). B is held on its warning
 # (stderr a full pipe) after it read --audit, until A has run; then B
 # goes on. One file, both runs' events; nothing else in the directory.
-t_one_new_log_two_runs() {
-	local log=$CASE_DIR/logs/a.jsonl _argv b
-	setup_case
-	mk_dir "$CASE_DIR/logs"
-	next_id
-	b=$ID-b
-	_cordon_argv run --name "$b" --no-workspace --seccomp unconfined --audit "$log" \
-		"$ROOTFS" -- true
+# hold_b ARGS...: cordon ARGS in the background (B), its stderr a full
+# pipe, until release_b; its exit status then in $CASE_DIR/b.rc, the
+# end of its stderr in $CASE_DIR/b.rc.err.
+hold_b() {
+	_cordon_argv "$@"
 	"$PYTHON" - "$CASE_DIR/b.rc" "${_argv[@]}" <<'EOF' &
 import os, subprocess, sys, time
 r, w = os.pipe()
@@ -215,10 +222,24 @@ os.close(w)
 open(sys.argv[1] + ".held", "w").close()
 while not os.path.exists(sys.argv[1] + ".go"):
     time.sleep(0.05)
-while os.read(r, 65536):
-    pass
+err = b""
+while True:
+    chunk = os.read(r, 65536)
+    if not chunk:
+        break
+    err = (err + chunk.lstrip(b"x"))[-4096:]
+open(sys.argv[1] + ".err", "wb").write(err)
 open(sys.argv[1], "w").write(str(b.wait()))
 EOF
+}
+
+t_one_new_log_two_runs() {
+	local log=$CASE_DIR/logs/a.jsonl b
+	setup_case
+	mk_dir "$CASE_DIR/logs"
+	next_id
+	b=$ID-b
+	hold_b run --name "$b" --no-workspace --seccomp unconfined --audit "$log" "$ROOTFS" -- true
 	# B has read its flags when it blocks writing its warning: its file is made.
 	wait_until "$WAIT_LIMIT" blocked_on_stderr "--name $b " ||
 		{ fail "B never blocked on its warning"; release_b; return; }
@@ -232,6 +253,29 @@ EOF
 	[ "$(grep -c '"event":"create"' "$log")" = 2 ] || { fail "not both runs' create in the log: $EVENTS"; return; }
 	grep -q "\"$b\"" "$log" || { fail "B's events are not in the log"; return; }
 	[ "$(ls -A "$CASE_DIR/logs")" = a.jsonl ] || fail "more than the log: $(ls -A "$CASE_DIR/logs")"
+}
+
+# A file put at the new log's name by another user between the flag and
+# the sandbox's start (B held there, as above) is not taken for another
+# command's log: B is refused and writes nothing there.
+t_log_made_meanwhile() {
+	local log=$CASE_DIR/logs/a.jsonl b
+	setup_case
+	mk_dir "$CASE_DIR/logs"
+	next_id
+	b=$ID-b
+	hold_b run --name "$b" --no-workspace --seccomp unconfined --audit "$log" "$ROOTFS" -- true
+	wait_until "$WAIT_LIMIT" blocked_on_stderr "--name $b " ||
+		{ fail "B never blocked on its warning"; release_b; return; }
+	: >"$log"
+	chmod 666 "$log"
+	chown "$(other_uid)" "$log"
+	release_b
+	[ "$(cat "$CASE_DIR/b.rc" 2>/dev/null)" = 125 ] ||
+		{ fail "B exited $(cat "$CASE_DIR/b.rc" 2>/dev/null), not 125: $(cat "$CASE_DIR/b.rc.err")"; return; }
+	grep -qF "CORDON_E_AUDIT: --audit $log: made meanwhile by uid $(other_uid)" "$CASE_DIR/b.rc.err" ||
+		{ fail "B's error: $(cat "$CASE_DIR/b.rc.err")"; return; }
+	check "the other user's file is untouched" test ! -s "$log"
 }
 
 # A command refused (a bad input, a failed set-up) or that runs nothing
@@ -280,6 +324,33 @@ t_refused_leaves_no_log() {
 	expect_rc 0 || return
 	check "a log overridden by a second --audit is taken back" test ! -e "$log" || return
 	audit_check "$CASE_DIR/logs/b.jsonl" || return
+}
+
+# A command refused once its new log is open, before its sandbox begins,
+# leaves no log either: the log's filesystem full (the create event
+# cannot be written), the state root without inodes left (the count of
+# dropped lines, then the log's record, cannot be made there).
+t_refused_late_leaves_no_log() {
+	local full=$CASE_DIR/full tiny=$CASE_DIR/tiny k
+	setup_case
+	mk_dir "$CASE_DIR/logs" "$full" "$tiny"
+	mount -t tmpfs -o "size=4k,mode=755,uid=$(mode_uid)" cordon-e2e-full "$full" ||
+		{ fail "mounting a tmpfs at $full"; return; }
+	head -c 4096 /dev/zero >"$full/filler" 2>/dev/null
+	crun --no-workspace --audit "$full/a.jsonl" -- true
+	umount "$full"
+	expect_cordon_error AUDIT "audit: writing: No space left on device" || return
+	check "its filesystem full: no log left" test ! -e "$full/a.jsonl" || return
+	for k in 3 4; do
+		mount -t tmpfs -o "nr_inodes=$k,mode=700,uid=$(mode_uid)" cordon-e2e-tiny "$tiny" ||
+			{ fail "mounting a tmpfs at $tiny"; return; }
+		next_id
+		cordon --root "$tiny" run --name "$ID" --no-workspace --audit "$CASE_DIR/logs/k$k.jsonl" \
+			"$ROOTFS" -- true
+		umount "$tiny"
+		expect_cordon_error AUDIT "No space left on device" || return
+		check "a state root of $k inodes: no log left" test ! -e "$CASE_DIR/logs/k$k.jsonl" || return
+	done
 }
 
 # The log where an OCI container's workload can write: its rootfs (when
@@ -513,6 +584,12 @@ exec_and_delete() {
 	oc create -b "$BUNDLE" "$id" && oc start "$id"
 	expect_rc 0 || return
 	XENV=()
+	# The monitor holds the log (made without a name) by its name now: no
+	# holder shows it deleted, as a log that was unlinked would be.
+	check "the monitor holds the log by its name" \
+		test -n "$(find /proc/[0-9]*/fd -lname "$AUDIT" 2>/dev/null)" || return
+	check "no holder shows the log deleted" \
+		test -z "$(find /proc/[0-9]*/fd -lname "$AUDIT (deleted)" 2>/dev/null)" || return
 	oc exec "$id" -- sh -c "echo password=$TOK_PASS; exit 5"
 	expect_rc 5 || return
 	oc exec --timeout 1 --kill-after 1 --output-max 3 "$id" -- sh -c 'echo 0123456789; exec sleep 30'
@@ -552,6 +629,8 @@ each_mode "CORDON_AUDIT, the kept default log" t_env_and_keep
 each_mode "planted links, fifos, devices refused" t_hostile_paths
 each_mode "a refused command leaves no log it made" t_refused_leaves_no_log
 each_mode "two commands on one new log: one file, both runs in it" t_one_new_log_two_runs
+each_mode "a file another user put at the new log's name meanwhile is refused" t_log_made_meanwhile
+each_mode "refused once its log is open (no space, no inodes): no log left" t_refused_late_leaves_no_log
 each_mode "an audit directory the workload can write is refused" t_keep_dir_shared
 each_mode "size cap: a minimal exec record" t_cap
 each_mode "an argv past a line's size is cut, not dropped" t_argv_cut

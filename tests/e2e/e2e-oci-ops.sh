@@ -409,8 +409,9 @@ t_pid_file_planted() {
 # often where others can add names: a fifo there is never opened (the
 # binary before blocked for good in the open), a symlink or a second name
 # (a hard link, which anyone could have made in a sticky directory) is
-# refused, the file they name untouched; a regular file is appended to,
-# a missing one made 0600.
+# refused, the file they name untouched, and so is a third user's file
+# there (fs.protected_regular's rule); a regular file is appended to, a
+# missing one made 0600.
 t_log_planted() {
 	local sticky=$CASE_DIR/sticky victim=$CASE_DIR/victim
 	setup_case
@@ -421,7 +422,9 @@ t_log_planted() {
 	mkfifo -m 666 "$sticky/fifo.log"
 	ln -s "$victim" "$sticky/link.log"
 	ln "$victim" "$sticky/hard.log"
-	chown -h "$(other_uid)" "$sticky/fifo.log" "$sticky/link.log"
+	echo "planted-$MARK" >"$sticky/planted.log"
+	chmod 666 "$sticky/planted.log"
+	chown -h "$(other_uid)" "$sticky/fifo.log" "$sticky/link.log" "$sticky/planted.log"
 	oc --log "$sticky/fifo.log" list -q
 	expect_cordon_error USAGE "not a regular file (a fifo)"
 	[ "$LAST_MS" -lt 10000 ] || fail "--log on a fifo took ${LAST_MS} ms"
@@ -430,6 +433,10 @@ t_log_planted() {
 	oc --log "$sticky/hard.log" --debug list -q
 	expect_cordon_error PATH "'hard.log' has 2 names"
 	[ "$(cat "$victim")" = "victim-$MARK" ] || fail "the victim was written: $(cat "$victim")"
+	# A third user's file (fs.protected_regular's rule): it would read the lines.
+	oc --log "$sticky/planted.log" --debug list -q
+	expect_cordon_error PATH "'planted.log' belongs to uid $(other_uid), neither the caller nor the directory's owner"
+	[ "$(cat "$sticky/planted.log")" = "planted-$MARK" ] || fail "the planted file was written: $(cat "$sticky/planted.log")"
 	oc --log "$CASE_DIR/new.log" --debug list -q
 	expect_rc 0
 	[ "$(stat -c %u:%a "$CASE_DIR/new.log")" = "$(mode_uid):600" ] || fail "the new --log is not the caller's, 0600"
@@ -847,7 +854,7 @@ rootful_only "cgroupsPath relative: below the caller's cgroup" t_cgroups_path_re
 each_mode "linux.resources at create: cpu.shares, cpuset, memory.reservation" t_resources_at_create
 each_mode "linux.resources.devices at create: deny-all keeps /dev, /dev/null denied by name" t_devices_at_create
 each_mode "--pid-file: nothing planted in a shared directory receives it; its directory walked; a failure leaves nothing" t_pid_file_planted
-each_mode "--log: a fifo, a symlink or a second name in a shared directory refused at once, a file appended" t_log_planted
+each_mode "--log: a fifo, a symlink, a second name or a third user's file in a shared directory refused at once, a file appended" t_log_planted
 each_mode "launcher conventions: --root parents made, warnings only in --log, kill stopped, delete --force gone" t_launcher_conventions
 each_mode "interrupt: every command's wait for the lock ends at SIGTERM, with the reason" t_interrupt_lock_waits
 each_mode "interrupt: start's wait for the monitor ends at SIGTERM, the lock released" t_interrupt_start_waits
