@@ -259,9 +259,18 @@ static int check_not_shared(const struct cordon_spec *spec, int fd, struct cordo
 					spec->audit.path, (uintmax_t)st.st_nlink);
 	if (cordon_spec_writable_place(spec, st.st_dev, st.st_ino, &what))
 		goto shared;
-	dir = cordon_output_dir_open(spec->audit.path, "--audit", CORDON_E_AUDIT, &name, err);
-	if (dir < 0)
-		return -1;
+	/* A file --audit made is named in the directory held since the flag: that one. */
+	if (spec->audit.unnamed_dir >= 0) {
+		dir = fcntl(spec->audit.unnamed_dir, F_DUPFD_CLOEXEC, 3);
+		if (dir < 0)
+			return cordon_error_set(err, CORDON_E_AUDIT, errno, "--audit %s",
+						spec->audit.path);
+	} else {
+		dir = cordon_output_dir_open(spec->audit.path, "--audit", CORDON_E_AUDIT, &name,
+					     err);
+		if (dir < 0)
+			return -1;
+	}
 	if (cordon_spec_writable_above(spec, dir, &place, &what) < 0)
 		return cordon_error_set(err, CORDON_E_AUDIT, errno, "--audit %s",
 					spec->audit.path);

@@ -326,6 +326,30 @@ t_refused_leaves_no_log() {
 	audit_check "$CASE_DIR/logs/b.jsonl" || return
 }
 
+# The new log's directory, moved into the workspace between the flag and
+# the sandbox's start (B held there) and made again at its path: the
+# check before the name is given looks at the directory the name goes
+# in, not at the path again, and refuses it.
+t_log_dir_moved_into_workspace() {
+	local log=$CASE_DIR/logs/a.jsonl ws=$CASE_DIR/ws2 b
+	setup_case
+	mk_dir "$CASE_DIR/logs" "$ws"
+	next_id
+	b=$ID-b
+	hold_b run --name "$b" --workspace "$ws" --seccomp unconfined --audit "$log" "$ROOTFS" -- true
+	wait_until "$WAIT_LIMIT" blocked_on_stderr "--name $b " ||
+		{ fail "B never blocked on its warning"; release_b; return; }
+	mv "$CASE_DIR/logs" "$ws/logs"
+	mk_dir "$CASE_DIR/logs"
+	release_b
+	[ "$(cat "$CASE_DIR/b.rc" 2>/dev/null)" = 125 ] ||
+		{ fail "B exited $(cat "$CASE_DIR/b.rc" 2>/dev/null), not 125: $(cat "$CASE_DIR/b.rc.err")"; return; }
+	grep -qF "CORDON_E_AUDIT: --audit $log: inside the workspace" "$CASE_DIR/b.rc.err" ||
+		{ fail "B's error: $(cat "$CASE_DIR/b.rc.err")"; return; }
+	check "no log in the workspace" test -z "$(ls -A "$ws/logs")" || return
+	check "no log at the path" test -z "$(ls -A "$CASE_DIR/logs")"
+}
+
 # A command refused once its new log is open, before its sandbox begins,
 # leaves no log either: the log's filesystem full (the create event
 # cannot be written), the state root without inodes left (the count of
@@ -630,6 +654,7 @@ each_mode "planted links, fifos, devices refused" t_hostile_paths
 each_mode "a refused command leaves no log it made" t_refused_leaves_no_log
 each_mode "two commands on one new log: one file, both runs in it" t_one_new_log_two_runs
 each_mode "a file another user put at the new log's name meanwhile is refused" t_log_made_meanwhile
+each_mode "a new log's directory moved into the workspace meanwhile is refused" t_log_dir_moved_into_workspace
 each_mode "refused once its log is open (no space, no inodes): no log left" t_refused_late_leaves_no_log
 each_mode "an audit directory the workload can write is refused" t_keep_dir_shared
 each_mode "size cap: a minimal exec record" t_cap
