@@ -482,9 +482,10 @@ int cordon_path_check_names(const struct stat *dir, const struct stat *file, con
 			    const char *path, const char *comp, struct cordon_error *err);
 /*
  * The rule for an existing file cordon writes into (an append log) at COMP
- * in DIR: in a directory everyone can add names to, a file owned by
- * neither the caller nor DIR's owner is refused (CORDON_E_PATH), as
- * fs.protected_regular refuses an O_CREAT open of it.
+ * in DIR: in a directory others can add names to (sticky or
+ * world-writable), a file owned by neither the caller nor DIR's owner is
+ * refused (CORDON_E_PATH), as fs.protected_regular refuses an O_CREAT
+ * open of it, and so is one that others may read or write (mode & 077).
  */
 int cordon_path_check_planted(const struct stat *dir, const struct stat *file, const char *what,
 			      const char *path, const char *comp, struct cordon_error *err);

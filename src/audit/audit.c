@@ -355,10 +355,13 @@ static int drops_open(struct cordon_audit *a, int state_dir_fd, struct cordon_er
 static int audit_begin_log(struct cordon_audit *a, const struct cordon_spec *spec,
 			   int state_dir_fd, const char *keep, struct cordon_error *err)
 {
+	const char *log = spec->audit.fd >= 0 ? spec->audit.path : CORDON_AUDIT_FILE;
 	struct stat st;
 
-	if (fstat(a->fd, &st) < 0 || !S_ISREG(st.st_mode))
-		return cordon_error_set(err, CORDON_E_AUDIT, errno, "audit: not a regular file");
+	if (fstat(a->fd, &st) < 0)
+		return cordon_error_set(err, CORDON_E_AUDIT, errno, "audit: %s", log);
+	if (!S_ISREG(st.st_mode))
+		return cordon_error_set(err, CORDON_E_AUDIT, 0, "audit: %s: not a regular file", log);
 	a->base = (uint64_t)st.st_size;
 	if (record_write(a, state_dir_fd, spec->audit.fd >= 0 ? spec->audit.path : NULL, &st, keep,
 			 spec->audit.redact, spec->audit.n_redact, err) < 0)

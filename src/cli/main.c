@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /* cordon: the binary is a dispatcher; each command lives in its own file. */
+#include <errno.h>
+#include <fcntl.h>
 #include <string.h>
 
 #include "cli.h"
@@ -190,6 +192,37 @@ static void debug_command_line(int argc, char **argv)
 	cordon_debug("command: %s", line);
 }
 
+/*
+ * fds 0, 1 and 2 open before cordon opens anything: a launcher that
+ * starts it with one of them closed would have cordon's next file (host
+ * root's --log, the trace, an audit log) take that number, and what
+ * holds a number of 0-2 is passed on as a container's stdio, where its
+ * workload would write into it. One left closed is /dev/null, as the
+ * caller's stdio (not close-on-exec).
+ */
+static int stdio_open(struct cordon_error *err)
+{
+	for (int fd = 0; fd < 3; fd++) {
+		int null;
+
+		if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
+			continue;
+		/* The lowest free number: this one, every lower one being open. */
+		null = open("/dev/null", O_RDWR | O_NOCTTY);
+		if (null != fd) {
+			int e = null < 0 ? errno : EBADF;
+
+			if (null >= 0)
+				close(null);
+			return cordon_error_set(err, CORDON_E_USAGE, e,
+						"fd %d was closed and /dev/null cannot stand in "
+						"for it",
+						fd);
+		}
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct cordon_error err = { 0 };
@@ -200,6 +233,8 @@ int main(int argc, char **argv)
 	/* The DNS proxy's fresh image (src/sandbox/egress/proxy.c): nothing else of main. */
 	if (argc == 1 && strcmp(argv[0], "cordon-dnsproxy") == 0)
 		return cordon_dnsproxy_main();
+	if (stdio_open(&err) < 0)
+		return cli_fail(&err);
 	cordon_self_init(argv);
 	i = parse_global(argc, argv, &help, &version, &err);
 

@@ -107,20 +107,36 @@ int cordon_path_check_names(const struct stat *dir, const struct stat *file, con
 int cordon_path_check_planted(const struct stat *dir, const struct stat *file, const char *what,
 			      const char *path, const char *comp, struct cordon_error *err)
 {
+	if (!dir_shared(dir))
+		return 0;
 	/*
 	 * fs.protected_regular's rule, which the kernel applies only to an
-	 * open with O_CREAT: in a directory others can add names to, a file
-	 * of a third user may have been put at the name for cordon to write
-	 * into, where that user reads and rewrites it.
+	 * open with O_CREAT: a file of a third user may have been put at the
+	 * name for cordon to write into, where that user reads and rewrites
+	 * it.
 	 */
-	if (!dir_shared(dir) || file->st_uid == geteuid() || file->st_uid == dir->st_uid)
-		return 0;
-	return cordon_error_set(err, CORDON_E_PATH, 0,
-				"%s %s: '%s' belongs to uid %u, neither the caller nor the "
-				"directory's owner (uid %u), in a directory everyone can add "
-				"names to (a file anyone could have put there: refused, "
-				"docs/security.md)",
-				what, path, comp, (unsigned)file->st_uid, (unsigned)dir->st_uid);
+	if (file->st_uid != geteuid() && file->st_uid != dir->st_uid)
+		return cordon_error_set(err, CORDON_E_PATH, 0,
+					"%s %s: '%s' belongs to uid %u, neither the caller nor "
+					"the directory's owner (uid %u), in a directory others "
+					"can add names to (a file anyone could have put there: "
+					"refused, docs/security.md)",
+					what, path, comp, (unsigned)file->st_uid,
+					(unsigned)dir->st_uid);
+	/*
+	 * And one of the caller's own that others may read or write: a user
+	 * who can write the directory it was made in could have moved it
+	 * here (a rename keeps its owner and its one name) to read what is
+	 * written into it. The group bits are an ACL's mask too.
+	 */
+	if (file->st_mode & 077)
+		return cordon_error_set(err, CORDON_E_PATH, 0,
+					"%s %s: '%s' is open to others (mode %04o) in a directory "
+					"others can add names to (anyone who could move it there "
+					"reads what is written: refused; chmod go= it, or choose "
+					"a directory of your own, docs/security.md)",
+					what, path, comp, (unsigned)(file->st_mode & 07777));
+	return 0;
 }
 
 /* The directory fd, kept (a copy) in *kept when there is one. 0 or -1 (errno). */

@@ -38,12 +38,24 @@ static _Noreturn void monitor_fail(int notify_fd, int errnum, const char *what)
 	_exit(CORDON_EXIT_FAILURE);
 }
 
-/* A copy of our fd (close-on-exec, at or above first), -1 when the caller left it closed. */
+/*
+ * A copy of our fd (close-on-exec, at or above first), -1 when the caller
+ * left it closed. One that is close-on-exec is cordon's own, never the
+ * caller's (an exec keeps no such fd): never the container's (main opens
+ * 0-2 first, so this is a second guard).
+ */
 static int keep_aside(int notify_fd, int fd, int first)
 {
-	int copy = fcntl(fd, F_DUPFD_CLOEXEC, first);
+	int flags = fcntl(fd, F_GETFD), copy;
 
-	if (copy < 0 && errno != EBADF)
+	if (flags < 0 && errno == EBADF)
+		return -1;
+	if (flags < 0)
+		monitor_fail(notify_fd, errno, "keeping the caller's stdio for the container");
+	if (flags & FD_CLOEXEC)
+		monitor_fail(notify_fd, 0, "a stdio fd of the caller's is one of cordon's own");
+	copy = fcntl(fd, F_DUPFD_CLOEXEC, first);
+	if (copy < 0)
 		monitor_fail(notify_fd, errno, "keeping the caller's stdio for the container");
 	return copy;
 }

@@ -164,6 +164,17 @@ t_hostile_paths() {
 	crun --audit "$CASE_DIR/sticky/a.jsonl" -- true
 	expect_cordon_error AUDIT "belongs to uid $(other_uid), neither the caller nor the directory's owner" || return
 	check "the planted file is untouched" test ! -s "$CASE_DIR/sticky/a.jsonl" || return
+	# The caller's own, open to others (anyone who could move it there
+	# would read the log): refused; 0600, used.
+	chown "$(mode_uid)" "$CASE_DIR/sticky/a.jsonl"
+	chmod 640 "$CASE_DIR/sticky/a.jsonl"
+	crun --audit "$CASE_DIR/sticky/a.jsonl" -- true
+	expect_cordon_error AUDIT "'a.jsonl' is open to others (mode 0640)" || return
+	check "the file open to others is untouched" test ! -s "$CASE_DIR/sticky/a.jsonl" || return
+	chmod 600 "$CASE_DIR/sticky/a.jsonl"
+	crun --audit "$CASE_DIR/sticky/a.jsonl" -- true
+	expect_rc 0 || return
+	audit_check "$CASE_DIR/sticky/a.jsonl" || return
 	crun --audit-max 10 -- true
 	expect_cordon_error USAGE audit-max || return
 	# Where the workload can write (the workspace, below a writable bind): it

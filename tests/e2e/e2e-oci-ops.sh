@@ -437,6 +437,18 @@ t_log_planted() {
 	oc --log "$sticky/planted.log" --debug list -q
 	expect_cordon_error PATH "'planted.log' belongs to uid $(other_uid), neither the caller nor the directory's owner"
 	[ "$(cat "$sticky/planted.log")" = "planted-$MARK" ] || fail "the planted file was written: $(cat "$sticky/planted.log")"
+	# The caller's own file, open to others: anyone who could move it
+	# there (a rename keeps its owner) would read the lines; 0600 is used.
+	: >"$sticky/mine.log"
+	chown "$(mode_uid)" "$sticky/mine.log"
+	chmod 644 "$sticky/mine.log"
+	oc --log "$sticky/mine.log" --debug list -q
+	expect_cordon_error PATH "'mine.log' is open to others (mode 0644)"
+	[ ! -s "$sticky/mine.log" ] || fail "the file open to others was written"
+	chmod 600 "$sticky/mine.log"
+	oc --log "$sticky/mine.log" --debug list -q
+	expect_rc 0
+	grep -q 'command: ' "$sticky/mine.log" || fail "the caller's own 0600 file in the shared directory holds no debug line"
 	oc --log "$CASE_DIR/new.log" --debug list -q
 	expect_rc 0
 	[ "$(stat -c %u:%a "$CASE_DIR/new.log")" = "$(mode_uid):600" ] || fail "the new --log is not the caller's, 0600"
@@ -445,6 +457,38 @@ t_log_planted() {
 	oc --log "$CASE_DIR/new.log" --debug list -q
 	expect_rc 0
 	grep -q "before-$MARK" "$CASE_DIR/new.log" || fail "--log did not append"
+	end_case
+}
+
+# A launcher that starts cordon with fd 0, 1 or 2 closed: cordon's own
+# files (host root's --log, the trace, the audit log) took the free
+# number, and the monitor passed what held it on to the container as its
+# stdio, where the workload wrote into them. Now a closed one is
+# /dev/null, the container's stdio as the caller left it.
+t_closed_stdio() {
+	local n logs=$CASE_DIR/logs _argv
+	setup_case
+	mk_dir "$logs"
+	mk_bundle b sh -c "for f in 0 1 2; do echo FORGED-$MARK-\$f >&\$f; done" || return
+	for n in 0 1 2; do
+		CID=$CASE_ID-c$n
+		XENV=("CORDON_TRACE=$logs/trace-$n" "CORDON_AUDIT=$logs/audit-$n.jsonl")
+		_cordon_argv --root "$OROOT" --log "$logs/log-$n" create --bundle "$BUNDLE" "$CID"
+		XENV=()
+		case $n in
+		0) "${_argv[@]}" <&- >/dev/null 2>"$CASE_DIR/err" ;;
+		1) "${_argv[@]}" </dev/null >&- 2>"$CASE_DIR/err" ;;
+		2) "${_argv[@]}" </dev/null >/dev/null 2>&- ;;
+		esac
+		[ $? -eq 0 ] || { fail "create with fd $n closed: $(cat "$CASE_DIR/err" 2>/dev/null)"; return; }
+		oc start "$CID"
+		expect_rc 0 || return
+		wait_stopped "$CID"
+		oc delete "$CID"
+		expect_rc 0 || return
+		check "fd $n closed: the workload wrote nothing into cordon's files" \
+			test -z "$(grep -l "FORGED-$MARK-[0-2]" "$logs"/*-$n* 2>/dev/null)" || return
+	done
 	end_case
 }
 
@@ -842,6 +886,7 @@ t_delete_regex() {
 }
 
 each_mode "ps: pids as JSON and a table; unknown and stopped refused" t_ps
+each_mode "cordon started with fd 0, 1 or 2 closed: the container never gets cordon's files" t_closed_stdio
 each_mode "monitor: 20 clients that say nothing do not hold cordon start" t_silent_monitor_clients
 each_mode "pause: paused, no progress, refusals; resume; delete --force when paused" t_pause_resume
 each_mode "pause a created container, resume to created" t_pause_created
