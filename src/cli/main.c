@@ -3,6 +3,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #include "cli.h"
 #include "cordon/sandbox.h"
@@ -197,26 +199,40 @@ static void debug_command_line(int argc, char **argv)
  * starts it with one of them closed would have cordon's next file (host
  * root's --log, the trace, an audit log) take that number, and what
  * holds a number of 0-2 is passed on as a container's stdio, where its
- * workload would write into it. One left closed is /dev/null, as the
- * caller's stdio (not close-on-exec).
+ * workload would write into it. One left closed is /dev/null, the null
+ * device and nothing else, as the caller's stdio (not close-on-exec). A
+ * directory or an O_PATH fd there is refused: a sandbox's stdio, it
+ * would be a handle on the host's tree outside its root.
  */
 static int stdio_open(struct cordon_error *err)
 {
 	for (int fd = 0; fd < 3; fd++) {
-		int null;
+		int flags = fcntl(fd, F_GETFL), null;
+		struct stat st;
 
-		if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
+		if (flags >= 0) {
+			if ((flags & O_PATH) || (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)))
+				return cordon_error_set(err, CORDON_E_USAGE, 0,
+							"fd %d is %s: a sandbox's stdio would be a "
+							"handle on the host's tree (refused)",
+							fd, flags & O_PATH ? "an O_PATH fd" :
+									     "a directory");
 			continue;
+		}
+		if (errno != EBADF)
+			return cordon_error_set(err, CORDON_E_USAGE, errno, "fd %d", fd);
 		/* The lowest free number: this one, every lower one being open. */
 		null = open("/dev/null", O_RDWR | O_NOCTTY);
-		if (null != fd) {
-			int e = null < 0 ? errno : EBADF;
-
-			if (null >= 0)
-				close(null);
-			return cordon_error_set(err, CORDON_E_USAGE, e,
-						"fd %d was closed and /dev/null cannot stand in "
-						"for it",
+		if (null < 0)
+			return cordon_error_set(err, CORDON_E_USAGE, errno,
+						"fd %d was closed and /dev/null cannot stand in for it",
+						fd);
+		if (null != fd || fstat(null, &st) < 0 || !S_ISCHR(st.st_mode) ||
+		    st.st_rdev != makedev(1, 3)) {
+			close(null);
+			return cordon_error_set(err, CORDON_E_USAGE, 0,
+						"fd %d was closed and /dev/null is not the null "
+						"device to stand in for it (refused)",
 						fd);
 		}
 	}

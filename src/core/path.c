@@ -133,8 +133,9 @@ int cordon_path_check_planted(const struct stat *dir, const struct stat *file, c
 		return cordon_error_set(err, CORDON_E_PATH, 0,
 					"%s %s: '%s' is open to others (mode %04o) in a directory "
 					"others can add names to (anyone who could move it there "
-					"reads what is written: refused; chmod go= it, or choose "
-					"a directory of your own, docs/security.md)",
+					"reads what is written: refused; remove it, and cordon "
+					"makes a new one, 0600, or choose a directory of your "
+					"own, docs/security.md)",
 					what, path, comp, (unsigned)(file->st_mode & 07777));
 	return 0;
 }

@@ -489,6 +489,21 @@ t_closed_stdio() {
 		check "fd $n closed: the workload wrote nothing into cordon's files" \
 			test -z "$(grep -l "FORGED-$MARK-[0-2]" "$logs"/*-$n* 2>/dev/null)" || return
 	done
+	# A directory as stdin: a handle on the host's tree outside the root.
+	CID=$CASE_ID-dir
+	_cordon_argv --root "$OROOT" create --bundle "$BUNDLE" "$CID"
+	"${_argv[@]}" <"$CASE_DIR" >/dev/null 2>"$CASE_DIR/err"
+	[ $? -eq 125 ] && grep -qF "CORDON_E_USAGE: fd 0 is a directory" "$CASE_DIR/err" ||
+		{ fail "create with a directory as stdin: $(cat "$CASE_DIR/err")"; oc delete --force "$CID"; return; }
+	# A closed fd where /dev/null is not the null device (a file mounted
+	# over it, in a mount namespace of the test's): refused, not written.
+	if [ "$MODE" = rootful ]; then
+		: >"$CASE_DIR/fake-null"
+		unshare -m sh -c 'mount --bind "$1" /dev/null && exec "$2" --root "$3" list -q <&-' \
+			_ "$CASE_DIR/fake-null" "$CORDON" "$OROOT" >/dev/null 2>"$CASE_DIR/err"
+		[ $? -eq 125 ] && grep -qF "fd 0 was closed and /dev/null is not the null device" "$CASE_DIR/err" ||
+			{ fail "a closed fd 0 with a file at /dev/null: $(cat "$CASE_DIR/err")"; return; }
+	fi
 	end_case
 }
 
@@ -886,7 +901,7 @@ t_delete_regex() {
 }
 
 each_mode "ps: pids as JSON and a table; unknown and stopped refused" t_ps
-each_mode "cordon started with fd 0, 1 or 2 closed: the container never gets cordon's files" t_closed_stdio
+each_mode "cordon started with fd 0, 1 or 2 closed: the container never gets cordon's files; a directory as stdin refused" t_closed_stdio
 each_mode "monitor: 20 clients that say nothing do not hold cordon start" t_silent_monitor_clients
 each_mode "pause: paused, no progress, refusals; resume; delete --force when paused" t_pause_resume
 each_mode "pause a created container, resume to created" t_pause_created
