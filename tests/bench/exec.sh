@@ -100,7 +100,7 @@ time_round() {
 }
 
 # --- the sandbox ------------------------------------------------------------
-if "$cordon" create --help 2>&1 | grep -q 'ROOTFS'; then
+if "$cordon" create --help 2>&1 | grep 'ROOTFS' >/dev/null; then
 	kind="native session (cordon create ROOTFS)"
 	"$cordon" --root "$root" create --owner none --name "$id" "$rootfs" >/dev/null ||
 		die "cordon create $rootfs failed"

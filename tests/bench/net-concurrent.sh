@@ -138,13 +138,13 @@ poll() {
 		sleep 0.1
 	done
 }
-no_cdr_links() { ! ip -n "$LAB_LH" -o link show | grep -q ' cdr-'; }
+no_cdr_links() { ! ip -n "$LAB_LH" -o link show | grep ' cdr-' >/dev/null; }
 lh_procs() { # comm of every process in the lab host
 	local p
 	for p in $(ip netns pids "$LAB_LH" 2>/dev/null); do cat "/proc/$p/comm" 2>/dev/null; done
 }
-no_pasta() { ! lh_procs | grep -Eqx '(pasta|passt)(\.avx2)?'; } # Debian: pasta -> passt(.avx2)
-no_cordon() { ! lh_procs | grep -qx 'cordon.*'; }
+no_pasta() { ! lh_procs | grep -Ex '(pasta|passt)(\.avx2)?' >/dev/null; } # Debian: pasta -> passt(.avx2)
+no_cordon() { ! lh_procs | grep -x 'cordon.*' >/dev/null; }
 # The run's state entries left in either state root, by name.
 state_left() {
 	local f

@@ -60,7 +60,7 @@ trap cleanup EXIT
 trap 'exit 130' INT
 
 native=0
-if "$cordon" create --help 2>&1 | grep -q 'ROOTFS'; then
+if "$cordon" create --help 2>&1 | grep 'ROOTFS' >/dev/null; then
 	native=1
 	kind="native sessions (cordon create ROOTFS)"
 else

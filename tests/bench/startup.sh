@@ -107,7 +107,7 @@ cleanup() {
 		umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true
 	done
 	# Never rm -rf through a bind of the real rootfs.
-	if [ -d "$tmp" ] && ! findmnt -rn -o TARGET | grep -qF -- "$tmp"; then
+	if [ -d "$tmp" ] && ! findmnt -rn -o TARGET | grep -F -- "$tmp" >/dev/null; then
 		rm -rf -- "$tmp"
 	elif [ -d "$tmp" ]; then
 		echo "startup.sh: something is still mounted under $tmp; left it in place" >&2
@@ -255,7 +255,7 @@ if [ -n "$rootless_user" ]; then
 	add user:bwrap "bwrap" "$(yes_no have bwrap)"
 	# Extra floor for rootless: unshare also filling the subordinate id range
 	# through newuidmap/newgidmap, as cordon does when /etc/subuid has the user.
-	if have unshare && unshare --help 2>/dev/null | grep -q -- --map-auto &&
+	if have unshare && unshare --help 2>/dev/null | grep -- --map-auto >/dev/null &&
 		have newuidmap && have newgidmap &&
 		grep -q "^$rootless_user:" /etc/subuid 2>/dev/null &&
 		grep -q "^$rootless_user:" /etc/subgid 2>/dev/null; then

@@ -121,7 +121,7 @@ build_image() {
 			--config.cmd sh &&
 		tar -C "$img" -cf "$E2E_TMP/image.tar" . &&
 		ctr -a "$CD_SOCK" -n "$NS" image import --base-name cordon.test/busybox "$E2E_TMP/image.tar" &&
-		ctr -a "$CD_SOCK" -n "$NS" image ls -q | grep -qxF "$IMAGE"
+		ctr -a "$CD_SOCK" -n "$NS" image ls -q | grep -xF "$IMAGE" >/dev/null
 }
 
 # --- per case ----------------------------------------------------------------
@@ -181,7 +181,7 @@ EOF
 # /run/cordon: lib.sh's leftover checks.)
 expect_gone() {
 	local id=$1 left
-	ctr -a "$CD_SOCK" -n "$NS" container ls -q 2>/dev/null | grep -qxF "$id" &&
+	ctr -a "$CD_SOCK" -n "$NS" container ls -q 2>/dev/null | grep -xF "$id" >/dev/null &&
 		_fail_raw "leftover: containerd still lists container $id"
 	[ ! -e "$(bundle_of "$id")" ] || _fail_raw "leftover: the shim's bundle $(bundle_of "$id")"
 	[ ! -e "$RUNC_ROOT/$NS/$id" ] || _fail_raw "leftover: cordon state $RUNC_ROOT/$NS/$id"

@@ -74,9 +74,9 @@ t_env_scrub() {
 	[ "$keys" = "HOME HOSTNAME PATH TERM container " ] ||
 		fail "expected exactly the keys HOME HOSTNAME PATH TERM container, got: $keys"
 	for kv in HOME=/root HOSTNAME=cordon container=cordon "TERM=$term"; do
-		printf '%s\n' "$OUT" | grep -qxF -- "$kv" || fail "expected $kv in the environment"
+		grep -qxF -- "$kv" <<<"$OUT" || fail "expected $kv in the environment"
 	done
-	printf '%s\n' "$OUT" | grep -qxF "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" ||
+	grep -qxF "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" <<<"$OUT" ||
 		fail "expected the fixed PATH"
 
 	crun --env FOO=bar --env HOME=/elsewhere --env-pass CORDON_E2E_PASSED --env-pass CORDON_E2E_UNSET -- env
@@ -85,7 +85,7 @@ t_env_scrub() {
 	[ "$keys" = "CORDON_E2E_PASSED FOO HOME HOSTNAME PATH TERM container " ] ||
 		fail "expected exactly the keys CORDON_E2E_PASSED FOO HOME HOSTNAME PATH TERM container, got: $keys"
 	for kv in FOO=bar HOME=/elsewhere CORDON_E2E_PASSED=passed-value; do
-		printf '%s\n' "$OUT" | grep -qxF -- "$kv" || fail "expected $kv in the environment"
+		grep -qxF -- "$kv" <<<"$OUT" || fail "expected $kv in the environment"
 	done
 	expect_out_lacks leak-marker "the host's environment reached the workload"
 }

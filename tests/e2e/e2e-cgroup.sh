@@ -313,9 +313,9 @@ t_cgroup_namespace() {
 	bad=$(printf '%s\n' "$OUT" | grep -v -e '^--$' | grep -v ':/$')
 	[ -z "$bad" ] || fail "inside, /proc/self/cgroup shows paths other than /: $bad"
 	if [ "$HOST_LAYOUT" = v2 ]; then
-		printf '%s\n' "$OUT" | grep -qx '0::/' || fail "no 0::/ line in /proc/self/cgroup inside"
+		grep -qx '0::/' <<<"$OUT" || fail "no 0::/ line in /proc/self/cgroup inside"
 	else
-		printf '%s\n' "$OUT" | grep -q ':pids:/$' || fail "no pids line in /proc/self/cgroup inside"
+		grep -q ':pids:/$' <<<"$OUT" || fail "no pids line in /proc/self/cgroup inside"
 	fi
 	[ "$MODE" = rootful ] || return 0
 	# From the host, the workload is in cordon-ID of each hierarchy used.
@@ -394,7 +394,7 @@ t_cleanup_timeout() {
 	no_cg_dirs_of "$ID" || fail "cgroups left after --timeout: $(cg_dirs_of "$ID")"
 }
 
-sleep_running() { procs_matching "$MARK" | grep -q ": sleep $MARK\$"; }
+sleep_running() { procs_matching "$MARK" | grep ": sleep $MARK\$" >/dev/null; }
 
 # Start a sandbox with every hierarchy, SIGKILL its supervisor; DEAD=its id.
 kill_supervisor_midrun() {
@@ -416,7 +416,7 @@ kill_supervisor_midrun() {
 	kill -9 "$sup"
 	wait_bg_for "$WAIT_LIMIT" || return 1
 	wait_until "$WAIT_LIMIT" no_procs_matching "$MARK" || { fail "the workload outlived its supervisor"; return 1; }
-	cg_dirs_of "$DEAD" | grep -q . ||
+	[ -n "$(cg_dirs_of "$DEAD")" ] ||
 		_case_notes+=("note: the cgroups were gone before any sweep (nothing to test the sweep with)")
 	return 0
 }

@@ -13,7 +13,7 @@
 # The kind of sandbox a case runs in (the case's first argument): "oci", a
 # started container of a bundle running `sleep $MARK`; "native", a session
 # of `cordon create ROOTFS`.
-have_sessions() { "$CORDON" create --help 2>&1 | grep -q ROOTFS; }
+have_sessions() { "$CORDON" create --help 2>&1 | grep ROOTFS >/dev/null; }
 
 # start_sandbox ID [KIND]: a running sandbox of KIND (default oci); WPID its
 # workload process, SHM a directory inside that every command may write.

@@ -128,7 +128,7 @@ t_dev() {
 	crun -- ls -A /dev
 	expect_rc 0
 	for n in null zero full random urandom tty pts shm mqueue fd stdin stdout stderr; do
-		printf '%s\n' "$OUT" | grep -qx "$n" || fail "expected /dev/$n"
+		grep -qx "$n" <<<"$OUT" || fail "expected /dev/$n"
 	done
 	extra=$(printf '%s\n' "$OUT" | grep -vxE 'null|zero|full|random|urandom|tty|pts|shm|mqueue|fd|stdin|stdout|stderr|ptmx|console')
 	[ -z "$extra" ] || fail "unexpected entries in /dev: $(echo $extra)"

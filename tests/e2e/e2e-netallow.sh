@@ -55,7 +55,7 @@ check() { # check MODE NAME CONDITION-COMMAND...
 	shift 2
 	if "$@"; then ok "$mode: $name"; else not_ok "$mode: $name" "exit $RC, output:" "$OUT"; fi
 }
-has() { printf '%s\n' "$OUT" | grep -q -- "$1"; }
+has() { grep -q -- "$1" <<<"$OUT"; }
 lacks() { ! has "$1"; }
 
 leftovers() {
@@ -79,7 +79,7 @@ leftovers() {
 pastas() {
 	local p n=0
 	for p in $(ip netns pids "$LAB_LH"); do
-		tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -q -- '--ns-ifname up0' && n=$((n + 1))
+		tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -- '--ns-ifname up0' >/dev/null && n=$((n + 1))
 	done
 	echo "$n"
 }

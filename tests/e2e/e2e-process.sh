@@ -94,7 +94,7 @@ t_output_max_not_reached() {
 # The workload `sleep $MARK` as a process of its own (not a command line
 # that merely mentions it).
 workload_running() {
-	procs_matching "$MARK" | grep -q ": sleep $MARK\$"
+	procs_matching "$MARK" | grep ": sleep $MARK\$" >/dev/null
 }
 
 t_sigkill_supervisor() {

@@ -292,7 +292,7 @@ t_expect_fingerprint_client_gone() {
 	# The client has sent its request and waits in poll for the answer.
 	upd_sent() {
 		upd=$(pgrep -f "update $id --net-allow" | tail -1)
-		[ -n "$upd" ] && find "/proc/$upd/fd" -lname '*memfd:cordon-update*' 2>/dev/null | grep -q . &&
+		[ -n "$upd" ] && [ -n "$(find "/proc/$upd/fd" -lname '*memfd:cordon-update*' 2>/dev/null)" ] &&
 			grep -qE '^(7|271) ' "/proc/$upd/syscall" 2>/dev/null
 	}
 	wait_until "$WAIT_LIMIT" upd_sent || fail "the update never asked"

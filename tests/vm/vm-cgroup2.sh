@@ -202,7 +202,7 @@ print("null" if u is None or not d else "%.3f" % (u / (d * 1000.0)))' "$res")
 	awk -v r="$ratio" 'BEGIN { exit !(r > 0 && r <= 0.75) }' || fail "--cpus 0.5: the busy loop used $ratio of a core"
 }
 
-sleep_running() { procs_matching "$MARK" | grep -q ": sleep $MARK\$"; }
+sleep_running() { procs_matching "$MARK" | grep ": sleep $MARK\$" >/dev/null; }
 
 # A SIGKILLed supervisor's cgroup in the user's subtree: cordon sweep (as
 # the user) removes it.

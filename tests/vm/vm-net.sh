@@ -49,7 +49,7 @@ check() { # check MODE NAME CONDITION-COMMAND...
 	shift 2
 	if "$@"; then ok "$mode: $name"; else not_ok "$mode: $name" "exit $RC, output:" "$OUT"; fi
 }
-has() { printf '%s\n' "$OUT" | grep -q -- "$1"; }
+has() { grep -q -- "$1" <<<"$OUT"; }
 lacks() { ! has "$1"; }
 denied_unforwarded() { has NXDOMAIN && [ "$1" = "$2" ]; }
 unattested_unreachable() { lacks server2 && has end; }

@@ -96,7 +96,7 @@ for tool in qemu-system-x86_64 cpio depmod mke2fs dpkg-deb; do
 		cannot_boot "$tool not found (contrib/deps.sh --test installs qemu-system-x86, cpio, kmod, e2fsprogs)"
 done
 BUSYBOX=/bin/busybox
-[ -x "$BUSYBOX" ] && "$BUSYBOX" --list 2>/dev/null | grep -qx switch_root ||
+[ -x "$BUSYBOX" ] && "$BUSYBOX" --list 2>/dev/null | grep -x switch_root >/dev/null ||
 	cannot_boot "no static busybox at $BUSYBOX (busybox-static)"
 [ -x "$CORDON" ] || cannot_boot "no cordon binary at $CORDON (build first)"
 
