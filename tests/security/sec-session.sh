@@ -254,16 +254,24 @@ t_terminal_stop() {
 		_user_prefix
 		argv=("${USER_PREFIX[@]}")
 	fi
-	"$PYTHON" "$PTYRUN" expect:ready 'send:\x1a' 'expect:stopped rc=' "mark:$CASE_DIR/stopped" \
+	# ^Z only once the workload is sleep (it prints ready before its
+	# exec: stopped in between, it would be found by no name).
+	"$PYTHON" "$PTYRUN" expect:ready "wait:$CASE_DIR/running" 'send:\x1a' 'expect:stopped rc=' \
+		"mark:$CASE_DIR/stopped" \
 		"wait:$CASE_DIR/int" 'send:\x03' -- "${argv[@]}" bash "$CASE_DIR/job.sh" \
 		"$CORDON" "$ID" "$ROOTFS" >"$CASE_DIR/out" 2>"$CASE_DIR/err" </dev/null &
 	BG_PID=$!
 	_bg_pids+=("$BG_PID")
+	if ! wait_until "$WAIT_LIMIT" eval 'pid=$(pgrep -f "^sleep $MARK\$")'; then
+		fail "the workload never became sleep $MARK: $(cat "$CASE_DIR/out")"
+		touch "$CASE_DIR/running" "$CASE_DIR/fg" "$CASE_DIR/int"
+		return
+	fi
+	touch "$CASE_DIR/running"
 	if ! wait_until "$WAIT_LIMIT" test -e "$CASE_DIR/stopped"; then
 		fail "^Z did not stop cordon: $(cat "$CASE_DIR/out")"
 		return
 	fi
-	pid=$(pgrep -f "^sleep $MARK\$")
 	wait_until "$WAIT_LIMIT" eval '[ "$(proc_state "$pid")" = T ]' ||
 		fail "the workload was not stopped with cordon (state $(proc_state "$pid"))"
 	touch "$CASE_DIR/fg"
