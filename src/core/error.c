@@ -96,8 +96,10 @@ static const char *file_kind(mode_t mode)
  * through that fd (a fifo is never opened, so never waited on; a
  * device's open never acts), O_NONBLOCK against a lease; in a directory
  * another user can add names to, a second name is refused as by the walk,
- * and so is a file of a third user (fs.protected_regular's rule). A missing file is made new (O_EXCL|O_NOFOLLOW). O_APPEND: the
- * monitor and later commands add to the same file.
+ * and so are a file of a third user (fs.protected_regular's rule) and one
+ * open to others (cordon_path_check_planted). A missing file is made new
+ * (O_EXCL|O_NOFOLLOW). O_APPEND: the monitor and later commands add to
+ * the same file.
  */
 #define LOG_OPEN_FLAGS (O_WRONLY | O_APPEND | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)
 

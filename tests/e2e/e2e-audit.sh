@@ -244,16 +244,33 @@ open(sys.argv[1], "w").write(str(b.wait()))
 EOF
 }
 
+# held_b LOG RUN-FLAGS...: B (named $B) is `cordon run RUN-FLAGS --audit
+# LOG`, held (hold_b) once it has read its flags: --seccomp unconfined's
+# warning blocks it, its log made but not named. 1 when it never got there.
+held_b() {
+	local log=$1
+	shift
+	next_id
+	B=$ID-b
+	hold_b run --name "$B" "$@" --seccomp unconfined --audit "$log" "$ROOTFS" -- true
+	wait_until "$WAIT_LIMIT" blocked_on_stderr "--name $B " && return 0
+	fail "B never blocked on its warning"
+	release_b
+	return 1
+}
+
+# b_refused TEXT: B, released, exited 125 saying TEXT.
+b_refused() {
+	[ "$(cat "$CASE_DIR/b.rc" 2>/dev/null)" = 125 ] ||
+		{ fail "B exited $(cat "$CASE_DIR/b.rc" 2>/dev/null), not 125: $(cat "$CASE_DIR/b.rc.err")"; return 1; }
+	grep -qF -- "$1" "$CASE_DIR/b.rc.err" || { fail "B's error: $(cat "$CASE_DIR/b.rc.err")"; return 1; }
+}
+
 t_one_new_log_two_runs() {
-	local log=$CASE_DIR/logs/a.jsonl b
+	local log=$CASE_DIR/logs/a.jsonl B
 	setup_case
 	mk_dir "$CASE_DIR/logs"
-	next_id
-	b=$ID-b
-	hold_b run --name "$b" --no-workspace --seccomp unconfined --audit "$log" "$ROOTFS" -- true
-	# B has read its flags when it blocks writing its warning: its file is made.
-	wait_until "$WAIT_LIMIT" blocked_on_stderr "--name $b " ||
-		{ fail "B never blocked on its warning"; release_b; return; }
+	held_b "$log" --no-workspace || return
 	check "B's log has no name yet" test ! -e "$log" || { release_b; return; }
 	crun --no-workspace --audit "$log" -- true
 	expect_rc 0 || { release_b; return; }
@@ -262,7 +279,7 @@ t_one_new_log_two_runs() {
 	[ "$(cat "$CASE_DIR/b.rc")" = 0 ] || { fail "B exited $(cat "$CASE_DIR/b.rc")"; return; }
 	audit_check "$log" || return
 	[ "$(grep -c '"event":"create"' "$log")" = 2 ] || { fail "not both runs' create in the log: $EVENTS"; return; }
-	grep -q "\"$b\"" "$log" || { fail "B's events are not in the log"; return; }
+	grep -q "\"$B\"" "$log" || { fail "B's events are not in the log"; return; }
 	[ "$(ls -A "$CASE_DIR/logs")" = a.jsonl ] || fail "more than the log: $(ls -A "$CASE_DIR/logs")"
 }
 
@@ -270,22 +287,15 @@ t_one_new_log_two_runs() {
 # the sandbox's start (B held there, as above) is not taken for another
 # command's log: B is refused and writes nothing there.
 t_log_made_meanwhile() {
-	local log=$CASE_DIR/logs/a.jsonl b
+	local log=$CASE_DIR/logs/a.jsonl B
 	setup_case
 	mk_dir "$CASE_DIR/logs"
-	next_id
-	b=$ID-b
-	hold_b run --name "$b" --no-workspace --seccomp unconfined --audit "$log" "$ROOTFS" -- true
-	wait_until "$WAIT_LIMIT" blocked_on_stderr "--name $b " ||
-		{ fail "B never blocked on its warning"; release_b; return; }
+	held_b "$log" --no-workspace || return
 	: >"$log"
 	chmod 666 "$log"
 	chown "$(other_uid)" "$log"
 	release_b
-	[ "$(cat "$CASE_DIR/b.rc" 2>/dev/null)" = 125 ] ||
-		{ fail "B exited $(cat "$CASE_DIR/b.rc" 2>/dev/null), not 125: $(cat "$CASE_DIR/b.rc.err")"; return; }
-	grep -qF "CORDON_E_AUDIT: --audit $log: made meanwhile by uid $(other_uid)" "$CASE_DIR/b.rc.err" ||
-		{ fail "B's error: $(cat "$CASE_DIR/b.rc.err")"; return; }
+	b_refused "CORDON_E_AUDIT: --audit $log: made meanwhile by uid $(other_uid)" || return
 	check "the other user's file is untouched" test ! -s "$log"
 }
 
@@ -342,21 +352,14 @@ t_refused_leaves_no_log() {
 # check before the name is given looks at the directory the name goes
 # in, not at the path again, and refuses it.
 t_log_dir_moved_into_workspace() {
-	local log=$CASE_DIR/logs/a.jsonl ws=$CASE_DIR/ws2 b
+	local log=$CASE_DIR/logs/a.jsonl ws=$CASE_DIR/ws2 B
 	setup_case
 	mk_dir "$CASE_DIR/logs" "$ws"
-	next_id
-	b=$ID-b
-	hold_b run --name "$b" --workspace "$ws" --seccomp unconfined --audit "$log" "$ROOTFS" -- true
-	wait_until "$WAIT_LIMIT" blocked_on_stderr "--name $b " ||
-		{ fail "B never blocked on its warning"; release_b; return; }
+	held_b "$log" --workspace "$ws" || return
 	mv "$CASE_DIR/logs" "$ws/logs"
 	mk_dir "$CASE_DIR/logs"
 	release_b
-	[ "$(cat "$CASE_DIR/b.rc" 2>/dev/null)" = 125 ] ||
-		{ fail "B exited $(cat "$CASE_DIR/b.rc" 2>/dev/null), not 125: $(cat "$CASE_DIR/b.rc.err")"; return; }
-	grep -qF "CORDON_E_AUDIT: --audit $log: inside the workspace" "$CASE_DIR/b.rc.err" ||
-		{ fail "B's error: $(cat "$CASE_DIR/b.rc.err")"; return; }
+	b_refused "CORDON_E_AUDIT: --audit $log: inside the workspace" || return
 	check "no log in the workspace" test -z "$(ls -A "$ws/logs")" || return
 	check "no log at the path" test -z "$(ls -A "$CASE_DIR/logs")"
 }
