@@ -981,8 +981,16 @@ static void scoped_same(int root, const char *path, uint64_t flags, uint64_t res
 	int kfd, kerr, wfd, werr;
 	struct stat kst, wst;
 
-	kfd = (int)syscall(SYS_openat2, root, path, &how, sizeof(how));
-	kerr = errno;
+	/*
+	 * The kernel's EAGAIN is not an answer: any rename on the machine
+	 * during a walk through '..' gives it (cordon_openat2 retries too).
+	 */
+	for (int tries = 0;; tries++) {
+		kfd = (int)syscall(SYS_openat2, root, path, &how, sizeof(how));
+		kerr = errno;
+		if (kfd >= 0 || kerr != EAGAIN || tries == 10000)
+			break;
+	}
 	wfd = cordon_openat2_walk(root, path, &how);
 	werr = errno;
 	if (kfd < 0 || wfd < 0)
