@@ -175,17 +175,49 @@ static int parse_global(int argc, char **argv, bool *help, bool *version, struct
 	return i;
 }
 
+/*
+ * How much of argv[k] the debug line shows: all of it, but the value of
+ * an --env K=V (run, exec) or -e K=V (exec), which may be a secret the
+ * log's readers need not see; nothing is hidden after "--" (the
+ * workload's own command line).
+ */
+static size_t shown(char **argv, int k, bool *workload)
+{
+	const char *a = argv[k], *prev = k ? argv[k - 1] : "", *eq;
+	size_t skip;
+
+	if (*workload)
+		return strlen(a);
+	if (strcmp(a, "--") == 0) {
+		*workload = true;
+		return 2;
+	}
+	if (strcmp(prev, "--env") == 0 || strcmp(prev, "-e") == 0)
+		skip = 0;
+	else if (strncmp(a, "--env=", 6) == 0)
+		skip = 6;
+	else if (strncmp(a, "-e", 2) == 0 && a[2])
+		skip = 2;
+	else
+		return strlen(a);
+	eq = strchr(a + skip, '=');
+	return eq ? (size_t)(eq - a) + 1 : strlen(a);
+}
+
 /* --debug: the command as given (a launcher's log then shows what it asked). */
 static void debug_command_line(int argc, char **argv)
 {
 	char line[900];
 	size_t n = 0;
+	bool workload = false;
 
 	if (!cli_global.debug)
 		return;
 	line[0] = '\0';
 	for (int k = 0; k < argc && n + 1 < sizeof(line); k++) {
-		int w = snprintf(line + n, sizeof(line) - n, "%s%s", k ? " " : "", argv[k]);
+		size_t len = shown(argv, k, &workload);
+		int w = snprintf(line + n, sizeof(line) - n, "%s%.*s%s", k ? " " : "", (int)len,
+				 argv[k], len < strlen(argv[k]) ? "***" : "");
 
 		if (w < 0)
 			break;

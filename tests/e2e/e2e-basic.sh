@@ -88,6 +88,20 @@ t_env_scrub() {
 		grep -qxF -- "$kv" <<<"$OUT" || fail "expected $kv in the environment"
 	done
 	expect_out_lacks leak-marker "the host's environment reached the workload"
+
+	# --debug's command line hides what --env gives (a token, a password),
+	# in each form; the workload's own arguments after -- stay as given.
+	new_mark
+	next_id
+	cordon --debug run --name "$ID" --env "TOKEN=a$MARK" --env="T2=b$MARK" "$ROOTFS" \
+		-- sh -c 'echo "$TOKEN $T2" "$@"' sh "c=$MARK"
+	expect_rc 0
+	expect_out_eq "a$MARK b$MARK c=$MARK"
+	expect_err_has "--env TOKEN=*** --env=T2=***"
+	expect_err_has "-- sh -c"
+	expect_err_has "c=$MARK"
+	expect_err_lacks "a$MARK" "--debug logged an --env value"
+	expect_err_lacks "b$MARK" "--debug logged an --env= value"
 }
 
 t_exit_status() {

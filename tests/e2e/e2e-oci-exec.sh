@@ -129,6 +129,15 @@ t_exec_options() {
 		sh -c 'echo "$(id -u):$(id -g) $(pwd) $FOO $PATH $HOME"'
 	expect_rc 0
 	expect_out_eq "1000:1000 /tmp bar /bin:/usr/bin /home/sandbox"
+	# --debug's command line hides the values (-e K=V, --env K=V, --env=K=V).
+	new_mark
+	# shellcheck disable=SC2016
+	cordon --root "$OROOT" --debug exec -e "A=a$MARK" --env "B=b$MARK" --env="C=c$MARK" "$id" \
+		sh -c 'echo "$A$B$C"'
+	expect_rc 0
+	expect_out_eq "a${MARK}b${MARK}c$MARK"
+	expect_err_has "exec -e A=*** --env B=*** --env=C=*** $id"
+	expect_err_lacks "$MARK" "--debug logged an exec --env value"
 	# The config's environment is the base.
 	# shellcheck disable=SC2016
 	oc exec "$id" sh -c 'echo "$TERM"'
