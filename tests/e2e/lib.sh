@@ -4,7 +4,7 @@
 # Helpers of the end-to-end tests: TAP output, running cordon as root
 # ("rootful") and as an unprivileged user ("rootless"), assertions, and the
 # leftover checks every case gets for free (host mount table, processes,
-# state directories).
+# state directories, cgroups).
 #
 # A test file sources this, defines one function per case and registers
 # each with `each_mode NAME FUNCTION` (both modes), `rootful_only` or
@@ -638,8 +638,15 @@ state_snapshot() {
 	done
 }
 
+# Cgroup directories named after case ID, one per line: cordon-ID-X made
+# by cordon, and a cgroupsPath or parent the case named (...-ID-X, ...-ID).
+cgroups_matching() {
+	find /sys/fs/cgroup -mindepth 2 -maxdepth 12 -type d \( -name "*$1-*" -o -name "*$1" \) \
+		-print 2>/dev/null
+}
+
 _leftover_checks() {
-	local now diff procs pid
+	local now diff procs pid cgs d
 	now=$(mount_snapshot)
 	if [ "$now" != "$_mounts_before" ]; then
 		# Sorted only when it differs (the kernel keeps the order otherwise).
@@ -654,6 +661,13 @@ _leftover_checks() {
 		_fail_raw "leftover: processes still running:" "$(printf '%s\n' "$procs" | _indent)"
 		# Reap them so the next case starts clean.
 		while read -r pid; do kill -9 "${pid%%:*}" 2>/dev/null; done <<<"$procs"
+	fi
+	# Every exit path leaves no cgroup: one without a state entry naming it
+	# is lost to the sweep too.
+	cgs=$(cgroups_matching "$CASE_ID")
+	if [ -n "$cgs" ]; then
+		_fail_raw "leftover: cgroups remain:" "$(printf '%s\n' "$cgs" | _indent)"
+		while read -r d; do find "$d" -depth -type d -exec rmdir {} + 2>/dev/null; done <<<"$cgs"
 	fi
 	state_snapshot
 	local e mine='' others=''
