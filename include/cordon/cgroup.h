@@ -234,6 +234,15 @@ int cordon_cgroup_detect(struct cordon_cgroup_layout *layout, struct cordon_erro
  */
 void cordon_cgroup_layout_place(struct cordon_cgroup_layout *layout,
 				const struct cordon_cgroup_place *place);
+/*
+ * Where the sandbox's cgroup is in each hierarchy of the layout, whether
+ * or not it will have one there, when nothing is there yet
+ * (NULL-terminated, *n of them): what a run records before it makes any,
+ * so that a crash while it makes them leaves nothing the sweep cannot
+ * find. A place cordon_cgroup_place_path refuses gives none.
+ */
+char **cordon_cgroup_layout_leaves(const struct cordon_cgroup_layout *layout,
+				   const struct cordon_cgroup_place *place, size_t *n);
 void cordon_cgroup_layout_free(struct cordon_cgroup_layout *layout);
 const char *cordon_cgroup_kind_name(enum cordon_cgroup_kind kind);
 
@@ -284,6 +293,12 @@ void cordon_cgroup_destroy(struct cordon_cgroup *cg);
  * when dir is not a cgroup or is a hierarchy's root. 0 when it is gone.
  */
 int cordon_cgroup_remove_tree(const char *dir, bool kill);
+/*
+ * rmdir of dir alone, when it is a cgroup below a hierarchy's root: what a
+ * plan names (cordon_state_plan_cgroups) had no child before the clone.
+ * 0 when it is gone, -errno (-EBUSY: a process or a child in it).
+ */
+int cordon_cgroup_remove_empty(const char *dir);
 /*
  * SIGKILL every process in dir's tree, as remove_tree's kill does
  * (cgroup.kill on v2; on v1 each member, a frozen cgroup thawed), without

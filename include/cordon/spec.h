@@ -205,6 +205,8 @@ bool cordon_hostname_valid(const char *name);
  * components and relative paths. Returns a malloc'd string or NULL.
  */
 char *cordon_path_normalize(const char *path);
+/* A byte below 0x20 or 0x7f in s (a newline would split a line of the state's files). */
+bool cordon_has_control(const char *s);
 /*
  * Whether a normalised cwd lies in /proc: nothing a process should start
  * in, and the way through /proc/self/fd/N to whatever an fd points at.

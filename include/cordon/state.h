@@ -119,7 +119,17 @@ int cordon_state_save(struct cordon_state *state, struct cordon_error *err);
 void cordon_state_unlock(struct cordon_state *state);
 /* Remove the directory (its cgroups file is not acted on) and close. */
 void cordon_state_remove(struct cordon_state *state);
-/* Record the sandbox's cgroup directories, for a sweep after a crash. */
+/*
+ * Before any is made: where the sandbox's cgroups may be (every
+ * hierarchy's leaf not there yet, cordon_cgroup_layout_leaves), so that a
+ * supervisor killed while it makes them leaves them to the sweep or to
+ * delete. A planned directory is only ever removed, by rmdir alone (it
+ * had no child before the clone): never killed in, paused, updated or
+ * listed. A directory is one line: none may hold a newline.
+ */
+int cordon_state_plan_cgroups(struct cordon_state *state, const char *const *dirs, size_t n,
+			      struct cordon_error *err);
+/* Once made: the sandbox's cgroup directories (none: the file goes), replacing the plan. */
 int cordon_state_record_cgroups(struct cordon_state *state, const char *const *dirs, size_t n,
 				struct cordon_error *err);
 
@@ -156,6 +166,8 @@ int cordon_state_settle(struct cordon_state *state, int timeout_ms);
 void cordon_state_destroy(struct cordon_state *state);
 /* The sandbox's recorded cgroup directories (malloc'd, NULL-terminated; *n set). */
 char **cordon_state_cgroup_dirs(const struct cordon_state *state, size_t *n);
+/* Those still only planned: its supervisor died while it made them (the same form). */
+char **cordon_state_cgroup_planned(const struct cordon_state *state, size_t *n);
 /* A file of the state directory that holds the pid of who wrote it (on) or removed: a mark. 0 or -errno. */
 int cordon_state_mark(const struct cordon_state *state, const char *name, bool on);
 bool cordon_state_marked(const struct cordon_state *state, const char *name);

@@ -230,6 +230,29 @@ void cordon_cgroup_layout_place(struct cordon_cgroup_layout *layout,
 	}
 }
 
+char **cordon_cgroup_layout_leaves(const struct cordon_cgroup_layout *layout,
+				   const struct cordon_cgroup_place *place, size_t *n)
+{
+	char **dirs = cordon_xcalloc(layout->n + 1, sizeof(*dirs));
+
+	*n = 0;
+	for (size_t i = 0; i < layout->n; i++) {
+		size_t start;
+		_cleanup_free_ char *rel =
+			cordon_cgroup_place_path(place, layout->hier[i].path, &start);
+
+		char *dir = rel ? cordon_xasprintf("%s%s", layout->hier[i].mount, rel) : NULL;
+
+		/* One there already is not cordon's to remove: create refuses it or takes it
+		 * over, and then the record names it. */
+		if (dir && faccessat(AT_FDCWD, dir, F_OK, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT)
+			dirs[(*n)++] = dir;
+		else
+			free(dir);
+	}
+	return dirs;
+}
+
 int cordon_cgroup_detect(struct cordon_cgroup_layout *layout, struct cordon_error *err)
 {
 	_cleanup_free_ char *mountinfo = NULL, *self = NULL;

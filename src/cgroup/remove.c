@@ -240,6 +240,16 @@ int cordon_cgroup_kill_tree(const char *dir)
 	return 0;
 }
 
+int cordon_cgroup_remove_empty(const char *dir)
+{
+	bool v2;
+	_cleanup_close_ int top = open_tree_top(dir, &v2);
+
+	if (top < 0)
+		return top == -ENOENT ? 0 : top;
+	return rmdir(dir) == 0 || errno == ENOENT ? 0 : -errno;
+}
+
 int cordon_cgroup_remove_tree(const char *dir, bool kill)
 {
 	struct timespec pause = { 0, 2 * 1000 * 1000 };

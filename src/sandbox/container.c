@@ -712,6 +712,11 @@ static int remove_container_cgroups(struct cordon_state *state, bool killed,
 						"kept: delete it again",
 						state->id, dirs[i]);
 	}
+	/* Its monitor died while it made them: what it made is empty, with nothing below. */
+	cordon_strv_free(dirs);
+	dirs = cordon_state_cgroup_planned(state, &n);
+	for (size_t i = 0; i < n; i++)
+		cordon_cgroup_remove_empty(dirs[i]);
 	return 0;
 }
 

@@ -888,6 +888,16 @@ static int create_cgroups(struct supervisor *sv, struct cordon_error *err)
 		return -1;
 	/* v2: what the sandbox's cgroup can have is what its parent has, not the caller. */
 	cordon_cgroup_layout_place(&layout, &place);
+	/* Where they will be, before one is made: a kill meanwhile leaves them to the sweep. */
+	{
+		size_t n;
+		_cleanup_strv_ char **leaves = cordon_cgroup_layout_leaves(&layout, &place, &n);
+
+		if (cordon_state_plan_cgroups(sv->state, (const char *const *)leaves, n, err) < 0) {
+			cordon_cgroup_layout_free(&layout);
+			return -1;
+		}
+	}
 	/* An OCI container gets every cgroup it may be paused or updated through later. */
 	r = cordon_cgroup_create(&layout, &place, &spec->limits,
 				 (spec->result_json ? CORDON_CGROUP_WANT_STATS : 0) |

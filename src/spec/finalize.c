@@ -386,12 +386,15 @@ static int resolve_limits(struct cordon_spec *spec, struct cordon_error *err)
 		l->pids_default = true;
 	}
 	if (spec->cgroup_parent) {
-		char *norm = cordon_path_normalize(spec->cgroup_parent);
+		char *norm = cordon_has_control(spec->cgroup_parent) ?
+				     NULL :
+				     cordon_path_normalize(spec->cgroup_parent);
 
 		if (!norm)
 			return cordon_error_set(
 				err, CORDON_E_USAGE, 0,
-				"--cgroup-parent '%s': an absolute path without '..'",
+				"--cgroup-parent '%s': an absolute path without '..' or control "
+				"characters",
 				spec->cgroup_parent);
 		free(spec->cgroup_parent);
 		spec->cgroup_parent = norm;

@@ -385,6 +385,9 @@ static int parse_cgroups_path(struct oci_parse *p, yajl_val v)
 		return -1;
 	if (!*s)
 		return 0;
+	/* The kernel takes no control character in a cgroup's name; nor does the state's list. */
+	if (cordon_has_control(s))
+		return oci_error(p->err, "linux.cgroupsPath: may not contain control characters");
 	/* "slice:prefix:name" is the systemd driver's form. */
 	if (strchr(s, ':'))
 		return oci_error(p->err,

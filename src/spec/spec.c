@@ -212,6 +212,14 @@ bool cordon_cwd_in_proc(const char *norm)
 	return strncmp(norm, "/proc", 5) == 0 && (norm[5] == '\0' || norm[5] == '/');
 }
 
+bool cordon_has_control(const char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			return true;
+	return false;
+}
+
 char *cordon_path_normalize(const char *path)
 {
 	char *out, *o;

@@ -858,28 +858,55 @@ char **cordon_state_ids(int root_fd)
 	return ids;
 }
 
-int cordon_state_record_cgroups(struct cordon_state *state, const char *const *dirs, size_t n,
-				struct cordon_error *err)
+/*
+ * The cgroups file: a line a directory, "?DIR" one the sandbox may have
+ * made (its plan, written before it makes any, see cordon_state_plan_cgroups).
+ */
+static int write_cgroups(struct cordon_state *state, const char *const *dirs, size_t n,
+			 bool planned, struct cordon_error *err)
 {
 	_cleanup_free_ char *text = NULL;
 	size_t len = 0;
 	int r;
 
-	if (n == 0)
+	if (n == 0) {
+		/* What the plan said is gone: the sandbox has none. */
+		if (unlinkat(state->dir_fd, CGROUPS_FILE, 0) < 0 && errno != ENOENT)
+			return cordon_error_set(err, CORDON_E_STATE, errno,
+						"recording cgroups of %s", state->id);
 		return 0;
+	}
 	for (size_t i = 0; i < n; i++) {
 		size_t k = strlen(dirs[i]);
 
-		text = cordon_xrealloc(text, len + k + 1);
-		memcpy(text + len, dirs[i], k);
-		text[len + k] = '\n';
-		len += k + 1;
+		if (!k || strchr(dirs[i], '\n') || dirs[i][0] == '?')
+			return cordon_error_set(err, CORDON_E_STATE, EINVAL,
+						"recording cgroups of %s: '%s' is not a line", state->id,
+						dirs[i]);
+		text = cordon_xrealloc(text, len + planned + k + 1);
+		if (planned)
+			text[len] = '?';
+		memcpy(text + len + planned, dirs[i], k);
+		len += planned + k;
+		text[len++] = '\n';
 	}
 	r = state_write(state->dir_fd, CGROUPS_FILE, text, len);
 	if (r < 0)
 		return cordon_error_set(err, CORDON_E_STATE, -r, "recording cgroups of %s",
 					state->id);
 	return 0;
+}
+
+int cordon_state_plan_cgroups(struct cordon_state *state, const char *const *dirs, size_t n,
+			      struct cordon_error *err)
+{
+	return write_cgroups(state, dirs, n, true, err);
+}
+
+int cordon_state_record_cgroups(struct cordon_state *state, const char *const *dirs, size_t n,
+				struct cordon_error *err)
+{
+	return write_cgroups(state, dirs, n, false, err);
 }
 
 /* A file the sandbox's commands read back (config.json, process.json): kept 0600. */
@@ -985,8 +1012,11 @@ void state_remove_cgroups(int dir, const char *id)
 	if (state_read(dir, CGROUPS_FILE, CORDON_INPUT_TEXT_MAX, &text, NULL) < 0)
 		return;
 	for (char *p = strtok_r(text, "\n", &save); p; p = strtok_r(NULL, "\n", &save)) {
-		size_t len = strlen(p);
+		bool planned = *p == '?';
+		size_t len;
 
+		p += planned;
+		len = strlen(p);
 		if (strncmp(p, "/sys/fs/cgroup/", 15) != 0 || strstr(p, "/../") ||
 		    strstr(p, "/./") || p[len - 1] == '/' ||
 		    (len >= 3 && strcmp(p + len - 3, "/..") == 0))
@@ -994,11 +1024,16 @@ void state_remove_cgroups(int dir, const char *id)
 		/* Sweep of a run or session: only what cordon names so, never another cgroup. */
 		if (leaf && (len < strlen(leaf) || strcmp(p + len - strlen(leaf), leaf) != 0))
 			continue;
-		cordon_cgroup_remove_tree(p, false);
+		/* Planned: made before the clone, if at all, so with nothing below it. */
+		if (planned)
+			cordon_cgroup_remove_empty(p);
+		else
+			cordon_cgroup_remove_tree(p, false);
 	}
 }
 
-char **cordon_state_cgroup_dirs(const struct cordon_state *state, size_t *n)
+/* The cgroups file's directories: those the sandbox has, or (planned) those it may have made. */
+static char **cgroup_lines(const struct cordon_state *state, bool planned, size_t *n)
 {
 	_cleanup_free_ char *text = NULL;
 	char **dirs = NULL, *save = NULL;
@@ -1006,24 +1041,32 @@ char **cordon_state_cgroup_dirs(const struct cordon_state *state, size_t *n)
 	*n = 0;
 	if (state_read(state->dir_fd, CGROUPS_FILE, CORDON_INPUT_TEXT_MAX, &text, NULL) == 0)
 		for (char *p = strtok_r(text, "\n", &save); p; p = strtok_r(NULL, "\n", &save))
-			cordon_strv_push(&dirs, n, p);
+			if ((*p == '?') == planned)
+				cordon_strv_push(&dirs, n, p + planned);
 	if (!dirs)
 		dirs = cordon_xcalloc(1, sizeof(*dirs));
 	return dirs;
 }
 
+char **cordon_state_cgroup_dirs(const struct cordon_state *state, size_t *n)
+{
+	return cgroup_lines(state, false, n);
+}
+
+char **cordon_state_cgroup_planned(const struct cordon_state *state, size_t *n)
+{
+	return cgroup_lines(state, true, n);
+}
+
 size_t cordon_state_cgroup_pids(const struct cordon_state *state, pid_t **pids)
 {
-	_cleanup_free_ char *text = NULL;
-	char *save = NULL;
-	size_t n = 0;
+	size_t n_dirs, n = 0;
+	_cleanup_strv_ char **dirs = cordon_state_cgroup_dirs(state, &n_dirs);
 
 	*pids = NULL;
-	if (state_read(state->dir_fd, CGROUPS_FILE, CORDON_INPUT_TEXT_MAX, &text, NULL) < 0)
-		return 0;
 	/* Each tree whole: a container may have made cgroups below its own (delegated). */
-	for (char *p = strtok_r(text, "\n", &save); p; p = strtok_r(NULL, "\n", &save))
-		n = cordon_cgroup_tree_pids(p, pids, n);
+	for (size_t i = 0; i < n_dirs; i++)
+		n = cordon_cgroup_tree_pids(dirs[i], pids, n);
 	return n;
 }
 

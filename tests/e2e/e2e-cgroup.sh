@@ -436,6 +436,30 @@ t_cleanup_sigkill_sweep() {
 	[ ! -e "/run/cordon/$DEAD" ] || fail "/run/cordon/$DEAD still there after cordon sweep"
 }
 
+# A supervisor killed while it makes the cgroups (right after a mkdir,
+# before the list of what it made is written): they were named in its
+# state before the first was made, so the sweep finds and removes them.
+# Before, they were recorded only once all were made, and no sweep could
+# know them. Its own --root: no other cordon's sweep takes the entry first.
+KILLAT=${SEC_KILLAT:-$(dirname "$CORDON")/tests/security/sec-killat}
+
+t_cleanup_killed_making_cgroups() {
+	local out root=$CASE_DIR/root want=2
+	[ -x "$KILLAT" ] || { skip_or_fail "no sec-killat at $KILLAT (tests/security is not built)"; return; }
+	[ "$HOST_LAYOUT" != v2 ] || want=1 # one hierarchy
+	next_id
+	out=$(cd "$WS" && "$KILLAT" "cordon-$ID:$want" "$CORDON" --root "$root" run --name "$ID" \
+		"${ALL_LIMITS[@]}" "$ROOTFS" -- true 2>&1)
+	[[ $out == *"killed "* ]] || { fail "sec-killat did not kill the supervisor after cgroup $want: $out"; return; }
+	[ "$(cg_dirs_of "$ID" | grep -c .)" -eq "$want" ] ||
+		{ fail "expected the $want cgroup(s) made before the kill, found: $(cg_dirs_of "$ID")"; return; }
+	cordon --root "$root" sweep
+	expect_rc 0
+	expect_out_has "removed $ID: its supervisor"
+	no_cg_dirs_of "$ID" || fail "after the kill and 'cordon sweep', cgroups remain: $(cg_dirs_of "$ID")"
+	[ ! -e "$root/$ID" ] || fail "$root/$ID still there after cordon sweep"
+}
+
 # --- cgroups the workload makes -------------------------------------------------
 #
 # An OCI container with a writable cgroup mount (a new cgroup2 rooted at
@@ -670,6 +694,7 @@ rootful_only "cgroups removed after a normal exit" cg_case t_cleanup_normal_exit
 rootful_only "cgroups removed after --timeout" cg_case t_cleanup_timeout
 rootful_only "cgroups of a SIGKILLed supervisor removed by the next run" cg_case t_cleanup_sigkill_next_run
 rootful_only "cgroups of a SIGKILLed supervisor removed by cordon sweep" cg_case t_cleanup_sigkill_sweep
+rootful_only "cgroups of a supervisor killed while it made them removed by cordon sweep" cg_case t_cleanup_killed_making_cgroups
 each_mode "a workload's own child cgroups (a/b/c, busy) go with the sandbox's, in every hierarchy" cg_case t_workload_cgroups_removed
 each_mode "a workload's own child cgroups: after SIGKILL of the supervisor, the next run's sweep removes them" cg_case t_workload_cgroups_sigkill_next_run
 each_mode "--memory 32 --limits best-effort runs; rootless reports limits_enforced false" cg_case t_best_effort

@@ -979,6 +979,57 @@ t_hooks_warn() {
 # read(2) on the report pipe for its execve (or its death).
 init_in_read() { [[ $(cat "/proc/$1/wchan" 2>/dev/null) == *pipe_read* ]]; }
 
+# The monitor of `create` killed while it makes the container's cgroups
+# (right after a mkdir, before the list of what it made is written): the
+# launcher's delete removes them, since they were named in the state
+# before the first was made. Before, delete found no list and left them.
+KILLAT=${SEC_KILLAT:-$(dirname "$CORDON")/tests/security/sec-killat}
+cg_v2() { [ "$(stat -fc %T /sys/fs/cgroup)" = cgroup2fs ]; }
+cg_named() { find /sys/fs/cgroup -type d -name "$1" 2>/dev/null; }
+
+t_create_killed_making_cgroups() {
+	local id=$CASE_ID-k out want=3
+	setup_case
+	[ -x "$KILLAT" ] || { skip_or_fail "no sec-killat at $KILLAT (tests/security is not built)"; return; }
+	! cg_v2 || want=1 # one hierarchy
+	mk_bundle b sleep "$MARK" || return
+	out=$(cd "$WS" && "$KILLAT" "cordon-$id:$want" "$CORDON" --root "$OROOT" create -b "$BUNDLE" "$id" 2>&1)
+	[[ $out == *"killed "* ]] || { fail "sec-killat did not kill the monitor after cgroup $want: $out"; oc delete -f "$id" >/dev/null; return; }
+	[ "$(cg_named "cordon-$id" | grep -c .)" -eq "$want" ] ||
+		fail "expected the $want cgroup(s) made before the kill, found: $(cg_named "cordon-$id")"
+	wait_until "$WAIT_LIMIT" no_procs_matching "$MARK" || fail "a process of the container outlived its monitor"
+	oc delete -f "$id"
+	expect_rc 0
+	[ -z "$(cg_named "cordon-$id")" ] || fail "after delete, cgroups remain: $(cg_named "cordon-$id")"
+	end_case
+}
+
+# The same kill with a linux.cgroupsPath that exists already, empty, in
+# one hierarchy (an engine may make it ahead; create takes it over):
+# delete after the kill removes only what was planned, the directories
+# that were not there yet. The one that was there before is no plan's and
+# stays (a plan of every leaf, there or not, had delete remove it).
+t_create_killed_existing_cgroup_kept() {
+	local id=$CASE_ID-e path=e2e-pre-$CASE_ID out pre=/sys/fs/cgroup/pids
+	setup_case
+	[ -x "$KILLAT" ] || { skip_or_fail "no sec-killat at $KILLAT (tests/security is not built)"; return; }
+	cg_v2 && { skip_layout "one cgroup hierarchy (v2): with the path there already, nothing is made to kill after"; return; }
+	[ -d "$pre" ] || { skip_layout "no v1 pids hierarchy at $pre"; return; }
+	mk_dir "$pre/$path"
+	mk_bundle b sleep "$MARK" || return
+	cfg "c['linux']['cgroupsPath'] = '/' + sys.argv[1]" "$path" || return
+	out=$(cd "$WS" && "$KILLAT" "$path:1" "$CORDON" --root "$OROOT" create -b "$BUNDLE" "$id" 2>&1)
+	[[ $out == *"killed "* ]] || fail "sec-killat did not kill the monitor after its first cgroup: $out"
+	[ "$(cg_named "$path" | grep -c .)" -eq 2 ] || fail "expected $pre/$path and the one made, found: $(cg_named "$path")"
+	wait_until "$WAIT_LIMIT" no_procs_matching "$MARK" || fail "a process of the container outlived its monitor"
+	oc delete -f "$id"
+	expect_rc 0
+	[ "$(cg_named "$path")" = "$pre/$path" ] ||
+		fail "after delete, expected $pre/$path alone (there before the container), found: $(cg_named "$path")"
+	rmdir "$pre/$path"
+	end_case
+}
+
 # A workload killed before its execve never ran its program: start fails,
 # the state says stopped with 137, no poststart hook runs. It is held
 # (SIGSTOP) after the release and killed there. The close-on-exec report
@@ -1054,6 +1105,8 @@ each_mode "create, state, start, kill, state stopped, delete" t_lifecycle
 each_mode "run --bundle: exit statuses, exec failure, --detach" t_run_bundle
 each_mode "kill: signal names and numbers, --all, stopped refused" t_kill_signals
 each_mode "a workload killed before its execve: start fails, stopped 137, no poststart" t_start_killed_before_execve
+rootful_only "create's monitor killed while it made the cgroups: delete removes them" t_create_killed_making_cgroups
+rootful_only "create's monitor killed while it made the cgroups: a cgroupsPath there before stays" t_create_killed_existing_cgroup_kept
 each_mode "state waits for the monitor's record: stopped comes with its exitStatus" t_state_waits_for_the_record
 each_mode "delete: running refused, --force, a created one" t_delete
 each_mode "refusals: no id, bad bundle, bad id, console socket without terminal, twice, terminal without socket" t_refusals

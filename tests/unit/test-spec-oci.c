@@ -619,6 +619,8 @@ static const struct {
 	  "linux.cgroupsPath: 'system.slice:cordon:x': systemd cgroup paths are not supported" },
 	{ { .linux_ = LINUX("\"cgroupsPath\": \"/a/../b\"") },
 	  "linux.cgroupsPath: may not contain '..'" },
+	{ { .linux_ = LINUX("\"cgroupsPath\": \"/a\\n/sys/fs/cgroup/pids/b\"") },
+	  "linux.cgroupsPath: may not contain control characters" },
 	{ { .linux_ = LINUX("\"cgroupsPath\": \"/\"") },
 	  "linux.cgroupsPath: '/' names no cgroup of its own" },
 	{ { .linux_ = LINUX("\"cgroupsPath\": \"./\"") },

@@ -773,6 +773,23 @@ START_TEST(finalize_cwd)
 }
 END_TEST
 
+START_TEST(finalize_cgroup_parent)
+{
+	struct cordon_error err;
+
+	set_str(&spec.cgroup_parent, "/ci//jobs/");
+	finalize_ok();
+	ck_assert_str_eq(spec.cgroup_parent, "/ci/jobs");
+	/* A newline would split the state's list of cgroups into a second line. */
+	set_str(&spec.cgroup_parent, "/a\n/sys/fs/cgroup/pids/b");
+	ck_assert_int_lt(finalize(&err), 0);
+	ck_assert_error(err, CORDON_E_USAGE, "control characters");
+	set_str(&spec.cgroup_parent, "/a/../b");
+	ck_assert_int_lt(finalize(&err), 0);
+	ck_assert_error(err, CORDON_E_USAGE, "--cgroup-parent");
+}
+END_TEST
+
 START_TEST(finalize_bad_hostname)
 {
 	struct cordon_error err;
@@ -1006,6 +1023,7 @@ static Suite *spec_suite(void)
 	tcase_add_test(tc, finalize_bind_at_workspace_replaces_default);
 	tcase_add_test(tc, finalize_bind_over_workspace);
 	tcase_add_test(tc, finalize_cwd);
+	tcase_add_test(tc, finalize_cgroup_parent);
 	tcase_add_test(tc, finalize_bad_hostname);
 	tcase_add_test(tc, finalize_tmpfs_minimum);
 	tcase_add_test(tc, finalize_userns_host);

@@ -302,6 +302,57 @@ START_TEST(writes_replace_planted_names)
 }
 END_TEST
 
+/* The plan is removable only: never among the directories a command acts in; what was made replaces it. */
+START_TEST(planned_cgroups_apart)
+{
+	const char *plan[] = { "/sys/fs/cgroup/pids/cordon-x", "/sys/fs/cgroup/memory/cordon-x" };
+	struct cordon_error err = { 0 };
+	struct cordon_state st;
+	size_t n;
+	char **dirs;
+
+	state_new(&st);
+	ck_assert_msg(cordon_state_plan_cgroups(&st, plan, 2, &err) == 0, "%s", err.msg);
+	assert_own_file("cgroups", "?/sys/fs/cgroup/pids/cordon-x\n?/sys/fs/cgroup/memory/cordon-x\n",
+			false);
+	dirs = cordon_state_cgroup_dirs(&st, &n);
+	ck_assert_uint_eq(n, 0);
+	ck_assert_ptr_null(dirs[0]);
+	cordon_strv_free(dirs);
+	dirs = cordon_state_cgroup_planned(&st, &n);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_str_eq(dirs[0], plan[0]);
+	ck_assert_str_eq(dirs[1], plan[1]);
+	cordon_strv_free(dirs);
+
+	ck_assert_msg(cordon_state_record_cgroups(&st, plan, 1, &err) == 0, "%s", err.msg);
+	dirs = cordon_state_cgroup_planned(&st, &n);
+	ck_assert_uint_eq(n, 0);
+	cordon_strv_free(dirs);
+	dirs = cordon_state_cgroup_dirs(&st, &n);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_str_eq(dirs[0], plan[0]);
+	cordon_strv_free(dirs);
+
+	/* A directory is one line: a newline in one is refused, nothing written. */
+	{
+		const char *split[] = { "/sys/fs/cgroup/pids/a\n/sys/fs/cgroup/pids/b" };
+
+		ck_assert_int_lt(cordon_state_plan_cgroups(&st, split, 1, &err), 0);
+		ck_assert_int_eq(err.code, CORDON_E_STATE);
+		assert_own_file("cgroups", "/sys/fs/cgroup/pids/cordon-x\n", false);
+		err = (struct cordon_error){ 0 };
+	}
+
+	/* None made: the plan goes with the file. */
+	ck_assert_msg(cordon_state_plan_cgroups(&st, plan, 2, &err) == 0, "%s", err.msg);
+	ck_assert_msg(cordon_state_record_cgroups(&st, NULL, 0, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(faccessat(st.dir_fd, "cgroups", F_OK, AT_SYMLINK_NOFOLLOW), -1);
+	ck_assert_int_eq(errno, ENOENT);
+	cordon_state_remove(&st);
+}
+END_TEST
+
 START_TEST(state_json_read_only_as_written)
 {
 	struct cordon_error err = { 0 };
@@ -420,6 +471,7 @@ static Suite *state_suite(void)
 	tc = tcase_create("files");
 	tcase_add_checked_fixture(tc, files_setup, files_teardown);
 	tcase_add_test(tc, writes_replace_planted_names);
+	tcase_add_test(tc, planned_cgroups_apart);
 	tcase_add_test(tc, state_json_read_only_as_written);
 	tcase_add_test(tc, entry_must_be_private);
 	tcase_add_test(tc, remove_takes_everything_and_follows_nothing);
