@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * REVIEW PoC, not for landing: play a workload that took over its DNS
- * proxy. Run as host root (CAP_SYS_PTRACE), it stops the live
+ * proxy-inject (tests/e2e/net-takeover.sh): play a workload that took
+ * over its DNS proxy. Run as host root (CAP_SYS_PTRACE), it stops the live
  * cordon-dnsproxy with ptrace and makes it execute system calls, each
  * through the proxy's own seccomp filter (an injected call enters the
  * kernel as the proxy's), exactly as code running in the proxy would.
