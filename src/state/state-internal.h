@@ -16,8 +16,12 @@ int state_parse(const char *id, const char *text, struct cordon_state_info *info
 		struct cordon_error *err);
 /* pid is the process that started at start (a recycled pid is another). */
 bool state_process_alive(pid_t pid, uint64_t start);
-/* A dead sandbox's recorded cgroups, each with its tree; id: only leaves named cordon-ID. */
-void state_remove_cgroups(int dir, const char *id);
+/*
+ * A dead sandbox's recorded cgroups, each with its tree; id: only leaves
+ * named cordon-ID. -EBUSY when one still holds a process (left alone),
+ * planned or recorded.
+ */
+int state_remove_cgroups(int dir, const char *id);
 /* The entry id of the state root, every name in it first. */
 void state_remove_entry(int root_fd, const char *id);
 

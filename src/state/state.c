@@ -1001,19 +1001,22 @@ int cordon_state_read_process(const struct cordon_state *state, char **text, siz
  * A dead sandbox's cgroups: the leaves it recorded (cordon-ID, or the
  * config's linux.cgroupsPath, whatever its name) with the cgroups its
  * workload made below them, never a parent; only below /sys/fs/cgroup and
- * without "..". A tree that still holds a process is left alone. id: only
- * leaves named cordon-ID (a sweep of a run's or a session's remains).
+ * without "..". A tree that still holds a process is left alone (-EBUSY).
+ * id: only leaves named cordon-ID (a sweep of a run's or a session's
+ * remains).
  */
-void state_remove_cgroups(int dir, const char *id)
+int state_remove_cgroups(int dir, const char *id)
 {
 	_cleanup_free_ char *text = NULL, *leaf = id ? cordon_xasprintf("/cordon-%s", id) : NULL;
 	char *save = NULL;
+	int busy = 0;
 
 	if (state_read(dir, CGROUPS_FILE, CORDON_INPUT_TEXT_MAX, &text, NULL) < 0)
-		return;
+		return 0;
 	for (char *p = strtok_r(text, "\n", &save); p; p = strtok_r(NULL, "\n", &save)) {
 		bool planned = *p == '?';
 		size_t len;
+		int r;
 
 		p += planned;
 		len = strlen(p);
@@ -1025,11 +1028,11 @@ void state_remove_cgroups(int dir, const char *id)
 		if (leaf && (len < strlen(leaf) || strcmp(p + len - strlen(leaf), leaf) != 0))
 			continue;
 		/* Planned: made before the clone, if at all, so with nothing below it. */
-		if (planned)
-			cordon_cgroup_remove_empty(p);
-		else
-			cordon_cgroup_remove_tree(p, false);
+		r = planned ? cordon_cgroup_remove_empty(p) : cordon_cgroup_remove_tree(p, false);
+		if (r == -EBUSY)
+			busy = r;
 	}
+	return busy;
 }
 
 /* The cgroups file's directories: those the sandbox has, or (planned) those it may have made. */

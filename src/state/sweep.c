@@ -187,9 +187,22 @@ int cordon_state_sweep_report(int root_fd, const struct cordon_sweep_opts *opts)
 		if (!opts->dry_run) {
 			if (v.action == CORDON_SWEEP_STOP)
 				r = stop_session(dir, &v, opts->wait);
-			/* Another host's cgroups, or an earlier boot's, are not this one's. */
-			if (v.action == CORDON_SWEEP_REMOVE)
-				state_remove_cgroups(dir, v.own_cgroups_only ? de->d_name : NULL);
+			/*
+			 * Another host's cgroups, or an earlier boot's, are not this one's. A
+			 * cordon-ID that still holds a process is this sandbox's (its init
+			 * still ending, or cloned before its pid was recorded): the entry
+			 * stays, with its list, for a later sweep.
+			 */
+			if (v.action == CORDON_SWEEP_REMOVE &&
+			    state_remove_cgroups(dir, v.own_cgroups_only ? de->d_name : NULL) == -EBUSY &&
+			    v.own_cgroups_only) {
+				verdict(&v, CORDON_SWEEP_KEEP,
+					"its supervisor is gone but a process is still in its cgroups: "
+					"left for a later sweep");
+				if (opts->report)
+					opts->report(opts->ctx, de->d_name, v.action, v.why);
+				continue;
+			}
 			if (v.keep_audit && v.action != CORDON_SWEEP_STOP)
 				sweep_audit(dir, de->d_name, v.why, v.action == CORDON_SWEEP_REMOVE);
 			if (v.action != CORDON_SWEEP_STOP)

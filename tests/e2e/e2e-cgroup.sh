@@ -460,6 +460,38 @@ t_cleanup_killed_making_cgroups() {
 	[ ! -e "$root/$ID" ] || fail "$root/$ID still there after cordon sweep"
 }
 
+# The sweep finds a dead supervisor's cgroup still holding a process (an
+# init cloned before its pid was recorded, still ending; played here by a
+# sleep the case moves into the cgroup of a supervisor killed right after
+# its mkdir): it keeps the entry and its list, and a later sweep, once
+# the process is gone, removes both. Before, the entry went at once and
+# the cgroup, emptied later, stayed for good.
+t_sweep_keeps_busy_cgroup() {
+	local out root=$CASE_DIR/root dir holder
+	[ -x "$KILLAT" ] || { skip_or_fail "no sec-killat at $KILLAT (tests/security is not built)"; return; }
+	next_id
+	out=$(cd "$WS" && "$KILLAT" "cordon-$ID" "$CORDON" --root "$root" run --name "$ID" "$ROOTFS" -- true 2>&1)
+	[[ $out == *"killed "* ]] || { fail "sec-killat did not kill the supervisor after its cgroup: $out"; return; }
+	dir=$(cg_dirs_of "$ID" | head -n 1)
+	[ -n "$dir" ] || { fail "no cgroup made before the kill"; return; }
+	new_mark
+	sleep "$MARK" &
+	holder=$!
+	echo "$holder" >"$dir/cgroup.procs" || { fail "moving a process into $dir"; kill "$holder"; return; }
+	cordon --root "$root" sweep
+	expect_rc 0
+	expect_out_has "kept $ID: its supervisor is gone but a process is still in its cgroups"
+	[ -d "$dir" ] || fail "the sweep removed $dir with a process in it"
+	[ -e "$root/$ID" ] || fail "the sweep removed the entry while its cgroup held a process: nothing names $dir now"
+	kill "$holder"
+	wait "$holder" 2>/dev/null
+	cordon --root "$root" sweep
+	expect_rc 0
+	expect_out_has "removed $ID"
+	no_cg_dirs_of "$ID" || fail "after the process ended and a second sweep, cgroups remain: $(cg_dirs_of "$ID")"
+	[ ! -e "$root/$ID" ] || fail "$root/$ID still there after the second sweep"
+}
+
 # --- cgroups the workload makes -------------------------------------------------
 #
 # An OCI container with a writable cgroup mount (a new cgroup2 rooted at
@@ -695,6 +727,7 @@ rootful_only "cgroups removed after --timeout" cg_case t_cleanup_timeout
 rootful_only "cgroups of a SIGKILLed supervisor removed by the next run" cg_case t_cleanup_sigkill_next_run
 rootful_only "cgroups of a SIGKILLed supervisor removed by cordon sweep" cg_case t_cleanup_sigkill_sweep
 rootful_only "cgroups of a supervisor killed while it made them removed by cordon sweep" cg_case t_cleanup_killed_making_cgroups
+rootful_only "a dead supervisor's cgroup still holding a process: sweep keeps the entry, a later one removes both" cg_case t_sweep_keeps_busy_cgroup
 each_mode "a workload's own child cgroups (a/b/c, busy) go with the sandbox's, in every hierarchy" cg_case t_workload_cgroups_removed
 each_mode "a workload's own child cgroups: after SIGKILL of the supervisor, the next run's sweep removes them" cg_case t_workload_cgroups_sigkill_next_run
 each_mode "--memory 32 --limits best-effort runs; rootless reports limits_enforced false" cg_case t_best_effort

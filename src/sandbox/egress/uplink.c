@@ -37,7 +37,7 @@ int egress_pasta_start(struct sandbox_net *n, int userns, int gw_ns, struct cord
 	const char *argv[32];
 	size_t a = 0;
 	int ep[2];
-	pid_t pid;
+	pid_t pid, parent;
 
 	argv[a++] = net->pasta_path;
 	argv[a++] = "--foreground";
@@ -68,6 +68,7 @@ int egress_pasta_start(struct sandbox_net *n, int userns, int gw_ns, struct cord
 
 	if (pipe2(ep, O_CLOEXEC) < 0)
 		return egress_fail(err, errno, "pipe");
+	parent = getpid();
 	pid = fork();
 	if (pid < 0) {
 		close(ep[0]);
@@ -79,8 +80,9 @@ int egress_pasta_start(struct sandbox_net *n, int userns, int gw_ns, struct cord
 		int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
 		sigset_t none;
 
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (getppid() == 1)
+		/* Our death before the prctl: the child's parent is whoever reaps
+		 * orphans here (1, or a subreaper: a login's systemd, a CI runner). */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
 			_exit(127);
 		/* A ^C at the caller's terminal is for the workload (relayed), not the uplink. */
 		setpgid(0, 0);
