@@ -260,8 +260,8 @@ int cordon_cgroup_remove_tree(const char *dir, bool kill)
 	if (top < 0)
 		return top == -ENOENT ? 0 : top;
 	/* Without kill (a sweep): a tree with a process in it is in use, perhaps by another. */
-	if (!kill && walk(top, 0, count_members, -1, NULL) < 0)
-		return -EBUSY;
+	if (!kill && (r = walk(top, 0, count_members, -1, NULL)) < 0)
+		return r;
 	for (int i = 0; i < REMOVE_TRIES; i++) {
 		r = walk(top, 0, remove_one, -1, NULL);
 		if (r == 0 && rmdir(dir) == 0)

@@ -18,8 +18,8 @@ int state_parse(const char *id, const char *text, struct cordon_state_info *info
 bool state_process_alive(pid_t pid, uint64_t start);
 /*
  * A dead sandbox's recorded cgroups, each with its tree; id: only leaves
- * named cordon-ID. -EBUSY when one still holds a process (left alone),
- * planned or recorded.
+ * named cordon-ID. -EBUSY when a recorded one still holds a process (left
+ * alone; a planned one is only ever rmdir'd).
  */
 int state_remove_cgroups(int dir, const char *id);
 /* The entry id of the state root, every name in it first. */

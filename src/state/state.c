@@ -1029,7 +1029,9 @@ int state_remove_cgroups(int dir, const char *id)
 			continue;
 		/* Planned: made before the clone, if at all, so with nothing below it. */
 		r = planned ? cordon_cgroup_remove_empty(p) : cordon_cgroup_remove_tree(p, false);
-		if (r == -EBUSY)
+		/* A plan is replaced by the list before the init is cloned: a process in a planned
+		 * directory is someone else's, and keeps nothing. */
+		if (r == -EBUSY && !planned)
 			busy = r;
 	}
 	return busy;

@@ -189,16 +189,23 @@ int cordon_state_sweep_report(int root_fd, const struct cordon_sweep_opts *opts)
 				r = stop_session(dir, &v, opts->wait);
 			/*
 			 * Another host's cgroups, or an earlier boot's, are not this one's. A
-			 * cordon-ID that still holds a process is this sandbox's (its init
-			 * still ending, or cloned before its pid was recorded): the entry
-			 * stays, with its list, for a later sweep.
+			 * recorded cordon-ID that still holds a process is this sandbox's
+			 * (an init cloned before its pid was recorded, for the moment it
+			 * takes to end) or one the user moved there: the entry stays, with
+			 * its list, for a later sweep.
 			 */
 			if (v.action == CORDON_SWEEP_REMOVE &&
 			    state_remove_cgroups(dir, v.own_cgroups_only ? de->d_name : NULL) == -EBUSY &&
 			    v.own_cgroups_only) {
 				verdict(&v, CORDON_SWEEP_KEEP,
 					"its supervisor is gone but a process is still in its cgroups: "
-					"left for a later sweep");
+					"left for a later sweep (cordon rm %s ends the entry)",
+					de->d_name);
+				/* Its log meanwhile where logs are kept: a state root on tmpfs
+				 * goes at reboot or logout (the removal copies it again). */
+				if (v.keep_audit)
+					(void)cordon_audit_keep(dir, de->d_name,
+								&(struct cordon_error){ 0 });
 				if (opts->report)
 					opts->report(opts->ctx, de->d_name, v.action, v.why);
 				continue;

@@ -460,18 +460,20 @@ t_cleanup_killed_making_cgroups() {
 	[ ! -e "$root/$ID" ] || fail "$root/$ID still there after cordon sweep"
 }
 
-# The sweep finds a dead supervisor's cgroup still holding a process (an
-# init cloned before its pid was recorded, still ending; played here by a
-# sleep the case moves into the cgroup of a supervisor killed right after
-# its mkdir): it keeps the entry and its list, and a later sweep, once
-# the process is gone, removes both. Before, the entry went at once and
-# the cgroup, emptied later, stayed for good.
+# The sweep finds a dead supervisor's recorded cgroup still holding a
+# process (an init cloned before its pid was recorded, for the moment it
+# takes to end; played here by a sleep the case moves into the cgroup of
+# a supervisor killed right after it wrote its init into cgroup.procs): it
+# keeps the entry and its list, and a later sweep, once the process is
+# gone, removes both. Before, the entry went at once and the cgroup,
+# emptied later, stayed for good.
 t_sweep_keeps_busy_cgroup() {
 	local out root=$CASE_DIR/root dir holder
 	[ -x "$KILLAT" ] || { skip_or_fail "no sec-killat at $KILLAT (tests/security is not built)"; return; }
 	next_id
-	out=$(cd "$WS" && "$KILLAT" "cordon-$ID" "$CORDON" --root "$root" run --name "$ID" "$ROOTFS" -- true 2>&1)
-	[[ $out == *"killed "* ]] || { fail "sec-killat did not kill the supervisor after its cgroup: $out"; return; }
+	out=$(cd "$WS" && "$KILLAT" cgroup.procs "$CORDON" --root "$root" run --name "$ID" "$ROOTFS" -- true 2>&1)
+	[[ $out == *"killed "* ]] || { fail "sec-killat did not kill the supervisor at its init's attach: $out"; return; }
+	grep -q '^/' "$root/$ID/cgroups" || { fail "the kill came before the cgroups were recorded: $(cat "$root/$ID/cgroups")"; return; }
 	dir=$(cg_dirs_of "$ID" | head -n 1)
 	[ -n "$dir" ] || { fail "no cgroup made before the kill"; return; }
 	new_mark
@@ -483,6 +485,8 @@ t_sweep_keeps_busy_cgroup() {
 	expect_out_has "kept $ID: its supervisor is gone but a process is still in its cgroups"
 	[ -d "$dir" ] || fail "the sweep removed $dir with a process in it"
 	[ -e "$root/$ID" ] || fail "the sweep removed the entry while its cgroup held a process: nothing names $dir now"
+	compgen -G "$E2E_AUDIT_DIR/$MODE/$ID-*.jsonl" >/dev/null ||
+		fail "the kept entry's audit log is not in the audit directory meanwhile (a tmpfs state root goes at reboot)"
 	kill "$holder"
 	wait "$holder" 2>/dev/null
 	cordon --root "$root" sweep

@@ -7,10 +7,10 @@
  *
  * Runs CMD under ptrace, following its forks, and SIGKILLs the process
  * whose K-th (default first) mkdir or mkdirat of a directory named NAME
- * (the path's last component) has just succeeded, before it runs another
- * instruction.
- * Prints "killed PID" and exits 0; when CMD ends without such a mkdir,
- * prints "no mkdir of NAME" and exits 3; 2 on misuse or a ptrace error.
+ * (the path's last component), or write to a file so named (the fd's
+ * path), has just succeeded, before it runs another instruction.
+ * Prints "killed PID" and exits 0; when CMD ends without such a call,
+ * prints "no mkdir of or write to NAME" and exits 3; 2 on misuse or a ptrace error.
  * Every other process of CMD goes on, untraced, once this one exits (an
  * execve under way included: PTRACE_O_TRACEEXEC, or it would die of a
  * SIGTRAP). Meant for one process making the directory at a time; a
@@ -33,7 +33,7 @@
 	(PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACECLONE | \
 	 PTRACE_O_TRACEEXEC)
 
-/* The last component of the path a mkdir at its entry named, read from the tracee. */
+/* The last component of the path a mkdir at its entry named (or a write's fd), from the tracee. */
 static int named(pid_t pid, const struct __ptrace_syscall_info *in, const char *name)
 {
 	char path[PATH_MAX];
@@ -42,6 +42,18 @@ static int named(pid_t pid, const struct __ptrace_syscall_info *in, const char *
 	const char *last;
 	ssize_t n;
 
+	if (in->entry.nr == SYS_write) {
+		char fd[64];
+
+		snprintf(fd, sizeof(fd), "/proc/%d/fd/%llu", (int)pid,
+			 (unsigned long long)in->entry.args[0]);
+		n = readlink(fd, path, sizeof(path) - 1);
+		if (n <= 0)
+			return 0;
+		path[n] = '\0';
+		last = strrchr(path, '/');
+		return strcmp(last ? last + 1 : path, name) == 0;
+	}
 #ifdef SYS_mkdir
 	if (in->entry.nr == SYS_mkdir)
 		addr = in->entry.args[0];
@@ -110,7 +122,7 @@ int main(int argc, char **argv)
 			if (info.op == PTRACE_SYSCALL_INFO_ENTRY && named(pid, &info, name))
 				hit = pid;
 			else if (info.op == PTRACE_SYSCALL_INFO_EXIT && hit == pid &&
-				 info.exit.rval == 0 && --k <= 0)
+				 info.exit.rval >= 0 && --k <= 0)
 				victim = pid;
 			else if (hit == pid)
 				hit = 0;
@@ -122,7 +134,7 @@ int main(int argc, char **argv)
 			ptrace(PTRACE_SYSCALL, pid, NULL, (void *)(long)sig);
 	}
 	if (!victim) {
-		printf("no mkdir of %s\n", name);
+		printf("no mkdir of or write to %s\n", name);
 		return 3;
 	}
 	/* Still stopped after its mkdir: it runs nothing more. The others are let go as we exit. */
