@@ -443,6 +443,15 @@ t_cleanup_sigkill_sweep() {
 # know them. Its own --root: no other cordon's sweep takes the entry first.
 KILLAT=${SEC_KILLAT:-$(dirname "$CORDON")/tests/security/sec-killat}
 
+# cordon sweep in ROOT removes ID's entry and every cgroup of it (AFTER: what came before, for messages).
+sweep_removes() {
+	cordon --root "$1" sweep
+	expect_rc 0
+	expect_out_has "removed $ID: its supervisor"
+	no_cg_dirs_of "$ID" || fail "after $2 and 'cordon sweep', cgroups remain: $(cg_dirs_of "$ID")"
+	[ ! -e "$1/$ID" ] || fail "$1/$ID still there after $2 and 'cordon sweep'"
+}
+
 t_cleanup_killed_making_cgroups() {
 	local out root=$CASE_DIR/root want=2
 	[ -x "$KILLAT" ] || { skip_or_fail "no sec-killat at $KILLAT (tests/security is not built)"; return; }
@@ -453,11 +462,7 @@ t_cleanup_killed_making_cgroups() {
 	[[ $out == *"killed "* ]] || { fail "sec-killat did not kill the supervisor after cgroup $want: $out"; return; }
 	[ "$(cg_dirs_of "$ID" | grep -c .)" -eq "$want" ] ||
 		{ fail "expected the $want cgroup(s) made before the kill, found: $(cg_dirs_of "$ID")"; return; }
-	cordon --root "$root" sweep
-	expect_rc 0
-	expect_out_has "removed $ID: its supervisor"
-	no_cg_dirs_of "$ID" || fail "after the kill and 'cordon sweep', cgroups remain: $(cg_dirs_of "$ID")"
-	[ ! -e "$root/$ID" ] || fail "$root/$ID still there after cordon sweep"
+	sweep_removes "$root" "the kill"
 }
 
 # The sweep finds a dead supervisor's recorded cgroup still holding a
@@ -489,11 +494,7 @@ t_sweep_keeps_busy_cgroup() {
 		fail "the kept entry's audit log is not in the audit directory meanwhile (a tmpfs state root goes at reboot)"
 	kill "$holder"
 	wait "$holder" 2>/dev/null
-	cordon --root "$root" sweep
-	expect_rc 0
-	expect_out_has "removed $ID"
-	no_cg_dirs_of "$ID" || fail "after the process ended and a second sweep, cgroups remain: $(cg_dirs_of "$ID")"
-	[ ! -e "$root/$ID" ] || fail "$root/$ID still there after the second sweep"
+	sweep_removes "$root" "the process ended"
 }
 
 # --- cgroups the workload makes -------------------------------------------------
