@@ -457,8 +457,10 @@ t_cleanup_killed_making_cgroups() {
 	[ -x "$KILLAT" ] || { skip_or_fail "no sec-killat at $KILLAT (tests/security is not built)"; return; }
 	[ "$HOST_LAYOUT" != v2 ] || want=1 # one hierarchy
 	next_id
-	out=$(cd "$WS" && "$KILLAT" "cordon-$ID:$want" "$CORDON" --root "$root" run --name "$ID" \
-		"${ALL_LIMITS[@]}" "$ROOTFS" -- true 2>&1)
+	# To a file, not a pipe: a process of it left stopped could hold a pipe open for good.
+	(cd "$WS" && "$KILLAT" "cordon-$ID:$want" "$CORDON" --root "$root" run --name "$ID" \
+		"${ALL_LIMITS[@]}" "$ROOTFS" -- true) >"$CASE_DIR/killat.out" 2>&1
+	out=$(<"$CASE_DIR/killat.out")
 	[[ $out == *"killed "* ]] || { fail "sec-killat did not kill the supervisor after cgroup $want: $out"; return; }
 	[ "$(cg_dirs_of "$ID" | grep -c .)" -eq "$want" ] ||
 		{ fail "expected the $want cgroup(s) made before the kill, found: $(cg_dirs_of "$ID")"; return; }
@@ -476,7 +478,9 @@ t_sweep_keeps_busy_cgroup() {
 	local out root=$CASE_DIR/root dir holder
 	[ -x "$KILLAT" ] || { skip_or_fail "no sec-killat at $KILLAT (tests/security is not built)"; return; }
 	next_id
-	out=$(cd "$WS" && "$KILLAT" cgroup.procs "$CORDON" --root "$root" run --name "$ID" "$ROOTFS" -- true 2>&1)
+	# To a file, not a pipe: a process of it left stopped could hold a pipe open for good.
+	(cd "$WS" && "$KILLAT" cgroup.procs "$CORDON" --root "$root" run --name "$ID" "$ROOTFS" -- true) >"$CASE_DIR/killat.out" 2>&1
+	out=$(<"$CASE_DIR/killat.out")
 	[[ $out == *"killed "* ]] || { fail "sec-killat did not kill the supervisor at its init's attach: $out"; return; }
 	grep -q '^/' "$root/$ID/cgroups" || { fail "the kill came before the cgroups were recorded: $(cat "$root/$ID/cgroups")"; return; }
 	dir=$(cg_dirs_of "$ID" | head -n 1)

@@ -993,7 +993,9 @@ t_create_killed_making_cgroups() {
 	[ -x "$KILLAT" ] || { skip_or_fail "no sec-killat at $KILLAT (tests/security is not built)"; return; }
 	! cg_v2 || want=1 # one hierarchy
 	mk_bundle b sleep "$MARK" || return
-	out=$(cd "$WS" && "$KILLAT" "cordon-$id:$want" "$CORDON" --root "$OROOT" create -b "$BUNDLE" "$id" 2>&1)
+	# To a file, not a pipe: a process of it left stopped could hold a pipe open for good.
+	(cd "$WS" && "$KILLAT" "cordon-$id:$want" "$CORDON" --root "$OROOT" create -b "$BUNDLE" "$id") >"$CASE_DIR/killat.out" 2>&1
+	out=$(<"$CASE_DIR/killat.out")
 	[[ $out == *"killed "* ]] || { fail "sec-killat did not kill the monitor after cgroup $want: $out"; oc delete -f "$id" >/dev/null; return; }
 	[ "$(cg_named "cordon-$id" | grep -c .)" -eq "$want" ] ||
 		fail "expected the $want cgroup(s) made before the kill, found: $(cg_named "cordon-$id")"
@@ -1018,7 +1020,9 @@ t_create_killed_existing_cgroup_kept() {
 	mk_dir "$pre/$path"
 	mk_bundle b sleep "$MARK" || return
 	cfg "c['linux']['cgroupsPath'] = '/' + sys.argv[1]" "$path" || return
-	out=$(cd "$WS" && "$KILLAT" "$path:1" "$CORDON" --root "$OROOT" create -b "$BUNDLE" "$id" 2>&1)
+	# To a file, not a pipe: a process of it left stopped could hold a pipe open for good.
+	(cd "$WS" && "$KILLAT" "$path:1" "$CORDON" --root "$OROOT" create -b "$BUNDLE" "$id") >"$CASE_DIR/killat.out" 2>&1
+	out=$(<"$CASE_DIR/killat.out")
 	[[ $out == *"killed "* ]] || fail "sec-killat did not kill the monitor after its first cgroup: $out"
 	[ "$(cg_named "$path" | grep -c .)" -eq 2 ] || fail "expected $pre/$path and the one made, found: $(cg_named "$path")"
 	wait_until "$WAIT_LIMIT" no_procs_matching "$MARK" || fail "a process of the container outlived its monitor"

@@ -20,6 +20,7 @@
 #include <stdint.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,8 +73,40 @@ static int named(pid_t pid, const struct __ptrace_syscall_info *in, const char *
 	return strcmp(last ? last + 1 : path, name) == 0;
 }
 
+/* The tracees born whose first stop is still to come. */
+struct born {
+	pid_t pid[256];
+	size_t n;
+};
+
+/*
+ * add: note pid (when a fork event names it; if its stop came first, it
+ * is seen now and not kept). Otherwise: was pid waited for as new? The
+ * answer takes it off, or marks its stop seen for the event to come.
+ */
+static bool note(struct born *b, pid_t pid, bool add)
+{
+	static pid_t early[256];
+	static size_t n_early;
+
+	for (size_t i = 0; i < (add ? n_early : b->n); i++) {
+		pid_t *list = add ? early : b->pid;
+
+		if (list[i] == pid) {
+			list[i] = list[--*(add ? &n_early : &b->n)];
+			return true;
+		}
+	}
+	if (add && b->n < 256)
+		b->pid[b->n++] = pid;
+	else if (!add && n_early < 256)
+		early[n_early++] = pid;
+	return false;
+}
+
 int main(int argc, char **argv)
 {
+	struct born born = { .n = 0 };
 	struct __ptrace_syscall_info info;
 	pid_t child, pid, victim = 0, hit = 0;
 	char *name, *colon;
@@ -107,7 +140,7 @@ int main(int argc, char **argv)
 	}
 	/* hit: the tracee whose system call under way is a mkdir of NAME (one at a time). */
 	while (!victim) {
-		int sig = 0;
+		int sig = 0, event;
 
 		pid = waitpid(-1, &status, __WALL);
 		if (pid < 0 && errno == EINTR)
@@ -116,6 +149,7 @@ int main(int argc, char **argv)
 			break; /* every tracee is gone */
 		if (WIFEXITED(status) || WIFSIGNALED(status))
 			continue;
+		event = status >> 16;
 		if (WSTOPSIG(status) == (SIGTRAP | 0x80)) {
 			if (ptrace(PTRACE_GET_SYSCALL_INFO, pid, sizeof(info), &info) <= 0)
 				info.op = PTRACE_SYSCALL_INFO_NONE;
@@ -126,8 +160,16 @@ int main(int argc, char **argv)
 				victim = pid;
 			else if (hit == pid)
 				hit = 0;
-		} else if (status >> 16 == 0 && WSTOPSIG(status) != SIGTRAP &&
-			   WSTOPSIG(status) != SIGSTOP) {
+		} else if (event == PTRACE_EVENT_FORK || event == PTRACE_EVENT_VFORK ||
+			   event == PTRACE_EVENT_CLONE) {
+			unsigned long child_pid = 0;
+
+			/* A new tracee, stopped until its first stop is seen: noted. */
+			if (ptrace(PTRACE_GETEVENTMSG, pid, NULL, &child_pid) == 0)
+				note(&born, (pid_t)child_pid, true);
+		} else if (event == 0 && WSTOPSIG(status) == SIGSTOP) {
+			note(&born, pid, false); /* a new tracee's first stop: not passed on */
+		} else if (event == 0 && WSTOPSIG(status) != SIGTRAP) {
 			sig = WSTOPSIG(status); /* a signal for the tracee: delivered */
 		}
 		if (!victim)
@@ -137,8 +179,19 @@ int main(int argc, char **argv)
 		printf("no mkdir of or write to %s\n", name);
 		return 3;
 	}
-	/* Still stopped after its mkdir: it runs nothing more. The others are let go as we exit. */
+	/* Still stopped after its call: it runs nothing more. */
 	kill(victim, SIGKILL);
+	/*
+	 * A new tracee whose first stop is not seen yet would take it after we
+	 * are gone and stay stopped for good (holding, say, the caller's
+	 * pipe): its stop is waited for and it is let go.
+	 */
+	for (size_t i = 0; i < born.n; i++) {
+		if (born.pid[i] == victim || waitpid(born.pid[i], &status, __WALL) != born.pid[i] ||
+		    !WIFSTOPPED(status))
+			continue;
+		ptrace(PTRACE_DETACH, born.pid[i], NULL, NULL);
+	}
 	printf("killed %d\n", (int)victim);
 	return 0;
 }
